@@ -1,0 +1,88 @@
+"""retrograd-core: tensors that record PyTorch-style autograd graphs over NumPy/CuPy.
+
+This distribution holds the graph structures (Tensor, Node, Edge,
+SavedVariable, AccumulateGrad, ...), grad modes and the op library generated
+from derivatives.yaml. Running backward needs retrograd-engine; other
+distributions compose with core only through its ABI layer
+(``retrograd/core/abi.pxd``, see ``get_include()``).
+"""
+from __future__ import annotations
+
+import os as _os
+
+from retrograd.core import abi as _abi
+from retrograd.core.abi import (  # noqa: F401
+    ABI_VERSION,
+    AccumulateGrad,
+    DelayedError,
+    Device,
+    Edge,
+    Error,
+    GraphRoot,
+    InputMetadata,
+    Node,
+    RemovableHandle,
+    SavedVariable,
+    Tensor,
+    VersionCounter,
+    device,
+    num_virtual_cpu_devices,
+    set_virtual_cpu_devices,
+    sum_to,
+)
+from retrograd.core.grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from retrograd.core._autograd import backward, grad  # noqa: F401
+from retrograd.core._creation import *  # noqa: F401,F403
+from retrograd.core._creation import __all__ as _creation_all
+
+__version__ = "0.1.0"
+
+# Every public op of derivatives.yaml, as a module-level function.
+OPS = tuple(_abi.GENERATED_OPS)
+for _name in OPS:
+    globals()[_name] = getattr(_abi, _name)
+del _name
+
+
+def get_include() -> str:
+    """The directory to put on Cython's include path to ``cimport retrograd.core.abi``."""
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")
+
+
+def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION) -> None:
+    """Raise ImportError unless ``consumer``, compiled against core ABI
+    ``built_against`` (major, minor), can run on core ABI ``running``.
+
+    Compatible means: same major, and the running minor is at least the one
+    built against (minors only append). Every consumer calls this at import,
+    before touching any core type (abi.pxd, rule 3).
+    """
+    bmaj, bmin = built_against
+    rmaj, rmin = running
+    if bmaj != rmaj:
+        raise ImportError(
+            f"{consumer} was built against retrograd-core ABI {bmaj}.{bmin}, but the installed "
+            f"retrograd-core provides ABI {rmaj}.{rmin} (a different major version, which is "
+            f"incompatible). Install a {consumer} release built for ABI {rmaj}.x, or rebuild it "
+            f"from source against this retrograd-core (pip install --no-binary :all: {consumer}).")
+    if rmin < bmin:
+        raise ImportError(
+            f"{consumer} was built against retrograd-core ABI {bmaj}.{bmin}, but the installed "
+            f"retrograd-core only provides ABI {rmaj}.{rmin}: upgrade retrograd-core "
+            f"(pip install -U retrograd-core), or rebuild {consumer} against the installed one.")
+
+
+__all__ = [
+    "ABI_VERSION", "Tensor", "Node", "Edge", "InputMetadata", "SavedVariable", "AccumulateGrad",
+    "GraphRoot", "Error", "DelayedError", "VersionCounter", "Device", "RemovableHandle", "device",
+    "set_virtual_cpu_devices", "num_virtual_cpu_devices", "no_grad", "enable_grad",
+    "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    "backward", "grad", "get_include", "check_abi", "sum_to", *OPS, *_creation_all,
+]

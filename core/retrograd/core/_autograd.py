@@ -1,0 +1,185 @@
+"""backward() and grad(): argument checking in front of the engine slot.
+
+What this module must never do: run graph nodes itself. It validates what
+the user passed, turns it into root edges and root gradients, and hands them
+to the engine that retrograd-engine registers in core's slot.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from retrograd.core import abi as _abi
+from retrograd.core.abi import Tensor, Edge
+
+__all__ = ["backward", "grad"]
+
+
+def _tensor_tuple(x, what):
+    if isinstance(x, Tensor):
+        return (x,)
+    if _is_gradient_edge(x):
+        return (x,)
+    if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
+        return tuple(x)
+    raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got {type(x).__name__}")
+
+
+def _is_gradient_edge(x):
+    return not isinstance(x, Tensor) and hasattr(x, "node") and hasattr(x, "output_nr")
+
+
+def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
+    if grads is None:
+        grads = (None,) * len(outputs)
+    else:
+        grads = _tensor_tuple(grads, what) if not isinstance(grads, Tensor) else (grads,)
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"got {len(grads)} {what} for {len(outputs)} outputs: pass one gradient (or None) per output")
+    new = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if _is_gradient_edge(out):
+            if g is None:
+                raise RuntimeError(
+                    f"a gradient must be given for output {i}, which is a GradientEdge (its shape is unknown here)")
+            new.append(g._array if not create_graph and isinstance(g, Tensor) else g)
+            continue
+        if g is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for scalar outputs, but output {i} has "
+                        f"shape {tuple(out.shape)}: pass `gradient=` (or grad_outputs=) with that shape")
+                if out.dtype.kind not in "fc":
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+                ones = np.ones_like(np.asarray(out._array) if False else out._array)
+                new.append(_abi._wrap(ones, out.device) if create_graph else ones)
+            else:
+                new.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(g).__name__} for output {i}: "
+                "wrap it with retrograd.tensor(...)")
+        if tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
+                f"has a shape of {tuple(out.shape)}. Pass a gradient with the output's shape.")
+        if g.dtype.kind not in "fciub":
+            raise RuntimeError(
+                f"Mismatch in dtype: grad_output[{i}] has dtype {g.dtype}, which cannot be a gradient "
+                f"of output[{i}] of dtype {out.dtype}")
+        if out.dtype.kind in "fc" and g.dtype.kind == "c" and out.dtype.kind != "c":
+            raise RuntimeError(
+                f"Mismatch in dtype: grad_output[{i}] is complex ({g.dtype}) but output[{i}] is real ({out.dtype})")
+        if g.device != out.device:
+            raise RuntimeError(
+                f"grad_output[{i}] is on {g.device} but output[{i}] is on {out.device}: move it with .to()")
+        if create_graph:
+            new.append(g if g.dtype == out.dtype else g.to(out.dtype))
+        else:
+            arr = g._array
+            new.append(arr if arr.dtype == out.dtype else arr.astype(out.dtype))
+    return tuple(new)
+
+
+def _root_edges(outputs):
+    edges = []
+    for i, t in enumerate(outputs):
+        if _is_gradient_edge(t):
+            edges.append(Edge(t.node, t.output_nr))
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"output {i} is a {type(t).__name__}, not a Tensor")
+        e = _abi._gradient_edge(t)
+        if e is None:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn: "
+                "nothing recorded a graph for it (was it computed under no_grad, or from tensors "
+                "without requires_grad=True?)")
+        edges.append(e)
+    return tuple(edges)
+
+
+def _input_edges(inputs, accumulate):
+    edges = []
+    for i, t in enumerate(inputs):
+        if _is_gradient_edge(t):
+            edges.append(Edge(t.node, t.output_nr))
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor or GradientEdge")
+        if not t.requires_grad:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}) does not require grad: "
+                "set requires_grad=True on it before the forward")
+        if accumulate and not t.is_leaf:
+            t.retain_grad()
+        edges.append(_abi._gradient_edge(t))
+    return tuple(edges)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate into ``.grad`` of the leaves the gradients of ``tensors``
+    (``torch.autograd.backward``)."""
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise RuntimeError("pass grad_tensors only; grad_variables is its deprecated name")
+        grad_tensors = grad_variables
+    outputs = _tensor_tuple(tensors, "tensors")
+    if inputs is not None:
+        inputs = _tensor_tuple(inputs, "inputs")
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    else:
+        inputs = ()
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outputs, grad_tensors, create_graph)
+    roots = _root_edges(outputs)
+    in_edges = _input_edges(inputs, True)
+    _abi._run_backward(roots, grads, bool(retain_graph), bool(create_graph), in_edges, True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return the gradients of ``outputs`` w.r.t. ``inputs`` without touching
+    ``.grad`` (``torch.autograd.grad``)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if is_grads_batched:
+        raise NotImplementedError(
+            "grad(..., is_grads_batched=True) is not available in this release of retrograd-core")
+    outs = _tensor_tuple(outputs, "outputs")
+    ins = _tensor_tuple(inputs, "inputs")
+    if len(ins) == 0:
+        raise RuntimeError("grad requires at least one input")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outs, grad_outputs, create_graph, "grad_outputs")
+    roots = _root_edges(outs)
+    in_edges = _input_edges(ins, False)
+    captured = _abi._run_backward(roots, grads, bool(retain_graph), bool(create_graph), in_edges, False)
+    result = []
+    for i, (t, g) in enumerate(zip(ins, captured)):
+        if g is None:
+            if materialize_grads and isinstance(t, Tensor):
+                g = _abi._wrap(np.zeros_like(t._array), t.device)
+            elif not allow_unused:
+                what = "GradientEdge" if _is_gradient_edge(t) else f"Tensor of shape {tuple(t.shape)}"
+                raise RuntimeError(
+                    f"One of the differentiated Tensors appears to not have been used in the graph: "
+                    f"inputs[{i}] ({what}) received no gradient. Set allow_unused=True if this is "
+                    "the desired behavior.")
+        elif not isinstance(g, Tensor):
+            g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
+        result.append(g)
+    return tuple(result)

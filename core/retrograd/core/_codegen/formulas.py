@@ -1,0 +1,53 @@
+"""The vocabulary of derivatives.yaml formulas: which names a formula may call.
+
+Read by gen_ops.py at build time; a formula calling anything else fails the
+build with the file and line of the entry.
+
+Three kinds of callable:
+- PRIMITIVES: name -> (array-mode code, tensor-mode code). Array mode runs when
+  backward is called without create_graph and works on plain arrays; tensor
+  mode runs with create_graph=True and calls the differentiable ops, so the
+  backward itself is recorded.
+- NS_HELPERS: helpers written once in _formula_helpers.pxi against a namespace
+  of primitives; the generator passes `A` (arrays) or `T` (tensors) first.
+- VALUE_HELPERS: plain functions of non-tensor values (shapes, dims): the same
+  code in both modes.
+"""
+
+PRIMITIVES = {
+    "cos": ("np.cos", "_op_cos"),
+    "sin": ("np.sin", "_op_sin"),
+    "exp": ("np.exp", "_op_exp"),
+    "log": ("np.log", "_op_log"),
+    "tanh": ("np.tanh", "_op_tanh"),
+    "sigmoid": ("k_sigmoid", "_op_sigmoid"),
+    "matmul": ("np.matmul", "_op_matmul"),
+    "reshape": ("np.reshape", "_op_reshape"),
+    "transpose": ("k_transpose", "_op_transpose"),
+    "permute": ("k_permute", "_op_permute"),
+    "expand": ("np.broadcast_to", "_op_expand"),
+    "sum_to": ("rg_sum_to", "rg_sum_to"),
+    "where": ("np.where", "_op_where"),
+    "getitem": ("k_getitem", "_op_getitem"),
+    "_to_dtype": ("k_to_dtype", "_op__to_dtype"),
+    "_to_device": ("_a_to_device", "_op__to_device"),
+    # (x > 0) in x's dtype: a constant mask, never differentiated.
+    "positive": ("_a_positive", "_t_positive"),
+}
+
+NS_HELPERS = {
+    "sum_backward",
+    "mean_backward",
+    "matmul_backward",
+    "pow_backward_self",
+    "pow_backward_exponent",
+    "index_backward",
+}
+
+VALUE_HELPERS = {
+    "inverse_permutation",
+}
+
+# Names a `kernel:` expression may use besides its parameters.
+KERNEL_GLOBALS = {"np"}
+KERNEL_PREFIXES = ("k_",)

@@ -1,0 +1,553 @@
+"""Generate retrograd-core's ops from derivatives.yaml (run by meson at build time).
+
+    python gen_ops.py derivatives.yaml OUT_OPS.pxi OUT_INFO.py TENSOR_TEMPLATE.pxi OUT_TENSOR.pxi
+
+Emits, per entry: a backward node class `<Name>Backward0` (saved values,
+release_variables, apply in array mode and in tensor mode), the C-level op
+`_op_<name>` (kernel, graph recording, view bookkeeping, slot calls), a
+Python function `<name>` and the Tensor methods the entry lists. Every
+formula is parsed here: a typo or an unknown name fails the build with the
+file and line of its entry. Nothing generated is committed.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from dataclasses import dataclass, field
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import formulas as V  # noqa: E402
+
+
+class TableError(Exception):
+    pass
+
+
+@dataclass
+class Param:
+    name: str
+    type: str | None
+    default: str | None
+    kwonly: bool
+
+    @property
+    def is_tensor(self):
+        return self.type == "Tensor"
+
+
+@dataclass
+class Entry:
+    name: str
+    params: list
+    kernel: str
+    formulas: dict
+    jvp: str | None
+    methods: list
+    view: str | None
+    device_param: str | None
+    nondifferentiable: bool
+    nondiff_inputs: set
+    public: bool
+    line: int
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def tensors(self):
+        return [p for p in self.params if p.is_tensor]
+
+    @property
+    def others(self):
+        return [p for p in self.params if not p.is_tensor]
+
+    @property
+    def node_name(self):
+        base = "".join(part.capitalize() for part in self.name.strip("_").split("_"))
+        return f"{base}Backward0"
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+
+class _LineLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader, node, deep=False):
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    mapping["__line__"] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def parse_signature(sig, where):
+    try:
+        head, rest = sig.split("(", 1)
+        assert rest.endswith(")")
+    except Exception:
+        raise TableError(f"{where}: bad signature {sig!r}; expected name(Type arg, arg=default, ...)")
+    name = head.strip()
+    params = []
+    kwonly = False
+    body = rest[:-1].strip()
+    for raw in [p.strip() for p in body.split(",")] if body else []:
+        if raw == "*":
+            kwonly = True
+            continue
+        default = None
+        if "=" in raw:
+            raw, default = (s.strip() for s in raw.split("=", 1))
+            try:
+                ast.literal_eval(default)
+            except Exception:
+                raise TableError(f"{where}: default {default!r} is not a Python literal")
+        parts = raw.split()
+        if len(parts) == 2:
+            typ, pname = parts
+        elif len(parts) == 1:
+            typ, pname = None, parts[0]
+        else:
+            raise TableError(f"{where}: bad parameter {raw!r}")
+        params.append(Param(pname, typ, default, kwonly))
+    return name, params
+
+
+KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondifferentiable",
+              "nondifferentiable_inputs", "public", "__line__"}
+
+
+def load(path):
+    with open(path) as f:
+        data = yaml.load(f, Loader=_LineLoader)
+    entries = []
+    seen = set()
+    for raw in data:
+        line = raw.get("__line__", 0)
+        where = f"{path}:{line}"
+        if "name" not in raw or "kernel" not in raw:
+            raise TableError(f"{where}: every entry needs `name:` and `kernel:`")
+        name, params = parse_signature(raw["name"], where)
+        if name in seen:
+            raise TableError(f"{where}: op {name!r} is defined twice (one entry per op)")
+        seen.add(name)
+        tnames = {p.name for p in params if p.is_tensor}
+        formulas = {}
+        for k, v in raw.items():
+            if k in KNOWN_KEYS:
+                continue
+            if k not in tnames:
+                raise TableError(f"{where}: {k!r} is neither a known key nor a Tensor parameter of {name}")
+            formulas[k] = str(v)
+        nondiff = bool(raw.get("nondifferentiable", False))
+        nondiff_inputs = set(raw.get("nondifferentiable_inputs", []))
+        if not nondiff:
+            for t in tnames - nondiff_inputs:
+                if t not in formulas:
+                    raise TableError(f"{where}: {name} has no backward formula for input {t!r} "
+                                     "(list it under nondifferentiable_inputs if it has none)")
+        methods = []
+        for m in raw.get("methods", []) or []:
+            if isinstance(m, dict):
+                for mk, mv in m.items():
+                    if mk == "__line__":
+                        continue
+                    if mv != "reflected":
+                        raise TableError(f"{where}: method {mk}: only `reflected` is understood")
+                    methods.append((mk, True))
+            else:
+                methods.append((m, False))
+        view = raw.get("view")
+        if view not in (None, "always", "maybe"):
+            raise TableError(f"{where}: view must be `always` or `maybe`")
+        e = Entry(name=name, params=params, kernel=str(raw["kernel"]), formulas=formulas,
+                  jvp=raw.get("result"), methods=methods, view=view,
+                  device_param=raw.get("device"), nondifferentiable=nondiff,
+                  nondiff_inputs=nondiff_inputs, public=raw.get("public", True), line=line, raw=raw)
+        check_entry(e, where)
+        entries.append(e)
+    return entries
+
+
+# ---------------------------------------------------------------------------
+# Formula analysis and rewriting
+
+def _parse_expr(src, where, what):
+    try:
+        return ast.parse(src, mode="eval")
+    except SyntaxError as exc:
+        raise TableError(f"{where}: {what} is not a valid expression: {src!r} ({exc.msg})")
+
+
+def formula_names(entry):
+    """The names a backward formula may refer to, mapped to their kind."""
+    names = {"grad": "grad", "result": "result"}
+    for p in entry.params:
+        names[p.name] = "input" if p.is_tensor else "param"
+        if p.is_tensor:
+            for suffix in ("shape", "dtype", "device", "ndim"):
+                names[f"{p.name}_{suffix}"] = suffix
+    return names
+
+
+def check_formula(entry, src, where, what):
+    tree = _parse_expr(src, where, what)
+    known = formula_names(entry)
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name):
+                raise TableError(f"{where}: {what}: only calls of plain names are allowed, got "
+                                 f"{ast.unparse(node.func)!r}")
+            fn = node.func.id
+            if fn not in V.PRIMITIVES and fn not in V.NS_HELPERS and fn not in V.VALUE_HELPERS:
+                raise TableError(f"{where}: {what}: unknown function {fn!r}; add it to "
+                                 "_codegen/formulas.py (and its implementation) first")
+        elif isinstance(node, ast.Attribute):
+            raise TableError(f"{where}: {what}: attribute access {ast.unparse(node)!r} is not allowed; "
+                             "use a helper")
+        elif isinstance(node, ast.Name):
+            parent_call = False
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Call) and n.func is node:
+                    parent_call = True
+            if parent_call:
+                continue
+            if node.id not in known:
+                raise TableError(f"{where}: {what}: unknown name {node.id!r}")
+            used.add(node.id)
+    return used
+
+
+def check_entry(e, where):
+    if e.nondifferentiable:
+        check_kernel(e, where)
+        return
+    for k, f in e.formulas.items():
+        check_formula(e, f, where, f"formula for {k}")
+    if e.jvp and e.jvp not in ("auto_element_wise", "auto_linear"):
+        _parse_expr(e.jvp, where, "result (JVP) formula")
+    check_kernel(e, where)
+
+
+def check_kernel(e, where):
+    tree = _parse_expr(e.kernel, where, "kernel")
+    pnames = {p.name for p in e.params}
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in pnames or node.id in V.KERNEL_GLOBALS:
+                continue
+            if id(node) in calls and node.id.startswith(V.KERNEL_PREFIXES):
+                continue
+            raise TableError(f"{where}: kernel uses unknown name {node.id!r}")
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, entry, mode):
+        self.entry = entry
+        self.mode = mode          # "array", "tensor" or "kernel"
+        self.known = formula_names(entry)
+
+    def visit_Call(self, node):
+        node.args = [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        if isinstance(node.func, ast.Name):
+            fn = node.func.id
+            if self.mode == "kernel":
+                return node
+            if fn in V.PRIMITIVES:
+                code = V.PRIMITIVES[fn][0 if self.mode == "array" else 1]
+                node.func = ast.parse(code, mode="eval").body
+            elif fn in V.NS_HELPERS:
+                node.args.insert(0, ast.Name(id="A" if self.mode == "array" else "T", ctx=ast.Load()))
+        return node
+
+    def visit_Name(self, node):
+        if self.mode == "kernel":
+            if node.id in {p.name for p in self.entry.params}:
+                p = next(p for p in self.entry.params if p.name == node.id)
+                return ast.Name(id=("a_" if p.is_tensor else "v_") + node.id, ctx=node.ctx)
+            return node
+        if node.id == "grad":
+            return node
+        if node.id in self.known:
+            return ast.Name(id="v_" + node.id, ctx=node.ctx)
+        return node
+
+
+def rewrite(entry, src, mode):
+    tree = ast.parse(src, mode="eval")
+    tree = _Rename(entry, mode).visit(tree)
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree)
+
+
+# ---------------------------------------------------------------------------
+# Emission
+
+def emit_node(e, out):
+    tensors = [p for p in e.tensors]
+    uses = {}                    # saved name -> set of input indices whose formula uses it
+    per_input = {}
+    for i, p in enumerate(tensors):
+        if p.name not in e.formulas:
+            continue
+        used = check_formula(e, e.formulas[p.name], "", "")
+        used.discard("grad")
+        per_input[i] = used
+        for n in used:
+            uses.setdefault(n, set()).add(i)
+    saved = sorted(uses)
+    kinds = formula_names(e)
+    has_tensor_saves = any(kinds[n] in ("input", "result") for n in saved)
+    cls = e.node_name
+    w = out.append
+    w("@cython.final")
+    w(f"cdef class {cls}(Node):")
+    w(f'    """Backward of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
+    for n in saved:
+        w(f"    cdef object s_{n}")
+    w("")
+    w("    cdef void release_variables(self):")
+    for n in saved:
+        if kinds[n] in ("input", "result"):
+            w(f"        self.s_{n} = None")
+    w("        self._released = True")
+    w("")
+    w("    cdef list apply(self, list grads, bint create_graph):")
+    w("        cdef object grad = grads[0]")
+    w("        cdef tuple nx = self._next_edges")
+    n_out = len(tensors)
+    for i in range(n_out):
+        w(f"        cdef object r{i} = None")
+    w("        if grad is None:")
+    w(f"            return [{', '.join(['None'] * n_out)}]")
+    if has_tensor_saves:
+        w("        if self._released:")
+        w("            _raise_released(self)")
+    for mode, flag in (("array", "False"), ("tensor", "True")):
+        w("        if not create_graph:" if mode == "array" else "        else:")
+        any_stmt = False
+        for i, p in enumerate(tensors):
+            if i not in per_input:
+                continue
+            any_stmt = True
+            w(f"            if nx[{i}] is not None:")
+            for n in sorted(per_input[i]):
+                if kinds[n] in ("input", "result"):
+                    w(f"                v_{n} = _unpack(self.s_{n}, self, {flag})")
+                else:
+                    w(f"                v_{n} = self.s_{n}")
+            w(f"                r{i} = {rewrite(e, e.formulas[p.name], mode)}")
+        if not any_stmt:
+            w("            pass")
+    w(f"        return [{', '.join(f'r{i}' for i in range(n_out))}]")
+    w("")
+    for n in saved:
+        if kinds[n] in ("input", "result"):
+            w("    @property")
+            w(f"    def _saved_{n}(self):")
+            w(f"        return _unpack(self.s_{n}, self, True)")
+            w("")
+        else:
+            w("    @property")
+            w(f"    def _saved_{n}(self):")
+            w(f"        return self.s_{n}")
+            w("")
+    w("")
+    return saved, uses
+
+
+def _cparams(e):
+    return ", ".join(f"object {p.name}" for p in e.params)
+
+
+def _pyparams(e, skip_first=False):
+    parts = []
+    star = False
+    for i, p in enumerate(e.params):
+        if skip_first and i == 0:
+            continue
+        if p.kwonly and not star:
+            parts.append("*")
+            star = True
+        parts.append(p.name if p.default is None else f"{p.name}={p.default}")
+    return ", ".join(parts)
+
+
+def emit_op(e, saved, uses, out):
+    w = out.append
+    tensors = e.tensors
+    kinds = formula_names(e)
+    w(f"cdef object _op_{e.name}({_cparams(e)}):")
+    for p in tensors:
+        w(f"    cdef Tensor t_{p.name} = <Tensor>{p.name} if type({p.name}) is Tensor else None")
+        w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else _arg_array({p.name})")
+    for p in e.others:
+        w(f"    cdef object v_{p.name} = {p.name}")
+    if e.device_param:
+        w(f"    cdef Device dev = _parse_device({e.device_param})")
+    elif len(tensors) == 1:
+        w(f"    cdef Device dev = t_{tensors[0].name}._device if t_{tensors[0].name} is not None else _CPU")
+    elif len(tensors) == 2:
+        w(f"    cdef Device dev = _dev2(t_{tensors[0].name}, t_{tensors[1].name})")
+    else:
+        w(f"    cdef Device dev = _dev3(t_{tensors[0].name}, t_{tensors[1].name}, t_{tensors[2].name})")
+    w("    cdef object tok = None")
+    w("    cdef Tensor result")
+    if not e.nondifferentiable:
+        w(f"    cdef {e.node_name} node")
+        for i in range(len(tensors)):
+            w(f"    cdef Edge e{i}")
+    args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
+    w("    if _op_enter_slot != NULL:")
+    w(f'        tok = _op_enter_slot("{e.name}", rg_tls_sequence_nr, {args_tuple})')
+    w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+    if e.nondifferentiable:
+        w("    result = rg_wrap(out, dev)")
+    else:
+        diff = [p for p in tensors if p.name not in e.nondiff_inputs]
+        cond = " or ".join(f"_needs(t_{p.name})" for p in diff)
+        w(f"    if rg_tls_grad_enabled and ({cond}) and _record(out):")
+        w(f"        node = {e.node_name}.__new__({e.node_name})")
+        for i, p in enumerate(tensors):
+            if p.name in e.nondiff_inputs:
+                w(f"        e{i} = None")
+            else:
+                w(f"        e{i} = _edge(t_{p.name})")
+        edges = "(" + ", ".join(f"e{i}" for i in range(len(tensors))) + ("," if len(tensors) == 1 else "") + ")"
+        w(f"        node.set_next_edges({edges})")
+        for n in saved:
+            if kinds[n] == "result":
+                continue
+            cond = " or ".join(f"e{i} is not None" for i in sorted(uses[n]))
+            kind = kinds[n]
+            if kind == "input":
+                val = f"_save(a_{n}, t_{n})"
+            elif kind == "param":
+                val = f"v_{n}"
+            else:
+                base = n.rsplit("_", 1)[0]
+                if kind == "shape":
+                    val = f"np.shape(a_{base})"
+                elif kind == "ndim":
+                    val = f"np.ndim(a_{base})"
+                elif kind == "dtype":
+                    val = f"np.result_type(a_{base})"
+                else:
+                    val = f"(t_{base}._device if t_{base} is not None else _CPU)"
+            w(f"        if {cond}:")
+            w(f"            node.s_{n} = {val}")
+        w("        _finish_node(node, out, dev)")
+        w("        result = rg_wrap_with_grad_fn(out, dev, node, 0)")
+        if "result" in saved:
+            cond = " or ".join(f"e{i} is not None" for i in sorted(uses["result"]))
+            w(f"        if {cond}:")
+            w("            node.s_result = _save_tensor(result, True)")
+        w("    else:")
+        w("        result = rg_wrap(out, dev)")
+    if e.view == "always":
+        w(f"    _mark_view(result, t_{tensors[0].name}, out)")
+    elif e.view == "maybe":
+        w(f"    _maybe_mark_view(result, t_{tensors[0].name}, out, a_{tensors[0].name})")
+    if not e.nondifferentiable:
+        w("    if _forward_grad_slot != NULL:")
+        w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), None)')
+    w("    if _op_exit_slot != NULL:")
+    w("        _op_exit_slot(tok)")
+    w("    return result")
+    w("")
+    if e.public:
+        w(f"def {e.name}({_pyparams(e)}):")
+        w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
+        w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
+        w("")
+    w("")
+
+
+def emit_methods(e, out):
+    w = out.append
+    for mname, reflected in e.methods:
+        if reflected:
+            a, b = e.params[0].name, e.params[1].name
+            rest = [p.default for p in e.params[2:]]
+            w(f"    def {mname}(self, other):")
+            w(f"        return _op_{e.name}({', '.join(['other', 'self'] + rest)})")
+        elif mname.startswith("__"):
+            # Operators take (self) or (self, other); the other parameters
+            # get their defaults.
+            binary = len(e.params) >= 2 and e.params[1].default is None
+            rest = [p.default for p in e.params[2 if binary else 1:]]
+            if any(d is None for d in rest):
+                raise TableError(f"{e.name}: operator {mname} needs defaults for the other parameters")
+            other = e.params[1].name if binary else ""
+            other = "other" if other == "self" else other
+            w(f"    def {mname}(self{', ' + other if binary else ''}):")
+            args = ", ".join(["self"] + ([other] if binary else []) + rest)
+            w(f"        return _op_{e.name}({args})")
+        else:
+            params = _pyparams(e, skip_first=True)
+            w(f"    def {mname}(self{', ' + params if params else ''}):")
+            args = ", ".join(["self"] + [p.name for p in e.params[1:]])
+            w(f"        return _op_{e.name}({args})")
+        w("")
+
+
+def main(argv):
+    src, out_ops, out_info, tensor_template, out_tensor = argv[1:6]
+    try:
+        entries = load(src)
+    except TableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    ops = ["# Generated by retrograd-core/_codegen/gen_ops.py from derivatives.yaml. Do not edit.", ""]
+    methods = ["# Generated by retrograd-core/_codegen/gen_ops.py from derivatives.yaml. Do not edit.", ""]
+    info = {}
+    for e in entries:
+        if e.nondifferentiable:
+            saved, uses = [], {}
+        else:
+            saved, uses = emit_node(e, ops)
+        emit_op(e, saved, uses, ops)
+        emit_methods(e, methods)
+        info[e.name] = {
+            "signature": e.raw["name"],
+            "inputs": [p.name for p in e.tensors],
+            "params": [p.name for p in e.others],
+            "formulas": e.formulas,
+            "jvp": e.jvp,
+            "node": None if e.nondifferentiable else e.node_name,
+            "methods": [m for m, _ in e.methods],
+            "view": e.view,
+            "public": e.public,
+            "nondifferentiable": e.nondifferentiable,
+            "line": e.line,
+        }
+    public = [e.name for e in entries if e.public]
+    ops.append(f"GENERATED_OPS = {public!r}")
+    with open(out_ops, "w") as f:
+        f.write("\n".join(ops) + "\n")
+    with open(tensor_template) as f:
+        template = f.read()
+    marker = "    # @@GENERATED_METHODS@@"
+    if template.count(marker) != 1:
+        print(f"error: {tensor_template} must contain the line {marker.strip()!r} exactly once",
+              file=sys.stderr)
+        return 1
+    head, tail = template.split(marker, 1)
+    tail = tail.split("\n", 1)[1]
+    with open(out_tensor, "w") as f:
+        f.write("# Generated by gen_ops.py from _tensor.pxi and derivatives.yaml. Do not edit.\n")
+        f.write(head + "\n".join(methods[2:]) + "\n" + tail)
+    with open(out_info, "w") as f:
+        f.write('"""Generated from derivatives.yaml: what the table declares, for tests and tools."""\n')
+        f.write(f"OPS = {info!r}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,142 @@
+"""Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, ... (NumPy dtypes and defaults).
+
+Random factories draw from one NumPy Generator, reseeded by manual_seed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from retrograd.core import abi as _abi
+from retrograd.core.abi import Tensor
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
+           "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
+           "randn", "manual_seed", "get_rng", "is_tensor"]
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Reseed retrograd's random generator (rand, randn, dropout)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+    return _rng
+
+
+def get_rng() -> np.random.Generator:
+    return _rng
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _make(array, device, requires_grad):
+    dev = _abi.device(device)
+    if dev.type_name == "cuda":
+        import cupy
+        with cupy.cuda.Device(dev.index):
+            array = cupy.asarray(array)
+    return _abi._wrap(array, dev, requires_grad)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data`` (``torch.tensor``), with NumPy's dtype rules."""
+    if isinstance(data, Tensor):
+        data = data._array
+    arr = np.array(data, dtype=_dtype(dtype), copy=True)
+    if arr.dtype == object:
+        raise TypeError("tensor(): data must be numeric (got an object array)")
+    return _make(arr, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """A tensor sharing ``data``'s memory when it is already an array of that dtype."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
+    return _make(np.asarray(data, dtype=_dtype(dtype)), device, False)
+
+
+def from_numpy(array):
+    """A tensor sharing ``array``'s memory (no copy)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    return _abi._wrap(array)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _make(np.zeros(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _make(np.ones(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _make(np.empty(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _make(np.full(tuple(size) if not isinstance(size, int) else (size,), fill_value,
+                         dtype=_dtype(dtype)), device, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    arr = np.arange(start, step=step, dtype=_dtype(dtype)) if end is None else \
+        np.arange(start, end, step, dtype=_dtype(dtype))
+    return _make(arr, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    return _make(np.linspace(start, end, steps, dtype=_dtype(dtype)), device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    return _make(np.eye(n, m, dtype=_dtype(dtype) or np.float64), device, requires_grad)
+
+
+def _like(fn, t, dtype, device, requires_grad, *args):
+    arr = t._array if isinstance(t, Tensor) else np.asarray(t)
+    dev = device if device is not None else (t.device if isinstance(t, Tensor) else None)
+    return _make(fn(np.asarray(arr) if not isinstance(arr, np.ndarray) else arr, *args,
+                    dtype=_dtype(dtype)), dev, requires_grad)
+
+
+def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
+    return _like(np.zeros_like, t, dtype, device, requires_grad)
+
+
+def ones_like(t, *, dtype=None, device=None, requires_grad=False):
+    return _like(np.ones_like, t, dtype, device, requires_grad)
+
+
+def empty_like(t, *, dtype=None, device=None, requires_grad=False):
+    return _like(np.empty_like, t, dtype, device, requires_grad)
+
+
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
+    arr = t._array if isinstance(t, Tensor) else np.asarray(t)
+    return _make(np.full_like(arr, fill_value, dtype=_dtype(dtype)),
+                 device if device is not None else getattr(t, "device", None), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    g = generator or _rng
+    dt = _dtype(dtype) or np.dtype(np.float64)
+    return _make(g.random(_shape(size)).astype(dt, copy=False), device, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    g = generator or _rng
+    dt = _dtype(dtype) or np.dtype(np.float64)
+    return _make(g.standard_normal(_shape(size)).astype(dt, copy=False), device, requires_grad)

@@ -1,0 +1,196 @@
+# Named helpers for backward formulas that need more than an expression
+# (shared/DESIGN.md: "a formula that needs more than an expression calls a
+# named helper in one hand-written module"). Part of abi.pyx.
+#
+# Each helper is written ONCE against a namespace `ns` of primitives and runs
+# in two modes: with `A` (plain ndarrays: backward without create_graph) and
+# with `T` (differentiable Tensor ops: create_graph=True, so the backward
+# itself is recorded and higher-order gradients work). The generator passes
+# the namespace; formulas never branch on the mode themselves.
+
+
+class _ArrayNS:
+    """Primitives over ndarrays (backward without create_graph)."""
+    matmul = staticmethod(np.matmul)
+    log = staticmethod(np.log)
+
+    @staticmethod
+    def mT(x):
+        return np.swapaxes(x, -1, -2)
+
+    @staticmethod
+    def reshape(x, shape):
+        return np.reshape(x, shape)
+
+    @staticmethod
+    def expand(x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def sum_to(x, shape):
+        return rg_sum_to(x, tuple(shape))
+
+    @staticmethod
+    def where(cond, a, b):
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def mask(x):
+        # a constant (never differentiated) view of a condition
+        return x
+
+    @staticmethod
+    def data(x):
+        return x
+
+
+class _TensorNS:
+    """Primitives over Tensors that record the graph (create_graph=True)."""
+
+    @staticmethod
+    def matmul(a, b):
+        return _op_matmul(a, b)
+
+    @staticmethod
+    def log(x):
+        return _op_log(x)
+
+    @staticmethod
+    def mT(x):
+        return _op_transpose(x, -1, -2)
+
+    @staticmethod
+    def reshape(x, shape):
+        return _op_reshape(x, tuple(shape))
+
+    @staticmethod
+    def expand(x, shape):
+        return _op_expand(x, tuple(shape))
+
+    @staticmethod
+    def sum_to(x, shape):
+        return rg_sum_to(x, tuple(shape))
+
+    @staticmethod
+    def where(cond, a, b):
+        return _op_where(cond, a, b)
+
+    @staticmethod
+    def mask(x):
+        return x
+
+    @staticmethod
+    def data(x):
+        return x._array if isinstance(x, Tensor) else x
+
+
+A = _ArrayNS
+T = _TensorNS
+
+
+def _reduced_shape(tuple shape, dim, bint keepdim):
+    # The shape of grad of a reduction over `dim`, with the reduced dims kept.
+    cdef int n = len(shape)
+    if keepdim:
+        return None
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return (1,) * n
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    wrapped = {_wrap_dim(d, n) for d in dims}
+    return tuple(1 if i in wrapped else shape[i] for i in range(n))
+
+
+def sum_backward(ns, grad, tuple shape, dim, bint keepdim):
+    kept = _reduced_shape(shape, dim, keepdim)
+    if kept is not None:
+        grad = ns.reshape(grad, kept)
+    return ns.expand(grad, shape)
+
+
+def mean_backward(ns, grad, tuple shape, dim, bint keepdim):
+    cdef int n = len(shape)
+    count = 1
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        for s in shape:
+            count *= s
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        for d in {_wrap_dim(d, n) for d in dims}:
+            count *= shape[d]
+    return sum_backward(ns, grad / count, shape, dim, keepdim)
+
+
+def matmul_backward(ns, grad, a, b, int which):
+    """Gradient of matmul(a, b) w.r.t. a (which=0) or b (which=1), with torch's
+    1-D promotion rules and batch broadcasting."""
+    cdef int na = a.ndim, nb = b.ndim
+    if na == 1 and nb == 1:                         # dot product: grad is 0-d
+        return grad * (b if which == 0 else a)
+    if which == 0:
+        if nb == 1:                                 # (..., n, k) @ (k,) -> (..., n)
+            return ns.reshape(grad, tuple(grad.shape) + (1,)) * b
+        if na == 1:                                 # (k,) @ (..., k, m) -> (..., m)
+            g = ns.matmul(b, ns.reshape(grad, tuple(grad.shape) + (1,)))
+            return ns.sum_to(ns.reshape(g, tuple(g.shape[:-1])), tuple(a.shape))
+        return ns.sum_to(ns.matmul(grad, ns.mT(b)), tuple(a.shape))
+    else:
+        if na == 1:                                 # (k,) @ (..., k, m): grad (..., m)
+            g = ns.reshape(a, (a.shape[0], 1)) * ns.reshape(grad, tuple(grad.shape[:-1]) + (1, grad.shape[-1]))
+            return ns.sum_to(g, tuple(b.shape))
+        if nb == 1:                                 # (..., n, k) @ (k,): grad (..., n)
+            g = ns.matmul(ns.mT(a), ns.reshape(grad, tuple(grad.shape) + (1,)))
+            return ns.sum_to(ns.reshape(g, tuple(g.shape[:-1])), tuple(b.shape))
+        return ns.sum_to(ns.matmul(ns.mT(a), grad), tuple(b.shape))
+
+
+def pow_backward_self(ns, grad, self, exponent):
+    # d/dx x**p = p * x**(p-1), defined as 0 where p == 0 (torch's rule, so
+    # x = 0, p = 0 gives 0 rather than nan).
+    if isinstance(exponent, (int, float, np.generic)):
+        if exponent == 0:
+            return grad * 0 * self
+        return grad * (exponent * self ** (exponent - 1))
+    zero = ns.mask(ns.data(exponent) == 0)
+    return ns.where(zero, 0.0, grad * (exponent * self ** (exponent - 1)))
+
+
+def pow_backward_exponent(ns, grad, self, exponent, result):
+    # d/dp x**p = x**p * log(x), defined as 0 where x == 0 and p >= 0 (torch's
+    # rule: the limit from the right), avoiding log(0) = -inf.
+    sd = ns.data(self)
+    ed = ns.data(exponent)
+    zero = ns.mask((sd == 0) & (ed >= 0))
+    safe = ns.where(zero, 1.0, self)
+    return ns.where(zero, 0.0, grad * result * ns.log(safe))
+
+
+def index_backward(ns, grad, tuple shape, dtype, index):
+    if ns is A:
+        return k_index_backward(grad, shape, dtype, index)
+    return _op__index_backward(grad, shape, dtype, index)
+
+
+cdef object _a_positive(object x):
+    return (x > 0).astype(x.dtype)
+
+
+cdef object _t_positive(object x):
+    cdef Tensor t = <Tensor>x
+    return rg_wrap((t._array > 0).astype(t._array.dtype), t._device)
+
+
+cdef object _a_to_device(object g, Device device):
+    if device.type == RG_DEV_CUDA:
+        import cupy
+        with cupy.cuda.Device(device.index if device.index >= 0 else 0):
+            return cupy.asarray(g)
+    if _cupy_ndarray is not None and type(g) is _cupy_ndarray:
+        return g.get()
+    return g
+
+
+def inverse_permutation(dims, int ndim):
+    cdef list inv = [0] * ndim
+    for i, d in enumerate(dims):
+        inv[_wrap_dim(d, ndim)] = i
+    return tuple(inv)

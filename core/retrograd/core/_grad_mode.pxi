@@ -1,0 +1,82 @@
+# Thread-local autograd state: grad mode, inference mode, anomaly mode and the
+# sequence counter. Part of abi.pyx.
+#
+# Each is a C `__thread` variable: new threads start with grad mode on,
+# inference and anomaly mode off, as in PyTorch. Who sets them: the grad-mode
+# context managers (grad_mode.py) on the user's thread; the engine, around
+# each node's apply on a worker thread, to the graph task's create_graph.
+
+cdef extern from *:
+    """
+    static __thread int rg_tls_grad_enabled = 1;
+    static __thread int rg_tls_inference_mode = 0;
+    static __thread unsigned long long rg_tls_sequence_nr = 0;
+    static int rg_anomaly_mode = 0;        /* global, as in PyTorch */
+    static int rg_anomaly_check_nan = 1;
+    """
+    int rg_tls_grad_enabled
+    int rg_tls_inference_mode
+    unsigned long long rg_tls_sequence_nr
+    int rg_anomaly_mode
+    int rg_anomaly_check_nan
+
+
+cdef bint rg_grad_enabled() noexcept nogil:
+    return rg_tls_grad_enabled
+
+
+cdef void rg_set_grad_enabled(bint enabled) noexcept nogil:
+    global rg_tls_grad_enabled
+    rg_tls_grad_enabled = enabled
+
+
+cdef uint64_t rg_next_sequence_nr() noexcept nogil:
+    # Thread-local and monotone: a node created later on the same thread has
+    # a greater number, so the engine runs it first (PyTorch's rule).
+    global rg_tls_sequence_nr
+    cdef uint64_t n = rg_tls_sequence_nr
+    rg_tls_sequence_nr += 1
+    return n
+
+
+cdef bint rg_anomaly_enabled() noexcept nogil:
+    return rg_anomaly_mode
+
+
+def is_grad_enabled():
+    """True when operations record the autograd graph on this thread."""
+    return bool(rg_tls_grad_enabled)
+
+
+def _set_grad_enabled(bint mode):
+    global rg_tls_grad_enabled
+    rg_tls_grad_enabled = mode
+
+
+def is_inference_mode_enabled():
+    """True inside ``inference_mode()`` on this thread."""
+    return bool(rg_tls_inference_mode)
+
+
+def _set_inference_mode(bint mode):
+    global rg_tls_inference_mode
+    rg_tls_inference_mode = mode
+
+
+def is_anomaly_enabled():
+    return bool(rg_anomaly_mode)
+
+
+def is_anomaly_check_nan_enabled():
+    return bool(rg_anomaly_check_nan)
+
+
+def _set_anomaly_enabled(bint mode, bint check_nan=True):
+    global rg_anomaly_mode, rg_anomaly_check_nan
+    rg_anomaly_mode = mode
+    rg_anomaly_check_nan = check_nan
+
+
+def _peek_sequence_nr():
+    """The sequence number the next node created on this thread will get."""
+    return rg_tls_sequence_nr

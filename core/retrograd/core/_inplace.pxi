@@ -1,0 +1,75 @@
+# In-place ops: the `_`-suffixed methods and augmented operators. Part of abi.pyx.
+#
+# Without a graph to record, an in-place op is NumPy's `out=` ufunc on the
+# tensor's own array plus a version bump. With one, the op runs out of place
+# on a snapshot of the tensor's old value (so a node that saves `self` keeps
+# the value it needs), the result is copied into the tensor's array, and the
+# tensor's history is rebased onto the new node (PyTorch's rebase_history).
+#
+# Must never: modify a leaf that requires grad (or a view of one) while
+# recording, or change a tensor's shape or dtype.
+
+cdef int _check_inplace(Tensor self) except -1:
+    if not rg_tls_grad_enabled:
+        return 0
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Do it under `with retrograd.no_grad():` (e.g. an optimizer step), or work on a "
+            "clone() of the tensor.")
+    if self._base is not None and self._base._grad_fn is None and self._base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+            "Do it under `with retrograd.no_grad():`, or work on a clone().")
+    return 0
+
+
+cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, str name):
+    cdef Tensor t_other = <Tensor>other if type(other) is Tensor else None
+    cdef Tensor snap, res
+    _check_inplace(self)
+    recording = rg_tls_grad_enabled and (self.needs_grad() or _needs(t_other)) and _record(self._array)
+    if not recording:
+        b = t_other._array if t_other is not None else _arg_array(other)
+        if t_other is not None:
+            _dev2(self, t_other)
+        try:
+            ufunc(self._array, b, out=self._array, casting="same_kind")
+        except (TypeError, ValueError) as exc:
+            raise RuntimeError(f"{name}: {exc}") from None
+        self._version_counter.version += 1
+        return self
+    if self._base is not None and (self._base.needs_grad() or _needs(t_other)):
+        raise RuntimeError(
+            f"{name} on a view of a tensor that is part of the autograd graph is not supported "
+            "in this version; use the out-of-place op, or clone() the view first")
+    snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, self._grad_fn, self._output_nr) \
+        if self._grad_fn is not None else rg_wrap(self._array.copy(), self._device)
+    snap._requires_grad = self._requires_grad
+    res = <Tensor>op(snap, other)
+    if res._array.shape != self._array.shape:
+        raise RuntimeError(
+            f"{name}: output with shape {tuple(self._array.shape)} doesn't match the broadcast "
+            f"shape {tuple(res._array.shape)}")
+    try:
+        np.copyto(self._array, res._array, casting="same_kind")
+    except TypeError as exc:
+        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
+                           f"output type {self._array.dtype}") from None
+    self._version_counter.version += 1
+    _rebase_history(self, res)
+    return self
+
+
+cdef _rebase_history(Tensor self, Tensor res):
+    cdef object old_fn = self._grad_fn
+    cdef object hook
+    self._grad_fn = res._grad_fn
+    self._output_nr = res._output_nr
+    self._edge_cache = None
+    if self._retains_grad and old_fn is not None:
+        # The retains-grad hook follows the tensor to its new grad_fn.
+        hooks = (<Node>old_fn)._retains_grad_hooks
+        if hooks is not None:
+            hooks.pop(self._output_nr, None)
+        _install_retains_grad_hook(self)

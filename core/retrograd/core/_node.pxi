@@ -1,0 +1,412 @@
+# Graph structure: Edge, InputMetadata, Node and its hooks, GraphRoot,
+# AccumulateGrad, Error/DelayedError. Part of abi.pyx.
+#
+# Note [Hook order] (PyTorch's documented order, which the engine follows):
+#   1. tensor pre-hooks (Tensor.register_hook on the tensor this input is),
+#   2. retains-grad hooks (Tensor.retain_grad; always after 1),
+#   3. node pre-hooks (Node.register_prehook),
+#   4. the node runs,
+#   5. node post-hooks (Node.register_hook).
+# For a leaf the "node" is its AccumulateGrad, whose tensor pre-hooks are
+# read from the tensor itself (the accumulator is only weakly held by the
+# tensor and may be rebuilt).
+
+import threading as _threading
+import weakref as _weakref
+import itertools as _itertools
+
+cdef object _handle_ids = _itertools.count()
+
+
+@cython.freelist(64)
+@cython.final
+cdef class Edge:
+    """Where a gradient flows: ``(function, input_nr)``."""
+
+    def __init__(self, Node function, int input_nr):
+        self.function = function
+        self.input_nr = input_nr
+
+    def __iter__(self):
+        return iter((self.function, self.input_nr))
+
+    def __getitem__(self, i):
+        return (self.function, self.input_nr)[i]
+
+    def __len__(self):
+        return 2
+
+    def __repr__(self):
+        return f"Edge({self.function!r}, {self.input_nr})"
+
+    def __eq__(self, other):
+        if isinstance(other, Edge):
+            return self.function is (<Edge>other).function and self.input_nr == (<Edge>other).input_nr
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((id(self.function), self.input_nr))
+
+
+cdef inline Edge _new_edge(Node fn, int nr):
+    cdef Edge e = Edge.__new__(Edge)
+    e.function = fn
+    e.input_nr = nr
+    return e
+
+
+@cython.freelist(64)
+@cython.final
+cdef class InputMetadata:
+    """Shape, dtype and device of the gradient a node input must receive."""
+
+    def __repr__(self):
+        return f"InputMetadata(shape={self.shape}, dtype={self.dtype}, device={self.device})"
+
+
+cdef inline InputMetadata _new_meta(object array, Device device):
+    cdef InputMetadata m = InputMetadata.__new__(InputMetadata)
+    m.shape = array.shape
+    m.dtype = array.dtype
+    m.device = device
+    m.is_cupy = type(array) is not ndarray
+    return m
+
+
+cdef object rg_zeros_like_metadata(InputMetadata meta):
+    if meta.is_cupy:
+        import cupy
+        return cupy.zeros(meta.shape, dtype=meta.dtype)
+    return np.zeros(meta.shape, dtype=meta.dtype)
+
+
+class RemovableHandle:
+    """Returned by every hook registration; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_owner_ref", "_kind", "id", "__weakref__")
+
+    def __init__(self, owner, kind):
+        self._owner_ref = _weakref.ref(owner)
+        self._kind = kind
+        self.id = next(_handle_ids)
+
+    def remove(self):
+        owner = self._owner_ref()
+        if owner is not None:
+            _remove_hook(owner, self._kind, self.id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+cdef _remove_hook(owner, str kind, hid):
+    cdef list hooks
+    if kind == "tensor":
+        hooks = (<Tensor>owner)._hooks
+    elif kind == "post_acc":
+        hooks = (<Tensor>owner)._post_acc_hooks
+    elif kind == "pre":
+        hooks = (<Node>owner)._pre_hooks
+    elif kind == "post":
+        hooks = (<Node>owner)._post_hooks
+    elif kind == "tensor_pre":
+        hooks = (<Node>owner)._tensor_pre_hooks
+    else:
+        return
+    if hooks is None:
+        return
+    for i in range(len(hooks)):
+        if hooks[i][0] == hid:
+            del hooks[i]
+            return
+
+
+@cython.trashcan(True)
+cdef class Node:
+    """A backward function of the autograd graph (``grad_fn``).
+
+    Created by ops while the forward runs; run by the engine. ``name()``,
+    ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``
+    and ``_sequence_nr()`` behave as in ``torch.autograd.graph.Node``.
+    """
+
+    cdef list apply(self, list grads, bint create_graph):
+        raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    cdef void release_variables(self):
+        self._released = True
+
+    cdef void set_next_edges(self, tuple edges):
+        cdef uint64_t topo = 0
+        cdef Edge e
+        self._next_edges = edges
+        for x in edges:
+            if x is not None:
+                e = <Edge>x
+                if e.function.topo_nr >= topo:
+                    topo = e.function.topo_nr + 1
+        self.topo_nr = topo
+
+    cdef int add_input_metadata(self, object array, Device device) except -1:
+        cdef InputMetadata m = _new_meta(array, device)
+        if self._input_metadata is None:
+            self._input_metadata = (m,)
+        else:
+            self._input_metadata = self._input_metadata + (m,)
+        return 0
+
+    cdef list tensor_pre_hooks(self):
+        return self._tensor_pre_hooks
+
+    cpdef str name(self):
+        return type(self).__name__
+
+    # -- Python API -------------------------------------------------------
+    @property
+    def next_functions(self):
+        cdef Edge e
+        if self._next_edges is None:
+            return ()
+        return tuple((None, 0) if x is None else ((<Edge>x).function, (<Edge>x).input_nr)
+                     for x in self._next_edges)
+
+    @property
+    def next_edges(self):
+        return self._next_edges if self._next_edges is not None else ()
+
+    @property
+    def input_metadata(self):
+        return self._input_metadata if self._input_metadata is not None else ()
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self):
+        return self.seq_nr
+
+    def _topological_nr(self):
+        return self.topo_nr
+
+    @property
+    def sequence_nr(self):
+        return self.seq_nr
+
+    @property
+    def topological_nr(self):
+        return self.topo_nr
+
+    @property
+    def num_inputs(self):
+        return 0 if self._input_metadata is None else len(self._input_metadata)
+
+    def register_hook(self, fn):
+        """Register ``fn(grad_inputs, grad_outputs)`` to run after this node.
+
+        It may return a tuple replacing ``grad_inputs``."""
+        if not callable(fn):
+            raise TypeError(f"hook must be callable, got {type(fn).__name__}")
+        h = RemovableHandle(self, "post")
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append((h.id, fn))
+        return h
+
+    def register_prehook(self, fn):
+        """Register ``fn(grad_outputs)`` to run before this node.
+
+        It may return a tuple replacing ``grad_outputs``."""
+        if not callable(fn):
+            raise TypeError(f"hook must be callable, got {type(fn).__name__}")
+        h = RemovableHandle(self, "pre")
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append((h.id, fn))
+        return h
+
+    def _register_tensor_pre_hook(self, int input_nr, fn):
+        h = RemovableHandle(self, "tensor_pre")
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = []
+        self._tensor_pre_hooks.append((h.id, input_nr, fn))
+        return h
+
+    def release_saved_variables(self):
+        """Free the arrays this node saved for backward (as after a backward without retain_graph)."""
+        self.release_variables()
+
+    def __call__(self, *grads):
+        cdef list gl = [_unwrap_grad(g, False) for g in grads]
+        out = self.apply(gl, False)
+        return tuple(None if g is None else _wrap_grad_value(g) for g in out)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def name_(self):
+        return self.name()
+
+
+cdef object _wrap_grad_value(object g):
+    if g is None or isinstance(g, Tensor):
+        return g
+    return rg_wrap(g, _CPU)
+
+
+cdef object _unwrap_grad(object g, bint create_graph):
+    if g is None:
+        return None
+    if create_graph:
+        if isinstance(g, Tensor):
+            return g
+        return rg_wrap(_ensure_array(g), _CPU)
+    if isinstance(g, Tensor):
+        return (<Tensor>g)._array
+    return _ensure_array(g)
+
+
+@cython.final
+cdef class GraphRoot(Node):
+    """The root of a backward with several outputs: hands each its gradient."""
+    cdef tuple _grads
+
+    cdef list apply(self, list grads, bint create_graph):
+        return list(self._grads)
+
+
+cdef GraphRoot _make_graph_root(tuple edges, tuple grads):
+    cdef GraphRoot r = GraphRoot.__new__(GraphRoot)
+    r.set_next_edges(edges)
+    r._grads = grads
+    r.seq_nr = 0xFFFFFFFFFFFFFFFF
+    return r
+
+
+def _graph_root(tuple edges, tuple grads):
+    return _make_graph_root(edges, grads)
+
+
+@cython.final
+cdef class AccumulateGrad(Node):
+    """Accumulates the incoming gradient into a leaf's ``.grad``.
+
+    Its apply takes a lock: two graph tasks on different threads may reach
+    the same leaf at once, and the read-modify-write of ``.grad`` must not
+    interleave (numpy releases the GIL inside large additions).
+    """
+    cdef readonly Tensor variable
+    cdef object _lock
+
+    cdef list tensor_pre_hooks(self):
+        # See Note [Hook order]: a leaf's hooks live on the tensor.
+        cdef Tensor v = self.variable
+        cdef list hooks = v._hooks
+        if hooks is None or not hooks:
+            return None
+        return [(h[0], 0, h[1]) for h in hooks]
+
+    cdef list apply(self, list grads, bint create_graph):
+        cdef object g = grads[0]
+        cdef Tensor v = self.variable
+        if g is None or not v._requires_grad:
+            return []
+        # The references we know of: `grads` and the local `g`. More means the
+        # array is also held elsewhere (a user's gradient, another buffer) and
+        # must not be adopted as .grad.
+        del grads[0]
+        grads.append(None)
+        with self._lock:
+            _accumulate_grad(v, g, create_graph)
+            if v._post_acc_hooks:
+                for h in list(v._post_acc_hooks):
+                    h[1](v)
+        return []
+
+    @property
+    def variable_(self):
+        return self.variable
+
+
+cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
+    cdef Tensor old = <Tensor>v._grad if v._grad is not None else None
+    if not create_graph:
+        if old is None:
+            # Adopt the incoming array when nothing else can see it: only
+            # this function's local holds it, it owns its memory, and it is
+            # writable with the leaf's dtype and shape. Otherwise copy.
+            if (Py_REFCNT(g) <= 2 and type(g) is ndarray and (<object>g).base is None
+                    and g.flags.writeable and g.dtype == v._array.dtype
+                    and g.shape == v._array.shape):
+                v._grad = rg_wrap(g, v._device)
+            else:
+                v._grad = rg_wrap(_copy_as(g, v._array), v._device)
+        else:
+            a = old._array
+            if a.flags.writeable and a.base is None and old._grad_fn is None:
+                a += g
+                old._version_counter.version += 1
+            else:
+                v._grad = rg_wrap(_copy_as(a + g, v._array), v._device)
+    else:
+        gt = <Tensor>g if isinstance(g, Tensor) else rg_wrap(g, v._device)
+        if old is None:
+            v._grad = _op_clone(gt) if rg_tls_grad_enabled else _detached_copy(gt)
+        else:
+            v._grad = _op_add2(old, gt)
+    return 0
+
+
+cdef object _copy_as(object g, object like):
+    if type(like) is ndarray:
+        return np.array(g, dtype=like.dtype, copy=True)
+    return like.__class__(g).astype(like.dtype, copy=True)
+
+
+cdef Tensor _detached_copy(Tensor t):
+    return rg_wrap(t._array.copy(), t._device)
+
+
+cdef AccumulateGrad _make_accumulate_grad(Tensor v):
+    cdef AccumulateGrad acc = AccumulateGrad.__new__(AccumulateGrad)
+    acc.variable = v
+    acc._lock = _threading.Lock()
+    acc._next_edges = ()
+    acc.seq_nr = 0xFFFFFFFFFFFFFFFF   # PyTorch: UINT64_MAX, run as soon as ready
+    acc.topo_nr = 0
+    acc._input_metadata = (_new_meta(v._array, v._device),)
+    return acc
+
+
+cdef class Error(Node):
+    """A node whose backward raises RuntimeError with its message."""
+    cdef readonly str msg
+
+    def __init__(self, str msg, tuple next_edges=()):
+        self.msg = msg
+        self.set_next_edges(next_edges)
+
+    cdef list apply(self, list grads, bint create_graph):
+        raise RuntimeError(self.msg)
+
+
+@cython.final
+cdef class DelayedError(Error):
+    """Passes gradients through in forward position but raises its message if a
+    backward reaches it (PyTorch's DelayedError: an error deferred until the
+    gradient is actually needed)."""
+    pass
+
+
+cdef object _raise_released(Node node):
+    raise RuntimeError(
+        f"Trying to backward through the graph a second time (or directly access saved "
+        f"tensors after they have already been freed): {node.name()} already freed its saved "
+        "tensors. Saved intermediate values of the graph are freed when you call .backward() "
+        "or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+        "graph a second time or if you need to access saved tensors after calling backward."
+    )

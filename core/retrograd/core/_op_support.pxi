@@ -1,0 +1,279 @@
+# What every generated op uses: argument unwrapping, device checks, graph
+# recording (collect_next_edges / set_history), view bookkeeping and the
+# array helpers that generated kernels call. Part of abi.pyx.
+
+import traceback as _traceback
+
+
+cdef inline object _arg_array(object x):
+    # A non-Tensor argument of a Tensor parameter: Python scalars stay scalars
+    # (NumPy's weak promotion: float32 tensor * 2.0 stays float32); anything
+    # else becomes an array without copying.
+    if type(x) is float or type(x) is int or type(x) is bool or type(x) is ndarray:
+        return x
+    if _cupy_ndarray is not None and type(x) is _cupy_ndarray:
+        return x
+    if isinstance(x, (complex, np.generic)):
+        return x
+    return np.asarray(x)
+
+
+cdef inline Device _dev2(Tensor a, Tensor b):
+    if a is None:
+        return b._device if b is not None else _CPU
+    if b is None or b._device is a._device:
+        return a._device
+    if b._array.ndim == 0 and b._device is _CPU:
+        return a._device
+    if a._array.ndim == 0 and a._device is _CPU:
+        return b._device
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{a._device} and {b._device}! Move them with .to(device) first.")
+
+
+cdef inline Device _dev3(Tensor a, Tensor b, Tensor c):
+    return _dev2(_dev_carrier(a, b), c)
+
+
+cdef inline Tensor _dev_carrier(Tensor a, Tensor b):
+    _dev2(a, b)
+    return a if a is not None else b
+
+
+cdef inline Edge _edge(Tensor t):
+    if t is None:
+        return None
+    return t.gradient_edge()
+
+
+cdef inline bint _needs(Tensor t):
+    return t is not None and (t._grad_fn is not None or t._requires_grad)
+
+
+cdef inline bint _record(object out):
+    # Only floating (and complex) results carry gradients.
+    cdef str k = out.dtype.kind
+    return k == 'f' or k == 'c'
+
+
+cdef inline void _finish_node(Node node, object out, Device dev):
+    node.seq_nr = rg_next_sequence_nr()
+    node._input_metadata = (_new_meta(out, dev),)
+    if rg_anomaly_mode:
+        node._anomaly_trace = "".join(_traceback.format_stack()[:-1])
+
+
+cdef inline void _mark_view(Tensor result, Tensor base, object out):
+    # A view shares memory and the version counter with its base (the root
+    # base, as in PyTorch: views of views point at the original).
+    if base is None:
+        return
+    result._base = base._base if base._base is not None else base
+    result._version_counter = base._version_counter
+
+
+cdef inline void _maybe_mark_view(Tensor result, Tensor base, object out, object a):
+    if base is None:
+        return
+    if type(out) is ndarray and out.base is not None and np.may_share_memory(out, a):
+        _mark_view(result, base, out)
+
+
+cdef object _call_forward_grad_slot(str op, tuple inputs, tuple outputs, object attrs):
+    _forward_grad_slot(op, inputs, outputs, attrs)
+
+
+# ---------------------------------------------------------------------------
+# Kernels: array code that the `kernel:` expressions of derivatives.yaml call.
+
+cdef object _norm_dims(object dim, int ndim):
+    # torch's dim argument (None, int, or a sequence) as a NumPy axis.
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    return _wrap_dim(dim, ndim)
+
+
+cdef object k_sum(object a, object dim, bint keepdim, object dtype):
+    return np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+cdef object k_mean(object a, object dim, bint keepdim, object dtype):
+    return np.mean(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+cdef object k_transpose(object a, object d0, object d1):
+    if a.ndim == 0:
+        return a
+    return np.swapaxes(a, _wrap_dim(d0, a.ndim), _wrap_dim(d1, a.ndim))
+
+
+cdef object k_permute(object a, object dims):
+    if len(dims) != a.ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
+    return np.transpose(a, tuple(_wrap_dim(d, a.ndim) for d in dims))
+
+
+cdef object k_reshape(object a, object shape):
+    try:
+        return np.reshape(a, shape)
+    except ValueError:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.size}") from None
+
+
+cdef object k_view(object a, object shape):
+    out = k_reshape(a, shape)
+    if out.size and not np.may_share_memory(out, a):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return out
+
+
+cdef object k_expand(object a, object shape):
+    # torch's expand: -1 keeps a dimension; new leading dimensions may be added.
+    shape = tuple(shape)
+    cdef int lead = len(shape) - a.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({a.ndim})")
+    target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(shape))
+    try:
+        return np.broadcast_to(a, target)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor must match the existing size at non-singleton "
+            f"dimensions: cannot expand shape {tuple(a.shape)} to {shape}") from None
+
+
+cdef object k_broadcast_to(object a, object shape):
+    try:
+        return np.broadcast_to(a, tuple(shape))
+    except ValueError:
+        raise RuntimeError(f"cannot broadcast shape {tuple(a.shape)} to {tuple(shape)}") from None
+
+
+cdef object k_matmul(object a, object b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{np.ndim(a)}D and {np.ndim(b)}D")
+    try:
+        return np.matmul(a, b)
+    except ValueError as exc:
+        raise RuntimeError(f"matmul: shapes {np.shape(a)} and {np.shape(b)} cannot be multiplied ({exc})") from None
+
+
+cdef object k_sigmoid(object a):
+    # Stable for large |a|: exp never overflows.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(a, np.float16), copy=False)
+
+
+cdef object k_relu(object a):
+    return np.maximum(a, 0).astype(a.dtype, copy=False)
+
+
+cdef object k_getitem(object a, object index):
+    return a[_unwrap_index(index)]
+
+
+cdef object k_index_backward(object g, object shape, object dtype, object index):
+    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray else g.__class__(np.zeros(shape, dtype=dtype))
+    _add_at(z, _unwrap_index(index), g)
+    return z
+
+
+cdef object _add_at(object z, object index, object g):
+    # Basic indexing never repeats an element: plain assignment-add is exact.
+    # Advanced (integer array) indices may repeat: np.add.at accumulates them.
+    if _is_basic_index(index):
+        z[index] += g
+    else:
+        np.add.at(z, index, g)
+
+
+cdef bint _is_basic_index(object index):
+    if isinstance(index, tuple):
+        for i in index:
+            if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))):
+                return False
+        return True
+    return index is None or index is Ellipsis or isinstance(index, (int, slice, np.integer))
+
+
+cdef object k_to_dtype(object a, object dtype):
+    return a.astype(dtype)
+
+
+cdef object k_clone(object a):
+    return a.copy()
+
+
+cdef object rg_sum_to(object g, tuple shape):
+    """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""
+    if isinstance(g, Tensor):
+        return _t_sum_to(<Tensor>g, shape)
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    cdef int lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"sum_to: gradient of shape {gshape} cannot be reduced to {shape}")
+    axes = list(range(lead))
+    for i in range(len(shape)):
+        if shape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+        elif shape[i] != gshape[lead + i]:
+            raise RuntimeError(f"sum_to: gradient of shape {gshape} cannot be reduced to {shape}")
+    if axes:
+        g = g.sum(axis=tuple(axes), keepdims=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+cdef Tensor _t_sum_to(Tensor g, tuple shape):
+    gshape = g._array.shape
+    if gshape == shape:
+        return g
+    cdef int lead = len(gshape) - len(shape)
+    axes = list(range(lead))
+    for i in range(len(shape)):
+        if shape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+    out = g
+    if axes:
+        out = _op_sum(out, tuple(axes), True, None)
+    if lead:
+        out = _op_reshape(out, shape)
+    return out
+
+
+cdef bint _expandable_to(tuple shape, tuple target):
+    # Whether `shape` broadcasts to `target` (so a gradient of shape `target`
+    # can be summed back to `shape`).
+    cdef Py_ssize_t n = len(shape), m = len(target)
+    if n > m:
+        return False
+    for i in range(n):
+        s = shape[n - 1 - i]
+        t = target[m - 1 - i]
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def sum_to(g, shape):
+    """Sum an array or tensor down to ``shape`` (the inverse of broadcasting)."""
+    return rg_sum_to(g, tuple(shape))
+
+
+def _expandable(shape, target):
+    return _expandable_to(tuple(shape), tuple(target))

@@ -1,0 +1,96 @@
+# SavedVariable: a tensor saved for backward. Part of abi.pyx.
+#
+# What is kept: the array, the shared version counter and the version at save
+# time; for a leaf the leaf itself (it is alive through its AccumulateGrad
+# anyway); for a non-leaf input its grad_fn and output_nr. An op's own output
+# is saved WITHOUT its grad_fn: the node that saves it is that grad_fn, and a
+# reference to it would be a cycle. unpack() rebuilds the tensor from the
+# owning node instead (PyTorch's is_output rule).
+
+@cython.freelist(64)
+@cython.final
+cdef class SavedVariable:
+    """A tensor saved by a node for its backward, with its version at save time."""
+
+    cdef object unpack(self, Node owner, bint as_tensor):
+        cdef Tensor t
+        if self._data is None:
+            if self._was_defined:
+                _raise_released(owner)
+            return None
+        if self._version_counter.version != self._saved_version:
+            _raise_modified(self, owner)
+        if not as_tensor:
+            return self._data
+        if self._leaf is not None:
+            return self._leaf
+        if self._is_output:
+            t = rg_wrap_with_grad_fn(self._data, self._device, owner, self._output_nr)
+        elif self._grad_fn is not None:
+            t = rg_wrap_with_grad_fn(self._data, self._device, self._grad_fn, self._output_nr)
+        else:
+            t = rg_wrap(self._data, self._device)
+        t._version_counter = self._version_counter
+        return t
+
+    cdef void reset(self):
+        self._data = None
+        self._leaf = None
+        self._grad_fn = None
+
+    def __repr__(self):
+        return f"SavedVariable(shape={None if self._data is None else self._data.shape}, version={self._saved_version})"
+
+
+cdef inline SavedVariable _save_tensor(Tensor t, bint is_output):
+    cdef SavedVariable sv = SavedVariable.__new__(SavedVariable)
+    if t._is_inference and not rg_tls_inference_mode:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. To work around you can make a clone "
+            "to get a normal tensor and use it in autograd.")
+    sv._data = t._array
+    sv._version_counter = t._version_counter
+    sv._saved_version = t._version_counter.version
+    sv._device = t._device
+    sv._was_defined = True
+    sv._requires_grad = t._grad_fn is not None or t._requires_grad
+    if is_output:
+        sv._is_output = True
+        sv._output_nr = t._output_nr
+    elif t._grad_fn is not None:
+        sv._grad_fn = t._grad_fn
+        sv._output_nr = t._output_nr
+    elif t._requires_grad:
+        sv._leaf = t
+    return sv
+
+
+cdef inline object _save(object x, Tensor t):
+    # Save an op argument: a SavedVariable for a tensor, the raw value otherwise.
+    if t is None:
+        return x
+    return _save_tensor(t, False)
+
+
+cdef inline object _unpack(object x, Node owner, bint as_tensor):
+    if type(x) is SavedVariable:
+        return (<SavedVariable>x).unpack(owner, as_tensor)
+    return x
+
+
+cdef object _raise_modified(SavedVariable sv, Node owner):
+    producer = ""
+    if sv._is_output:
+        producer = f", which is output {sv._output_nr} of {owner.name()}"
+    elif sv._grad_fn is not None:
+        producer = f", which is output {sv._output_nr} of {sv._grad_fn.name()}"
+    elif sv._leaf is not None:
+        producer = ", which is a leaf tensor"
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{sv._data.dtype} tensor of shape {tuple(sv._data.shape)}]{producer}, saved by "
+        f"{owner.name()}, is at version {sv._version_counter.version}; expected version "
+        f"{sv._saved_version} instead. Hint: the in-place change happened after the forward op that "
+        "saved it; use an out-of-place op (or .clone() before modifying), and enable anomaly "
+        "detection (retrograd.autograd.set_detect_anomaly(True)) to find the operation that "
+        "failed to compute its gradient.")

@@ -1,0 +1,67 @@
+# The slots other distributions fill (see abi.pxd). Part of abi.pyx.
+# Core never imports the engine, forward_ad or the profiler at module load:
+# each registers itself here when imported. An empty slot is a NULL pointer,
+# so the hot path pays one branch.
+
+cdef rg_engine_execute_fn _engine_slot = NULL
+cdef rg_forward_grad_fn _forward_grad_slot = NULL
+cdef rg_op_enter_fn _op_enter_slot = NULL
+cdef rg_op_exit_fn _op_exit_slot = NULL
+
+
+cdef int rg_register_engine(rg_engine_execute_fn fn) except -1:
+    global _engine_slot
+    _engine_slot = fn
+    return 0
+
+
+cdef int rg_register_forward_grad(rg_forward_grad_fn fn) except -1:
+    global _forward_grad_slot
+    _forward_grad_slot = fn
+    return 0
+
+
+cdef int rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except -1:
+    global _op_enter_slot, _op_exit_slot
+    _op_enter_slot = enter
+    _op_exit_slot = exit
+    return 0
+
+
+def _slot_status():
+    """Which slots are filled: {'engine': bool, 'forward_grad': bool, 'op_events': bool}."""
+    return {
+        "engine": _engine_slot != NULL,
+        "forward_grad": _forward_grad_slot != NULL,
+        "op_events": _op_enter_slot != NULL,
+    }
+
+
+ENGINE_DISTRIBUTION = "retrograd-engine"
+
+
+cdef rg_engine_execute_fn _get_engine() except NULL:
+    # The engine registers itself on import. Import it lazily the first time a
+    # backward runs, so `import retrograd.core` stays light and works alone.
+    if _engine_slot == NULL:
+        try:
+            import retrograd.engine  # noqa: F401  (registers the slot)
+        except ImportError as exc:
+            raise RuntimeError(
+                "running backward needs the autograd engine, which is not installed: "
+                f"install the '{ENGINE_DISTRIBUTION}' distribution "
+                f"(pip install {ENGINE_DISTRIBUTION}, or pip install retrograd). "
+                f"Import failed with: {exc}"
+            ) from exc
+        if _engine_slot == NULL:
+            raise RuntimeError(
+                f"'{ENGINE_DISTRIBUTION}' imported but did not register its executor; "
+                "reinstall it so that it matches retrograd-core"
+            )
+    return _engine_slot
+
+
+cdef object _engine_execute(tuple roots, tuple grads, bint keep_graph, bint create_graph,
+                            tuple inputs, bint accumulate_grad):
+    cdef rg_engine_execute_fn fn = _get_engine()
+    return fn(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)

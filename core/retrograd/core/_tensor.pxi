@@ -1,0 +1,562 @@
+# Tensor: an ndarray (or cupy array) plus its autograd metadata. Part of abi.pyx,
+# through gen_ops.py, which copies this file into the build directory with the
+# op methods of derivatives.yaml inserted at the @@GENERATED_METHODS@@ line.
+#
+# A Tensor never copies the array it wraps. Operator and op methods are
+# generated from derivatives.yaml; the autograd API lives here.
+
+@cython.freelist(32)
+@cython.final
+cdef class VersionCounter:
+    """The in-place version shared by a tensor, its views and detach()es."""
+
+    def __repr__(self):
+        return f"VersionCounter({self.version})"
+
+
+cdef inline VersionCounter _new_vc():
+    cdef VersionCounter vc = VersionCounter.__new__(VersionCounter)
+    vc.version = 0
+    return vc
+
+
+cdef inline object _ensure_array(object out):
+    # NumPy returns scalars from 0-d computations; a Tensor always holds an array.
+    if type(out) is ndarray:
+        return out
+    if _cupy_ndarray is not None and type(out) is _cupy_ndarray:
+        return out
+    return np.asarray(out)
+
+
+cdef Tensor rg_wrap(object array, Device device):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._array = array
+    t._device = device
+    t._version_counter = _new_vc()
+    t._is_inference = rg_tls_inference_mode
+    return t
+
+
+cdef Tensor rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int output_nr):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._array = array
+    t._device = device
+    t._version_counter = _new_vc()
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    return t
+
+
+cdef inline bint _is_float_dtype(object dtype):
+    return dtype.kind == 'f' or dtype.kind == 'c'
+
+
+cdef str _dtype_name(object dtype):
+    return str(dtype)
+
+
+@cython.trashcan(True)
+@cython.final
+cdef class Tensor:
+    """A multi-dimensional array that records the autograd graph.
+
+    Create one with ``retrograd.tensor``, ``retrograd.from_numpy`` and the other
+    factories. Its data *is* the wrapped ndarray: ``np.asarray(t)`` returns it.
+    """
+
+    def __init__(self, data=None, *, dtype=None, device=None, bint requires_grad=False):
+        arr = np.asarray([] if data is None else data, dtype=dtype)
+        self._array = arr
+        self._device = _parse_device(device)
+        self._version_counter = _new_vc()
+        self._is_inference = rg_tls_inference_mode
+        if requires_grad:
+            self.requires_grad = True
+
+    # -- internals used across core -------------------------------------
+    cdef bint needs_grad(self):
+        return self._grad_fn is not None or self._requires_grad
+
+    cdef Edge gradient_edge(self):
+        cdef Edge e
+        if self._grad_fn is not None:
+            e = self._edge_cache
+            if e is None:
+                e = _new_edge(self._grad_fn, self._output_nr)
+                self._edge_cache = e
+            return e
+        if self._requires_grad:
+            return _new_edge(self.grad_accumulator(), 0)
+        return None
+
+    cdef Node grad_accumulator(self):
+        cdef object acc
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_accumulator() should only be called on leaf tensors")
+        if not self._requires_grad:
+            return None
+        if self._grad_accumulator is not None:
+            acc = self._grad_accumulator()
+            if acc is not None:
+                return <Node>acc
+        acc = _make_accumulate_grad(self)
+        self._grad_accumulator = _weakref.ref(acc)
+        return <Node>acc
+
+    # -- array side -------------------------------------------------------
+    @property
+    def shape(self):
+        return self._array.shape
+
+    @property
+    def dtype(self):
+        return self._array.dtype
+
+    @property
+    def ndim(self):
+        return self._array.ndim
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self):
+        return self._device.type == RG_DEV_CUDA
+
+    @property
+    def data(self):
+        """A tensor sharing this one's array but detached from the graph and
+        with its own version counter (``torch.Tensor.data``)."""
+        return rg_wrap(self._array, self._device)
+
+    @data.setter
+    def data(self, value):
+        cdef Tensor other = _as_tensor_arg(value)
+        self._array = other._array
+
+    def numel(self):
+        return int(self._array.size)
+
+    def dim(self):
+        return self._array.ndim
+
+    def size(self, dim=None):
+        if dim is None:
+            return self._array.shape
+        return self._array.shape[_wrap_dim(dim, self._array.ndim)]
+
+    def __len__(self):
+        if self._array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def item(self):
+        if self._array.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._array.size} elements cannot be converted to a Python scalar; "
+                "item() needs exactly one element")
+        return self._array.item()
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def numpy(self, *, force=False):
+        """The wrapped ndarray itself (no copy)."""
+        if self.needs_grad() and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if _cupy_ndarray is not None and type(self._array) is _cupy_ndarray:
+            if not force:
+                raise TypeError(
+                    f"can't convert {self._device} tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+            return self._array.get()
+        return self._array
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._array
+        if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
+            a = a.get()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        return a
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._array.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._array.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._array.size} elements is ambiguous")
+        return bool(self._array.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        if self._array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        for i in range(self._array.shape[0]):
+            yield self[i]
+
+    def __reduce__(self):
+        if self.needs_grad() and self._grad_fn is not None:
+            raise RuntimeError("only leaf tensors can be pickled; call .detach() first")
+        return (_rebuild_tensor, (self._array, str(self._device), self._requires_grad))
+
+    def __repr__(self):
+        body = np.array2string(np.asarray(self.__array__()), separator=", ", prefix="tensor(")
+        extras = []
+        if self._device is not _CPU:
+            extras.append(f"device='{self._device}'")
+        if self._array.dtype != np.float64 and self._array.dtype != np.int64 and self._array.dtype != np.bool_:
+            extras.append(f"dtype={self._array.dtype}")
+        if self._grad_fn is not None:
+            extras.append(f"grad_fn=<{self._grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    # -- autograd side ----------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._grad_fn is not None or self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._set_requires_grad(bool(value))
+
+    cdef _set_requires_grad(self, bint value):
+        if self._grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return
+        if value and not _is_float_dtype(self._array.dtype):
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients, got "
+                f"{self._array.dtype}; convert first, e.g. t.to(numpy.float64)")
+        if value and self._is_inference and not rg_tls_inference_mode:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad=True):
+        self._set_requires_grad(bool(requires_grad))
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        return self._version_counter.version
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        cdef Tensor g
+        if value is None:
+            self._grad = None
+            return
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+        g = <Tensor>value
+        if g._array.dtype != self._array.dtype:
+            raise RuntimeError(
+                f"assigned grad has data of a different type: expected {self._array.dtype}, got {g._array.dtype}")
+        if g._array.shape != self._array.shape:
+            raise RuntimeError(
+                f"assigned grad has data of a different size: expected {self._array.shape}, got {g._array.shape}")
+        if g._device is not self._device:
+            raise RuntimeError(
+                f"assigned grad has data located on a different device: expected {self._device}, got {g._device}")
+        self._grad = g
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._grad_fn is not None and self._retains_grad
+
+    def retain_grad(self):
+        """Populate ``.grad`` for this non-leaf tensor during backward."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return      # leaves always get .grad
+        if self._retains_grad:
+            return
+        _install_retains_grad_hook(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Register ``hook(grad) -> Tensor or None``, run when this tensor's gradient is computed.
+
+        Returns a handle whose ``remove()`` unregisters it."""
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        if not self.needs_grad():
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._register_tensor_pre_hook(self._output_nr, hook)
+        h = RemovableHandle(self, "tensor")
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append((h.id, hook))
+        return h
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor)``, run after ``.grad`` of this leaf has been accumulated."""
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        h = RemovableHandle(self, "post_acc")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append((h.id, hook))
+        return h
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. the graph leaves (``torch.Tensor.backward``)."""
+        from retrograd.core._autograd import backward as _backward
+        _backward((self,), None if gradient is None else (gradient,), retain_graph,
+                  create_graph, inputs=inputs)
+
+    def detach(self):
+        """A new leaf sharing this tensor's array and version counter, outside the graph."""
+        cdef Tensor t = Tensor.__new__(Tensor)
+        t._array = self._array
+        t._device = self._device
+        t._version_counter = self._version_counter
+        t._is_inference = self._is_inference
+        t._base = self._base if self._base is not None else self
+        return t
+
+    def detach_(self):
+        """Detach this tensor from the graph in place; it becomes a leaf."""
+        if self._base is not None and self._base.needs_grad():
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._edge_cache = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def is_inference(self):
+        return self._is_inference
+
+    @property
+    def _base_(self):
+        return self._base
+
+    @property
+    def is_view(self):
+        return self._base is not None
+
+    @property
+    def T(self):
+        return _op_permute(self, tuple(range(self._array.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return _op_transpose(self, -2, -1)
+
+    def to(self, *args, **kwargs):
+        """``t.to(device)``, ``t.to(dtype)`` or ``t.to(device, dtype)``: differentiable."""
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, (str, Device)):
+                device = a
+            elif isinstance(a, Tensor):
+                device, dtype = (<Tensor>a)._device, (<Tensor>a)._array.dtype
+            else:
+                dtype = a
+        out = self
+        if dtype is not None and np.dtype(dtype) != self._array.dtype:
+            out = _op__to_dtype(out, np.dtype(dtype))
+        if device is not None and _parse_device(device) is not (<Tensor>out)._device:
+            out = _op__to_device(out, _parse_device(device))
+        if copy and out is self:
+            out = _op_clone(self)
+        return out
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    def type_as(self, other):
+        return self.to(dtype=(<Tensor>_as_tensor_arg(other))._array.dtype)
+
+    # -- shape methods taking torch's varargs ---------------------------------
+    def reshape(self, *shape):
+        return _op_reshape(self, _shape_args(shape))
+
+    def view(self, *shape):
+        return _op_view(self, _shape_args(shape))
+
+    def permute(self, *dims):
+        return _op_permute(self, _shape_args(dims))
+
+    def expand(self, *sizes):
+        return _op_expand(self, _shape_args(sizes))
+
+    def broadcast_to(self, shape):
+        return _op_broadcast_to(self, tuple(shape))
+
+    def flatten(self):
+        return _op_reshape(self, (-1,))
+
+    # -- in-place ops (see _inplace.pxi) ---------------------------------------
+    def add_(self, other, *, alpha=1):
+        return _inplace_binary(self, other if alpha == 1 else _op_mul(other, alpha), _op_add2, np.add, "add_")
+
+    def sub_(self, other, *, alpha=1):
+        return _inplace_binary(self, other if alpha == 1 else _op_mul(other, alpha), _op_sub2, np.subtract, "sub_")
+
+    def mul_(self, other):
+        return _inplace_binary(self, other, _op_mul, np.multiply, "mul_")
+
+    def div_(self, other):
+        return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
+
+    def pow_(self, exponent):
+        return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
+
+    def __iadd__(self, other):
+        return _inplace_binary(self, other, _op_add2, np.add, "add_")
+
+    def __isub__(self, other):
+        return _inplace_binary(self, other, _op_sub2, np.subtract, "sub_")
+
+    def __imul__(self, other):
+        return _inplace_binary(self, other, _op_mul, np.multiply, "mul_")
+
+    def __itruediv__(self, other):
+        return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
+
+    def __ipow__(self, other):
+        return _inplace_binary(self, other, _op_pow, np.power, "pow_")
+
+    def __setitem__(self, index, value):
+        cdef Tensor t_value = <Tensor>value if type(value) is Tensor else None
+        _check_inplace(self)
+        if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value)):
+            raise RuntimeError(
+                "assigning into a tensor that is part of the autograd graph (__setitem__) is not "
+                "supported in this version; build the result out of place (e.g. with where())")
+        self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
+        self._version_counter.version += 1
+
+    # @@GENERATED_METHODS@@ (gen_ops.py puts the methods of derivatives.yaml here)
+
+
+cdef object _op_add2(object a, object b):
+    return _op_add(a, b, 1)
+
+
+cdef object _op_sub2(object a, object b):
+    return _op_sub(a, b, 1)
+
+
+cdef tuple _shape_args(tuple args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return args
+
+
+cdef object _unwrap_index(object index):
+    # Tensors inside an index act as their arrays (advanced indexing).
+    if isinstance(index, Tensor):
+        return (<Tensor>index)._array
+    if isinstance(index, tuple):
+        return tuple((<Tensor>i)._array if isinstance(i, Tensor) else i for i in index)
+    if isinstance(index, list) and any(isinstance(i, Tensor) for i in index):
+        return [(<Tensor>i)._array if isinstance(i, Tensor) else i for i in index]
+    return index
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    t = rg_wrap(array, _parse_device(device))
+    t.requires_grad = requires_grad
+    return t
+
+
+cdef int _wrap_dim(object dim, int ndim) except? -1:
+    cdef int d = dim
+    cdef int n = ndim if ndim > 0 else 1
+    if d < -n or d >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d + n if d < 0 else d
+
+
+cdef Tensor _as_tensor_arg(object x):
+    if isinstance(x, Tensor):
+        return <Tensor>x
+    return rg_wrap(_ensure_array(np.asarray(x)), _CPU)
+
+
+cdef class _RetainsGradHook:
+    # Holds the tensor weakly: the hook lives on the tensor's grad_fn, which
+    # the tensor references, so a strong reference would be a cycle.
+    cdef object tensor_ref
+
+    def __call__(self, grad):
+        cdef Tensor t = self.tensor_ref()
+        if t is None:
+            return None
+        if isinstance(grad, Tensor):
+            g = <Tensor>grad
+            if t._grad is None:
+                t._grad = rg_wrap(g._array.copy(), t._device) if g._grad_fn is None else _op_clone(g)
+            else:
+                t._grad = _op_add2(t._grad, g) if (g._grad_fn is not None or (<Tensor>t._grad)._grad_fn is not None) \
+                    else rg_wrap((<Tensor>t._grad)._array + g._array, t._device)
+        return None
+
+
+cdef _install_retains_grad_hook(Tensor t):
+    cdef _RetainsGradHook h = _RetainsGradHook.__new__(_RetainsGradHook)
+    h.tensor_ref = _weakref.ref(t)
+    fn = t._grad_fn
+    if fn._retains_grad_hooks is None:
+        fn._retains_grad_hooks = {}
+    fn._retains_grad_hooks[t._output_nr] = h

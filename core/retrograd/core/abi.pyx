@@ -1,0 +1,67 @@
+# cython: language_level=3, embedsignature=True
+# retrograd-core's one extension module: implements abi.pxd.
+#
+# The topic files below are stitched together here so that the hot path
+# (op -> kernel -> node creation -> set_history) is made of direct C calls.
+# What each must never do is said at its top. Generated code (from
+# derivatives.yaml) is included from the build directory and never committed.
+
+cimport cython
+from cpython.ref cimport Py_REFCNT
+from libc.stdint cimport uint64_t
+
+import numpy as np
+from numpy import ndarray
+
+try:                                    # CuPy is optional (GPU only)
+    import cupy as _cupy
+    _cupy_ndarray = _cupy.ndarray
+except Exception:                       # ImportError, or a broken CUDA install
+    _cupy = None
+    _cupy_ndarray = None
+
+ABI_VERSION = (RG_ABI_MAJOR, RG_ABI_MINOR)
+
+include "_grad_mode.pxi"
+include "_slots.pxi"
+include "_device.pxi"
+include "_node.pxi"
+include "_saved.pxi"
+include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
+include "_op_support.pxi"
+include "_inplace.pxi"
+include "_formula_helpers.pxi"
+include "_generated_ops.pxi"
+
+
+# -- Python-level entry points used by core's Python modules ------------------
+
+def _wrap(array, device=None, requires_grad=False):
+    """A new leaf Tensor around ``array`` (no copy)."""
+    cdef Tensor t = rg_wrap(_ensure_array(array), _parse_device(device))
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _run_backward(tuple roots, tuple grads, bint keep_graph, bint create_graph,
+                  tuple inputs, bint accumulate_grad):
+    """Hand a validated backward to the engine slot (see _autograd.py)."""
+    return _engine_execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+
+
+def _gradient_edge(Tensor t):
+    """The Edge a gradient for ``t`` flows into (None if it needs none)."""
+    return t.gradient_edge()
+
+
+def _grad_accumulator(Tensor t):
+    return t.grad_accumulator()
+
+
+def _is_expandable_to(shape, target):
+    return _expandable_to(tuple(shape), tuple(target))
+
+
+def _set_view_of(Tensor view, Tensor base):
+    _mark_view(view, base, view._array)

@@ -1,0 +1,142 @@
+"""Thread-local grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each works as a context manager and as a decorator (also of generator
+functions), and changes only the calling thread's mode, as in PyTorch.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from retrograd.core import abi as _abi
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled"]
+
+is_grad_enabled = _abi.is_grad_enabled
+is_inference_mode_enabled = _abi.is_inference_mode_enabled
+
+
+class _DecoratorContextManager:
+    """A context manager that can also decorate functions and generators."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise TypeError("a grad mode cannot decorate a class; decorate its methods instead")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable graph recording on this thread (``torch.no_grad``)."""
+
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _abi.is_grad_enabled()
+        _abi._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _abi._set_grad_enabled(self.prev)
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable graph recording on this thread (``torch.enable_grad``)."""
+
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _abi.is_grad_enabled()
+        _abi._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _abi._set_grad_enabled(self.prev)
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode on this thread; takes effect at once, and as a context
+    manager restores the previous mode on exit (``torch.set_grad_enabled``)."""
+
+    def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(mode) expects a bool, got {type(mode).__name__}")
+        self.prev = _abi.is_grad_enabled()
+        self.mode = mode
+        _abi._set_grad_enabled(mode)
+
+    def __call__(self, func):
+        _abi._set_grad_enabled(self.prev)
+        return super().__call__(func)
+
+    def __enter__(self):
+        _abi._set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc):
+        _abi._set_grad_enabled(self.prev)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and tensors created inside are inference tensors that can
+    never be saved for backward (``torch.inference_mode``)."""
+
+    def __init__(self, mode: bool = True):
+        if not isinstance(mode, bool):
+            raise TypeError(f"inference_mode(mode) expects a bool, got {type(mode).__name__}")
+        self.mode = mode
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            # used as a bare decorator: @inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __enter__(self):
+        self.prev_inf = _abi.is_inference_mode_enabled()
+        self.prev_grad = _abi.is_grad_enabled()
+        if self.mode:
+            _abi._set_inference_mode(True)
+            _abi._set_grad_enabled(False)
+        else:
+            _abi._set_inference_mode(False)
+
+    def __exit__(self, *exc):
+        _abi._set_inference_mode(self.prev_inf)
+        _abi._set_grad_enabled(self.prev_grad)
+
+    def clone(self):
+        return self.__class__(self.mode)

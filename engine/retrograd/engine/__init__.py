@@ -1,0 +1,54 @@
+"""retrograd-engine: the Cython backward engine for retrograd-core's graphs.
+
+Importing it registers the executor in core's engine slot (core imports it
+lazily on the first backward). The ABI check below runs before any core type
+is touched (core's abi.pxd, rule 3).
+"""
+from retrograd.engine._abi_check import BUILT_AGAINST as _BUILT_AGAINST
+
+import retrograd.core as _core
+
+_core.check_abi("retrograd-engine", _BUILT_AGAINST, _core.ABI_VERSION)
+
+from retrograd.engine import _engine  # noqa: E402
+from retrograd.engine._engine import (  # noqa: E402,F401
+    ExecInfo,
+    GraphTask,
+    current_worker_device,
+    device_threads,
+    get_max_reentrant_depth,
+    is_multithreading_enabled,
+    set_max_reentrant_depth,
+)
+
+__version__ = "0.1.0"
+
+_engine._register()
+
+
+class set_multithreading_enabled:
+    """Run every node on the calling thread (False) or on its device's worker
+    (True, the default). Takes effect at once; as a context manager it
+    restores the previous setting on exit (``torch.autograd.set_multithreading_enabled``)."""
+
+    def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_multithreading_enabled(mode) expects a bool, got {type(mode).__name__}")
+        self.prev = _engine.is_multithreading_enabled()
+        _engine.set_multithreading_enabled_(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _engine.set_multithreading_enabled_(self.prev)
+
+
+def shutdown_device_threads(timeout: float = 1.0) -> None:
+    """Stop the device worker threads (done automatically at interpreter exit)."""
+    _engine._shutdown_device_threads(timeout)
+
+
+__all__ = ["GraphTask", "ExecInfo", "set_multithreading_enabled", "is_multithreading_enabled",
+           "set_max_reentrant_depth", "get_max_reentrant_depth", "current_worker_device",
+           "device_threads", "shutdown_device_threads"]

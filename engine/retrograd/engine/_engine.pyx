@@ -1,0 +1,821 @@
+# cython: language_level=3
+# distutils: language = c++
+# retrograd-engine: executes the graph that retrograd-core records (PyTorch's
+# engine.cpp, in Cython). Cimports nothing from core but abi.pxd.
+#
+# Note [Threading model]
+#   CPU nodes run on the thread that called backward, from that thread's own
+#   ReadyQueue. Every other device (virtual CPU devices "cpu:N", CUDA devices)
+#   has one long-lived worker thread and one ReadyQueue; a node runs on the
+#   worker of its input's device. Queues are C++ (ready_queue.h) and workers
+#   wait on them without the GIL; the GIL is held while a task is evaluated,
+#   so the GraphTask bookkeeping (dependencies, buffers, counters) is only
+#   ever touched by one thread at a time. A node's apply never runs
+#   concurrently with itself within a graph task; AccumulateGrad locks to
+#   extend that across graph tasks (see core's _node.pxi).
+#
+# Note [Reentrant backwards]
+#   A backward started inside a node or hook (on any thread) runs its graph
+#   task on the same thread, one depth deeper, popping from the same queue
+#   (deeper tasks first). Past MAX_REENTRANT_DEPTH nested levels it hands the
+#   task to a fresh pool thread and waits (without the GIL), so deep
+#   recursion never overflows one thread's C stack or Python's recursion
+#   limit, as PyTorch does.
+#
+# Thread-locals (rg_tls_* below), who sets them and when:
+#   worker_device: the device a thread serves. NO_DEVICE on user threads
+#     outside backward; set to CPU_DEVICE by execute() for the duration of a
+#     backward; set once to the device key by a device worker; set to the
+#     owner's device by a pool thread.
+#   current_depth: nesting of reentrant backwards on this thread (execute()).
+#   total_depth: nesting across pool threads (execute(), pool threads).
+#   local_queue: the queue this thread pops (its CPU queue, or its device's).
+
+cimport cython
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_REFCNT
+from libc.stdint cimport uint64_t
+from libcpp.unordered_map cimport unordered_map
+from libcpp.unordered_set cimport unordered_set
+from libcpp.vector cimport vector
+
+ctypedef PyObject* PyObjPtr
+
+from retrograd.core.abi cimport (
+    Tensor, Node, Edge, InputMetadata, Device,
+    rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
+    rg_anomaly_enabled, rg_sum_to, RG_DEV_CPU,
+)
+
+import sys as _sys
+import threading as _threading
+import atexit as _atexit
+
+import numpy as np
+from numpy import ndarray
+
+
+cdef extern from "ready_queue.h" nogil:
+    cdef cppclass RgNodeTask:
+        PyObject* graph_task
+        PyObject* node
+        PyObject* inputs
+        int reentrant_depth
+        uint64_t sequence_nr
+        bint is_shutdown
+    cdef cppclass RgReadyQueue:
+        void push(const RgNodeTask& task)
+        RgNodeTask pop()
+        bint try_pop(RgNodeTask* out)
+        size_t size()
+    cdef cppclass RgEvent:
+        void set()
+        void wait()
+        bint is_set()
+    RgReadyQueue* rg_thread_cpu_queue()
+
+
+cdef extern from *:
+    """
+    static __thread int rg_tls_worker_device = -2;   /* NO_DEVICE */
+    static __thread int rg_tls_current_depth = 0;
+    static __thread int rg_tls_total_depth = 0;
+    static __thread RgReadyQueue* rg_tls_local_queue = NULL;
+    """
+    int rg_tls_worker_device
+    int rg_tls_current_depth
+    int rg_tls_total_depth
+    RgReadyQueue* rg_tls_local_queue
+
+
+DEF NO_DEVICE = -2
+DEF CPU_DEVICE = -1
+DEF MAX_DEVICES = 512
+
+# Past this many nested reentrant backwards on one thread, continue on a pool
+# thread (PyTorch uses 60 too).
+cdef int MAX_REENTRANT_DEPTH = 60
+
+cdef bint _multithreading_enabled = True
+cdef RgReadyQueue* _device_queues[MAX_DEVICES]
+cdef list _device_threads = []
+cdef object _device_lock = _threading.Lock()
+cdef bint _shutting_down = False
+
+
+@cython.final
+cdef class ExecInfo:
+    """Whether a node must run in this graph task, and which of its input
+    gradients autograd.grad captures: list of (input_nr, output_index)."""
+    cdef public bint needed
+    cdef public list captures
+
+    cdef inline bint should_execute(self):
+        return self.needed or self.captures is not None
+
+
+@cython.final
+cdef class GraphTask:
+    """The state of one backward call (PyTorch's GraphTask)."""
+    cdef readonly bint keep_graph
+    cdef readonly bint create_graph
+    cdef readonly int reentrant_depth
+    cdef readonly int owner
+    cdef RgReadyQueue* cpu_ready_queue
+    cdef unordered_map[PyObjPtr, int] dependencies
+    cdef dict not_ready                 # node -> input buffer (list)
+    cdef dict exec_info                 # node -> ExecInfo; empty: run everything
+    cdef list captured_vars
+    cdef Py_ssize_t outstanding_tasks
+    cdef bint has_error
+    cdef object error                   # the first exception raised
+    cdef bint completed_flag
+    cdef RgEvent* done_event
+    cdef list final_callbacks
+    cdef Node graph_root                # keeps the graph alive while it runs
+
+    def __cinit__(self):
+        self.done_event = new RgEvent()
+        self.not_ready = {}
+        self.exec_info = {}
+
+    def __dealloc__(self):
+        del self.done_event
+
+    cdef inline bint completed(self):
+        return self.outstanding_tasks == 0 or self.has_error
+
+
+# ---------------------------------------------------------------------------
+# Queues and device workers
+
+cdef inline int _node_device(Node node):
+    cdef tuple meta = node._input_metadata
+    if meta is None or len(meta) == 0:
+        return CPU_DEVICE
+    cdef Device d = (<InputMetadata>meta[0]).device
+    if d.type == RG_DEV_CPU and d.index <= 0:
+        return CPU_DEVICE
+    return d.key()
+
+
+cdef RgReadyQueue* _ready_queue(RgReadyQueue* cpu_queue, int device) except NULL:
+    if device == CPU_DEVICE or not _multithreading_enabled:
+        return cpu_queue
+    return _device_queue(device)
+
+
+cdef RgReadyQueue* _ready_queue_by_index(RgReadyQueue* cpu_queue, int device) except NULL:
+    if device == CPU_DEVICE:
+        return cpu_queue
+    return _device_queue(device)
+
+
+cdef RgReadyQueue* _device_queue(int device) except NULL:
+    cdef RgReadyQueue* q
+    if device < 0 or device >= MAX_DEVICES:
+        raise RuntimeError(f"autograd engine: invalid device key {device}")
+    q = _device_queues[device]
+    if q != NULL:
+        return q
+    with _device_lock:
+        if _device_queues[device] == NULL:
+            if _shutting_down:
+                raise RuntimeError("the autograd engine is shutting down (interpreter exit)")
+            q = new RgReadyQueue()
+            _device_queues[device] = q
+            t = _threading.Thread(target=_device_thread_main, args=(device,),
+                                  name=f"retrograd-engine-device-{device}", daemon=True)
+            _device_threads.append((device, t))
+            t.start()
+    return _device_queues[device]
+
+
+def _device_thread_main(int device):
+    global rg_tls_worker_device, rg_tls_local_queue
+    rg_tls_worker_device = device
+    rg_tls_local_queue = _device_queues[device]
+    _thread_main(None)
+
+
+cdef int _push(RgReadyQueue* q, GraphTask gt, Node node, list inputs) except -1:
+    cdef RgNodeTask task
+    task.graph_task = <PyObject*>gt
+    Py_INCREF(gt)
+    if node is not None:
+        task.node = <PyObject*>node
+        Py_INCREF(node)
+        task.inputs = <PyObject*>inputs
+        Py_INCREF(inputs)
+        task.sequence_nr = node.seq_nr
+    task.reentrant_depth = gt.reentrant_depth
+    task.is_shutdown = False
+    gt.outstanding_tasks += 1
+    q.push(task)
+    return 0
+
+
+cdef void _push_shutdown(RgReadyQueue* q) noexcept nogil:
+    cdef RgNodeTask task
+    task.is_shutdown = True
+    q.push(task)
+
+
+def _shutdown_device_threads(double timeout=1.0):
+    """Stop every device worker (at interpreter exit); never hangs."""
+    global _shutting_down
+    _shutting_down = True
+    cdef int dev
+    for dev, t in list(_device_threads):
+        if _device_queues[dev] != NULL:
+            _push_shutdown(_device_queues[dev])
+    for dev, t in list(_device_threads):
+        t.join(timeout)
+
+
+_atexit.register(_shutdown_device_threads)
+
+
+# ---------------------------------------------------------------------------
+# The scheduling loop
+
+cdef object _thread_main(GraphTask graph_task):
+    # graph_task None: a device worker, runs until shutdown. Otherwise returns
+    # once graph_task has completed.
+    cdef RgNodeTask task
+    cdef GraphTask gt
+    cdef Node node
+    cdef list inputs
+    cdef RgReadyQueue* q
+    cdef bint prev_grad
+    while graph_task is None or not graph_task.completed_flag:
+        q = rg_tls_local_queue
+        with nogil:
+            task = q.pop()
+        if task.is_shutdown:
+            break
+        gt = <GraphTask>task.graph_task
+        Py_DECREF(gt)                # the task's reference, now held by `gt`
+        node = None
+        inputs = None
+        if task.node != NULL:
+            node = <Node>task.node
+            Py_DECREF(node)
+            inputs = <list>task.inputs
+            Py_DECREF(inputs)
+        if node is not None and not gt.has_error:
+            prev_grad = rg_grad_enabled()
+            rg_set_grad_enabled(gt.create_graph)
+            try:
+                _evaluate_function(gt, node, inputs)
+            except BaseException as exc:
+                _thread_on_exception(gt, node, exc)
+            finally:
+                rg_set_grad_enabled(prev_grad)
+        node = None
+        inputs = None
+        gt.outstanding_tasks -= 1
+        if gt.completed():
+            _mark_completed(gt)
+            if rg_tls_worker_device != gt.owner:
+                # The owner may be asleep in pop(): wake it so it sees that
+                # its task has completed.
+                _push(_ready_queue_by_index(gt.cpu_ready_queue, gt.owner), gt, None, None)
+
+
+cdef void _mark_completed(GraphTask gt):
+    if gt.completed_flag:
+        return
+    if not gt.has_error and gt.final_callbacks:
+        try:
+            for cb in list(gt.final_callbacks):
+                cb()
+        except BaseException as exc:
+            gt.has_error = True
+            gt.error = exc
+    gt.completed_flag = True
+    gt.done_event.set()
+
+
+cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
+    if gt.has_error:
+        return
+    _annotate(exc, node)
+    gt.error = exc
+    gt.has_error = True
+
+
+cdef _annotate(BaseException exc, Node node):
+    # The original exception type reaches the caller, its message naming the
+    # node that raised (and, in anomaly mode, where the forward created it).
+    where = f"(raised while running {node.name()} during backward)"
+    trace = node._anomaly_trace
+    if trace is not None:
+        where += f"\nThe forward call that created {node.name()} was:\n{trace}"
+    args = exc.args
+    if args and isinstance(args[0], str) and where not in args[0]:
+        exc.args = (f"{args[0]}\n{where}",) + args[1:]
+    elif where not in getattr(exc, "__notes__", ()):
+        exc.add_note(where)
+
+
+# ---------------------------------------------------------------------------
+# Running one node
+
+cdef inline object _wrap_for_hook(object g, Node node, int input_nr):
+    # Hooks see Tensors; in plain backward the engine moves ndarrays.
+    cdef tuple meta
+    if g is None or isinstance(g, Tensor):
+        return g
+    meta = node._input_metadata
+    if meta is not None and input_nr < len(meta):
+        return rg_wrap(g, (<InputMetadata>meta[input_nr]).device)
+    return rg_wrap(g, None)
+
+
+cdef inline object _unwrap_from_hook(object g, bint create_graph):
+    if g is None:
+        return None
+    if not isinstance(g, Tensor):
+        raise TypeError(f"a backward hook must return a Tensor or None, got {type(g).__name__}")
+    if create_graph:
+        return g
+    return (<Tensor>g)._array
+
+
+cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph):
+    # See core's Note [Hook order]: tensor hooks, then retains-grad hooks.
+    cdef list hooks = node.tensor_pre_hooks()
+    cdef dict rg_hooks = node._retains_grad_hooks
+    cdef int nr
+    if hooks:
+        for h in list(hooks):
+            nr = h[1]
+            g = inputs[nr]
+            if g is None:
+                continue
+            res = h[2](_wrap_for_hook(g, node, nr))
+            if res is not None:
+                inputs[nr] = _check_hook_grad(_unwrap_from_hook(res, create_graph), g, node, nr)
+    if rg_hooks:
+        for nr, fn in list(rg_hooks.items()):
+            g = inputs[nr]
+            if g is not None:
+                fn(_wrap_for_hook(g, node, nr))
+    return inputs
+
+
+cdef object _check_hook_grad(object new, object old, Node node, int nr):
+    if new is not None and old is not None and new.shape != old.shape:
+        raise RuntimeError(
+            f"hook on the gradient of input {nr} of {node.name()} changed its shape from "
+            f"{tuple(old.shape)} to {tuple(new.shape)}; a hook must return a gradient of the same shape")
+    return new
+
+
+cdef list _call_pre_hooks(Node node, list inputs, bint create_graph):
+    cdef list hooks = node._pre_hooks
+    if not hooks:
+        return inputs
+    for h in list(hooks):
+        res = h[1](tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)))
+        if res is not None:
+            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+            if len(res) != len(inputs):
+                raise RuntimeError(
+                    f"pre-hook of {node.name()} returned {len(res)} gradients, expected {len(inputs)}")
+            inputs = [_unwrap_from_hook(g, create_graph) for g in res]
+    return inputs
+
+
+cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph):
+    for h in list(node._post_hooks):
+        grad_inputs = tuple(None if g is None else (g if isinstance(g, Tensor) else rg_wrap(g, None))
+                            for g in outputs)
+        grad_outputs = tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs))
+        res = h[1](grad_inputs, grad_outputs)
+        if res is not None:
+            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+            if len(res) != len(outputs):
+                raise RuntimeError(
+                    f"post-hook of {node.name()} returned {len(res)} gradients, expected {len(outputs)}")
+            outputs = [_unwrap_from_hook(g, create_graph) for g in res]
+    return outputs
+
+
+cdef list _call_function(GraphTask gt, Node node, list inputs):
+    cdef list outputs
+    cdef list inputs_copy = None
+    cdef tuple edges
+    inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
+    inputs = _call_pre_hooks(node, inputs, gt.create_graph)
+    if node._post_hooks:
+        inputs_copy = list(inputs)
+    outputs = node.apply(inputs, gt.create_graph)
+    edges = node._next_edges
+    if edges is None:
+        edges = ()
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(edges)}, got {len(outputs)})")
+    _validate_outputs(edges, outputs, node)
+    if node._post_hooks:
+        outputs = _call_post_hooks(node, outputs, inputs_copy, gt.create_graph)
+        _validate_outputs(edges, outputs, node)
+    return outputs
+
+
+cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
+    # Each gradient must match the input it flows into: a broadcast shape is
+    # summed back (this is how broadcasting ops need no reduction of their
+    # own), a different dtype is cast, anything else is an error.
+    cdef Py_ssize_t i, n = len(grads)
+    cdef Edge e
+    cdef InputMetadata meta
+    for i in range(n):
+        g = grads[i]
+        if g is None:
+            continue
+        x = edges[i]
+        if x is None:
+            grads[i] = None
+            continue
+        e = <Edge>x
+        meta = <InputMetadata>e.function._input_metadata[e.input_nr]
+        shape = g.shape
+        if shape != meta.shape:
+            if _expandable(meta.shape, tuple(shape)):
+                g = rg_sum_to(g, meta.shape)
+            else:
+                raise RuntimeError(
+                    f"Function {node.name() if node is not None else 'backward'} returned an invalid "
+                    f"gradient at index {i} - got {list(shape)} but expected shape compatible with "
+                    f"{list(meta.shape)}")
+        if g.dtype != meta.dtype:
+            if isinstance(g, Tensor):
+                g = g.to(meta.dtype)
+            else:
+                g = g.astype(meta.dtype)
+        grads[i] = g
+    return 0
+
+
+cdef bint _expandable(tuple shape, tuple target):
+    cdef Py_ssize_t n = len(shape), m = len(target), i
+    if n > m:
+        return False
+    for i in range(n):
+        s = shape[n - 1 - i]
+        if s != target[m - 1 - i] and s != 1:
+            return False
+    return True
+
+
+cdef inline void _accumulate(list buf, int pos, object g, bint create_graph) except *:
+    # PyTorch's InputBuffer::add: sum gradients arriving at one input,
+    # in place when the buffered array is ours alone.
+    old = buf[pos]
+    if old is None:
+        buf[pos] = g
+        return
+    if create_graph:
+        buf[pos] = old + g
+        return
+    # References: the buffer and `old`. More means someone else can see it.
+    if (type(old) is ndarray and Py_REFCNT(old) <= 2 and (<object>old).base is None
+            and old.flags.writeable and old.dtype == g.dtype):
+        old += g
+    else:
+        buf[pos] = old + g
+
+
+cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
+    cdef ExecInfo info
+    cdef list outputs
+    cdef tuple edges
+    cdef Py_ssize_t i, n
+    cdef Edge e
+    cdef Node nxt
+    cdef PyObject* key
+    cdef bint ready
+    cdef list buf
+    cdef int nin
+    if gt.exec_info:
+        info = gt.exec_info.get(node)
+        if info is None:
+            return 0
+        if not info.needed:
+            inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
+        if info.captures is not None:
+            for cap in info.captures:
+                gt.captured_vars[cap[1]] = inputs[cap[0]]
+        if not info.needed:
+            return 0
+    outputs = _call_function(gt, node, inputs)
+    if not gt.keep_graph:
+        node.release_variables()
+    n = len(outputs)
+    if n == 0:
+        return 0
+    if rg_anomaly_enabled():
+        _check_anomaly(node, outputs)
+    edges = node._next_edges
+    for i in range(n):
+        x = edges[i]
+        if x is None:
+            continue
+        e = <Edge>x
+        nxt = e.function
+        key = <PyObject*>nxt
+        it = gt.dependencies.find(key)
+        if it == gt.dependencies.end():
+            raise RuntimeError(f"dependency not found for {nxt.name()}")
+        ready = False
+        if gt.dependencies[key] == 1:
+            gt.dependencies.erase(key)
+            ready = True
+        else:
+            gt.dependencies[key] -= 1
+        buf = gt.not_ready.get(nxt)
+        if buf is None:
+            if gt.exec_info:
+                info = gt.exec_info.get(nxt)
+                if info is None or not info.should_execute():
+                    continue
+            nin = len(nxt._input_metadata) if nxt._input_metadata is not None else 1
+            buf = [None] * nin
+            _accumulate(buf, e.input_nr, outputs[i], gt.create_graph)
+            if ready:
+                _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
+            else:
+                gt.not_ready[nxt] = buf
+        else:
+            _accumulate(buf, e.input_nr, outputs[i], gt.create_graph)
+            if ready:
+                del gt.not_ready[nxt]
+                _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
+    return 0
+
+
+cdef int _check_anomaly(Node node, list outputs) except -1:
+    from retrograd.core import abi as _core
+    if not _core.is_anomaly_check_nan_enabled():
+        return 0
+    for i, g in enumerate(outputs):
+        if g is None:
+            continue
+        arr = (<Tensor>g)._array if isinstance(g, Tensor) else g
+        if np.isnan(arr).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Building a graph task
+
+cdef int _compute_dependencies(GraphTask gt, Node root, uint64_t min_topo_nr) except -1:
+    cdef vector[PyObjPtr] stack
+    cdef unordered_set[PyObjPtr] seen
+    cdef Node fn, nxt
+    cdef Edge e
+    stack.push_back(<PyObject*>root)
+    seen.insert(<PyObject*>root)
+    while not stack.empty():
+        fn = <Node>stack.back()
+        stack.pop_back()
+        if fn.topo_nr < min_topo_nr:
+            continue
+        if fn._next_edges is None:
+            continue
+        for x in fn._next_edges:
+            if x is None:
+                continue
+            nxt = (<Edge>x).function
+            gt.dependencies[<PyObject*>nxt] += 1
+            if seen.insert(<PyObject*>nxt).second:
+                stack.push_back(<PyObject*>nxt)
+    return 0
+
+
+cdef inline bint _should_execute(GraphTask gt, Node fn):
+    cdef ExecInfo info = gt.exec_info.get(fn)
+    return info is not None and info.should_execute()
+
+
+cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulate_grad,
+                          uint64_t min_topo_nr) except -1:
+    # Mark the nodes on a path from root to one of `outputs` (the edges whose
+    # gradients were asked for): only they run.
+    cdef ExecInfo info
+    cdef Edge e
+    cdef int idx = 0
+    root_info = ExecInfo()
+    root_info.needed = True
+    gt.exec_info[root] = root_info
+    for x in outputs:
+        e = <Edge>x
+        info = gt.exec_info.get(e.function)
+        if info is None:
+            info = ExecInfo()
+            gt.exec_info[e.function] = info
+        if accumulate_grad:
+            info.needed = True
+        else:
+            if info.captures is None:
+                info.captures = []
+            info.captures.append((e.input_nr, idx))
+            idx += 1
+    gt.captured_vars = [None] * idx
+    # Iterative DFS (a graph may be a million nodes deep). Frame: [node, next edge index].
+    cdef list stack = [[root, 0]]
+    cdef set seen = {root}
+    cdef Node fn, child
+    cdef list frame
+    cdef tuple edges
+    while stack:
+        frame = stack[-1]
+        fn = <Node>frame[0]
+        edges = fn._next_edges if fn._next_edges is not None else ()
+        child = None
+        while frame[1] < len(edges):
+            x = edges[frame[1]]
+            frame[1] += 1
+            if x is None:
+                continue
+            c = (<Edge>x).function
+            if c in seen:
+                if _should_execute(gt, c):
+                    _mark_needed(gt, fn)
+                continue
+            seen.add(c)
+            child = c
+            break
+        if child is not None:
+            if child.topo_nr < min_topo_nr:
+                continue
+            stack.append([child, 0])
+        else:
+            stack.pop()
+            if stack and _should_execute(gt, fn):
+                _mark_needed(gt, <Node>stack[-1][0])
+    return 0
+
+
+cdef inline void _mark_needed(GraphTask gt, Node fn):
+    cdef ExecInfo info = gt.exec_info.get(fn)
+    if info is None:
+        info = ExecInfo()
+        gt.exec_info[fn] = info
+    info.needed = True
+
+
+# ---------------------------------------------------------------------------
+# Entry point (core's engine slot)
+
+cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_graph,
+                     tuple inputs, bint accumulate_grad):
+    cdef GraphTask gt = GraphTask.__new__(GraphTask)
+    cdef Node graph_root
+    cdef list buf
+    cdef Edge e
+    cdef uint64_t min_topo_nr = 0
+    if len(roots) != len(grads):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(roots)} roots")
+    # A user thread starts at depth 0; a reentrant call goes one deeper.
+    if rg_tls_worker_device == NO_DEVICE:
+        gt.reentrant_depth = 0
+        gt.cpu_ready_queue = rg_thread_cpu_queue()
+    else:
+        gt.reentrant_depth = rg_tls_total_depth + 1
+        gt.cpu_ready_queue = rg_tls_local_queue if rg_tls_local_queue != NULL else rg_thread_cpu_queue()
+    gt.keep_graph = keep_graph
+    gt.create_graph = create_graph
+    gt.final_callbacks = None
+
+    glist = list(grads)
+    _validate_outputs(roots, glist, None)
+    if len(roots) == 1:
+        e = <Edge>roots[0]
+        graph_root = e.function
+        nin = len(graph_root._input_metadata) if graph_root._input_metadata is not None else 1
+        buf = [None] * nin
+        buf[e.input_nr] = glist[0]
+    else:
+        from retrograd.core.abi import _graph_root
+        graph_root = _graph_root(roots, tuple(glist))
+        buf = []
+    gt.graph_root = graph_root
+
+    if inputs:
+        min_topo_nr = 0xFFFFFFFFFFFFFFFF
+        for x in inputs:
+            e = <Edge>x
+            if e.function.topo_nr < min_topo_nr:
+                min_topo_nr = e.function.topo_nr
+    _compute_dependencies(gt, graph_root, min_topo_nr)
+    if inputs:
+        _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
+    _execute_with_graph_task(gt, graph_root, buf)
+    if gt.has_error:
+        err = gt.error
+        gt.error = None
+        raise err
+    if inputs and not accumulate_grad:
+        return gt.captured_vars
+    return None
+
+
+cdef int _execute_with_graph_task(GraphTask gt, Node root, list buf) except -1:
+    global rg_tls_worker_device, rg_tls_current_depth, rg_tls_total_depth, rg_tls_local_queue
+    cdef RgReadyQueue* q = _ready_queue(gt.cpu_ready_queue, _node_device(root))
+    cdef RgReadyQueue* prev_local
+    if rg_tls_worker_device == NO_DEVICE:
+        # A user thread drives its own graph task (not reentrant).
+        rg_tls_worker_device = CPU_DEVICE
+        prev_local = rg_tls_local_queue
+        rg_tls_local_queue = gt.cpu_ready_queue
+        gt.owner = CPU_DEVICE
+        try:
+            _push(q, gt, root, buf)
+            _thread_main(gt)
+        finally:
+            rg_tls_worker_device = NO_DEVICE
+            rg_tls_local_queue = prev_local
+        return 0
+    # Reentrant: see Note [Reentrant backwards].
+    gt.owner = rg_tls_worker_device
+    _push(q, gt, root, buf)
+    if rg_tls_current_depth >= MAX_REENTRANT_DEPTH:
+        _run_on_pool_thread(gt)
+    else:
+        rg_tls_current_depth += 1
+        rg_tls_total_depth += 1
+        try:
+            _thread_main(gt)
+        finally:
+            rg_tls_current_depth -= 1
+            rg_tls_total_depth -= 1
+    return 0
+
+
+cdef int _run_on_pool_thread(GraphTask gt) except -1:
+    t = _threading.Thread(target=_pool_thread_main, args=(gt,),
+                          name="retrograd-engine-reentrant", daemon=True)
+    t.start()
+    with nogil:
+        gt.done_event.wait()
+    t.join()
+    return 0
+
+
+def _pool_thread_main(GraphTask gt):
+    global rg_tls_worker_device, rg_tls_local_queue, rg_tls_total_depth, rg_tls_current_depth
+    rg_tls_worker_device = gt.owner
+    rg_tls_local_queue = _ready_queue_by_index(gt.cpu_ready_queue, gt.owner)
+    rg_tls_total_depth = gt.reentrant_depth
+    rg_tls_current_depth = 0
+    try:
+        _thread_main(gt)
+    except BaseException as exc:          # never lose an error on a pool thread
+        if not gt.has_error:
+            gt.has_error = True
+            gt.error = exc
+        _mark_completed(gt)
+
+
+# ---------------------------------------------------------------------------
+# Python API
+
+def set_multithreading_enabled_(bint enabled):
+    global _multithreading_enabled
+    _multithreading_enabled = enabled
+
+
+def is_multithreading_enabled():
+    return _multithreading_enabled
+
+
+def set_max_reentrant_depth(int depth):
+    """Nested reentrant backwards allowed on one thread before moving to a pool thread."""
+    global MAX_REENTRANT_DEPTH
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {depth}")
+    MAX_REENTRANT_DEPTH = depth
+
+
+def get_max_reentrant_depth():
+    return MAX_REENTRANT_DEPTH
+
+
+def current_worker_device():
+    """The device key this thread serves: -2 outside backward, -1 CPU, N for a device worker."""
+    return rg_tls_worker_device
+
+
+def device_threads():
+    """{device key: threading.Thread} of the running device workers."""
+    return {dev: t for dev, t in _device_threads}
+
+
+def _register():
+    rg_register_engine(_execute)

@@ -1,0 +1,28 @@
+"""retrograd: PyTorch's autograd on NumPy (and CuPy) arrays.
+
+    import retrograd as rg
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad          # tensor([2., 4.])
+"""
+# Portions of the `retrograd` namespace (retrograd.core, retrograd.engine, ...)
+# are separate distributions, possibly installed in different places: let
+# them all join this package.
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)
+
+from retrograd.core import *  # noqa: E402,F401,F403
+from retrograd.core import Tensor, Device, device, OPS as _OPS  # noqa: E402,F401
+from retrograd.core import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
+from retrograd.core import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
+from retrograd import autograd  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name == "profiler":
+        from retrograd import _optional
+        return _optional.require("profiler", "retrograd-profiler")
+    raise AttributeError(f"module 'retrograd' has no attribute {name!r}")

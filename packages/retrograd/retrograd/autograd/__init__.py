@@ -1,0 +1,31 @@
+"""retrograd.autograd: backward, grad, grad modes and the engine's switches
+(``torch.autograd``)."""
+from retrograd.core import (  # noqa: F401
+    backward,
+    enable_grad,
+    grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from retrograd.core.abi import Node as _Node  # noqa: F401
+
+
+def set_multithreading_enabled(mode: bool):
+    """Run every backward node on the calling thread (False), or each on its
+    device's worker thread (True, the default). Usable as a context manager."""
+    from retrograd.engine import set_multithreading_enabled as _impl
+    return _impl(mode)
+
+
+def __getattr__(name):
+    if name == "forward_ad":
+        from retrograd import _optional
+        return _optional.require("forward_ad", "retrograd-forward-ad")
+    raise AttributeError(f"module 'retrograd.autograd' has no attribute {name!r}")
+
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
