@@ -1,0 +1,64 @@
+"""asv suite: retrograd's workloads (see workloads.py), tracked across commits.
+
+Ratios against PyTorch and NumPy come from compare.py (same process, same
+run); asv tracks retrograd's own absolute figures over time, with the
+hand-written NumPy version beside it as a fixed reference.
+"""
+import workloads as W
+
+
+class OverheadChain:
+    """300 tiny ops on a (16,) float64 array, forward + backward."""
+    params = ["retrograd", "numpy"]
+    param_names = ["framework"]
+
+    def setup(self, framework):
+        self.fn = W.overhead_chain(framework)
+
+    def time_overhead_chain(self, framework):
+        self.fn()
+
+
+class OverheadWide:
+    """64 branches of 20 ops from one input, forward + backward."""
+    params = ["retrograd", "numpy"]
+    param_names = ["framework"]
+
+    def setup(self, framework):
+        self.fn = W.overhead_wide(framework)
+
+    def time_overhead_wide(self, framework):
+        self.fn()
+
+
+class MLPStep:
+    """784-512-512-10 MLP, batch 128, relu, softmax cross-entropy: one step."""
+    params = (["retrograd", "numpy"], ["float32", "float64"])
+    param_names = ["framework", "dtype"]
+
+    def setup(self, framework, dtype):
+        self.fn = W.mlp_step(framework, dtype)
+
+    def time_mlp_step(self, framework, dtype):
+        self.fn()
+
+    def peakmem_mlp_step(self, framework, dtype):
+        self.fn()
+
+
+class DeepChain:
+    """10^6 ops (y = sin(y)) forward + backward."""
+    params = ["retrograd", "numpy"]
+    param_names = ["framework"]
+    timeout = 600
+    number = 1
+    repeat = 1
+
+    def setup(self, framework):
+        self.fn = W.deep_chain(framework)
+
+    def time_deep_chain(self, framework):
+        self.fn()
+
+    def peakmem_deep_chain(self, framework):
+        self.fn()

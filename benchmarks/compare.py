@@ -1,0 +1,126 @@
+"""retrograd vs PyTorch vs hand-written NumPy, side by side in one run.
+
+    python benchmarks/compare.py [--quick] [--only overhead_chain,mlp_step] [--no-torch]
+
+Times each workload of workloads.py (best of several repeats, after a warm-up)
+and prints microseconds per op (or milliseconds per step) and the ratios to
+hand-written NumPy and to PyTorch. Peak memory is measured in a fresh
+subprocess per framework: the rise of the process's peak RSS over its value
+right before the workload (imports and data already in place; Linux only).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads as W  # noqa: E402
+
+FRAMEWORKS = ("numpy", "retrograd", "torch")
+
+
+def best_time(fn, repeats, number):
+    fn()                                  # warm-up (also builds caches)
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def peak_rss_delta(workload, framework, extra):
+    """Peak RSS rise (bytes) of one run, measured in a fresh subprocess."""
+    # Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current RSS,
+    # so the peak after the run minus the RSS before it is what the run added.
+    code = (
+        "import sys, gc, json; sys.path.insert(0, %r); import workloads as W\n"
+        "def status(key):\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith(key): return int(line.split()[1]) * 1024\n"
+        "fn = getattr(W, %r)(%r, **%s)\n"
+        "gc.collect()\n"
+        "open('/proc/self/clear_refs', 'w').write('5')\n"
+        "before = status('VmRSS:')\n"
+        "fn()\n"
+        "print(json.dumps(status('VmHWM:') - before))\n"
+    ) % (os.path.dirname(os.path.abspath(__file__)), workload, framework, json.dumps(extra))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:5.2f}x" if b else "   - "
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats, smaller deep_chain")
+    ap.add_argument("--only", default="", help="comma-separated workloads")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-memory", action="store_true")
+    args = ap.parse_args(argv)
+    fws = [f for f in FRAMEWORKS if not (args.no_torch and f == "torch")]
+    if "torch" in fws:
+        try:
+            import torch
+            torch.set_num_threads(1)
+        except ImportError:
+            fws.remove("torch")
+    only = set(filter(None, args.only.split(",")))
+    rep = 3 if args.quick else 7
+    deep_ops = 100_000 if args.quick else W.DEEP_OPS
+
+    import numpy as np
+    print(f"python {sys.version.split()[0]} | numpy {np.__version__}"
+          + (f" | torch {__import__('torch').__version__}" if "torch" in fws else ""))
+    rows = []
+
+    def timed(name, per, unit, builder, *bargs, number=5, **bkw):
+        if only and name.split("[")[0] not in only:
+            return
+        times = {}
+        for fw in fws:
+            times[fw] = best_time(builder(fw, *bargs, **bkw), rep, number) / per
+        scale = 1e6 if unit == "us/op" else 1e3
+        line = f"{name:<24}" + "".join(f"{fw}={times[fw] * scale:9.2f} " for fw in fws) + unit
+        line += f" | retrograd/numpy {fmt_ratio(times['retrograd'], times['numpy'])}"
+        if "torch" in times:
+            line += f" | torch/numpy {fmt_ratio(times['torch'], times['numpy'])}"
+            line += f" | retrograd/torch {fmt_ratio(times['retrograd'], times['torch'])}"
+        print(line, flush=True)
+        rows.append({"name": name, "unit": unit, **{fw: times[fw] for fw in fws}})
+
+    timed("overhead_chain", W.CHAIN_OPS, "us/op", W.overhead_chain, number=20)
+    timed("overhead_wide", W.wide_op_count(), "us/op", W.overhead_wide, number=5)
+    for dt in ("float32", "float64"):
+        timed(f"mlp_step[{dt}]", 1, "ms/step", W.mlp_step, dt, number=5)
+    if not only or "deep_chain" in only:
+        timed("deep_chain", deep_ops, "us/op", W.deep_chain, ops=deep_ops, number=1)
+
+    if not args.no_memory:
+        print("peak memory (rise of peak RSS during one forward+backward, fresh process):")
+        mem_cases = [("mlp_step", {"dtype": "float32"}), ("mlp_step", {"dtype": "float64"}),
+                     ("deep_chain", {"ops": deep_ops})]
+        for wl, extra in mem_cases:
+            if only and wl not in only:
+                continue
+            peaks = {fw: peak_rss_delta(wl, fw, extra) for fw in fws}
+            label = f"{wl}[{extra.get('dtype', extra.get('ops'))}]"
+            line = f"{label:<24}" + "".join(f"{fw}={peaks[fw] / 2**20:8.1f}MB " for fw in fws)
+            line += f"| retrograd/numpy {fmt_ratio(peaks['retrograd'], peaks['numpy'])}"
+            if "torch" in peaks:
+                line += f" | torch/numpy {fmt_ratio(peaks['torch'], peaks['numpy'])}"
+            print(line, flush=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
