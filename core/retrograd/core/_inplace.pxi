@@ -69,7 +69,7 @@ cdef _rebase_history(Tensor self, Tensor res):
     self._edge_cache = None
     if self._retains_grad and old_fn is not None:
         # The retains-grad hook follows the tensor to its new grad_fn.
-        hooks = (<Node>old_fn)._retains_grad_hooks
+        hooks = (<Node>old_fn)._extra.retains_grad_hooks if (<Node>old_fn)._extra is not None else None
         if hooks is not None:
             hooks.pop(self._output_nr, None)
         _install_retains_grad_hook(self)

@@ -48,6 +48,23 @@ cdef class Edge:
         return hash((id(self.function), self.input_nr))
 
 
+cdef tuple _flatten_edges(tuple edges):
+    # A tuple of Edge (or None) as Node._next_edges' flat pairs.
+    cdef list flat = []
+    for x in edges:
+        if x is None:
+            flat.append(None)
+            flat.append(0)
+        else:
+            flat.append((<Edge>x).function)
+            flat.append((<Edge>x).input_nr)
+    return tuple(flat)
+
+
+def _flat_edges(edges):
+    return _flatten_edges(tuple(edges))
+
+
 cdef inline Edge _new_edge(Node fn, int nr):
     cdef Edge e = Edge.__new__(Edge)
     e.function = fn
@@ -57,6 +74,7 @@ cdef inline Edge _new_edge(Node fn, int nr):
 
 @cython.freelist(64)
 @cython.final
+@cython.no_gc
 cdef class InputMetadata:
     """Shape, dtype and device of the gradient a node input must receive."""
 
@@ -66,14 +84,34 @@ cdef class InputMetadata:
 
 cdef inline InputMetadata _new_meta(object array, Device device):
     cdef InputMetadata m = InputMetadata.__new__(InputMetadata)
-    m.shape = array.shape
+    m.shape = _intern_shape(array.shape)
     m.dtype = array.dtype
     m.device = device
     m.is_cupy = type(array) is not ndarray
     return m
 
 
+cdef tuple _last_shape = ()
+
+
+cdef inline tuple _intern_shape(tuple shape):
+    # Chains of ops produce the same shape over and over; sharing one tuple
+    # instead of keeping a copy per node saves ~60 bytes a node.
+    global _last_shape
+    if shape == _last_shape:
+        return _last_shape
+    _last_shape = shape
+    return shape
+
+
+@cython.final
+cdef class NodeExtras:
+    """Hooks, metadata and anomaly trace of a node (most nodes have none)."""
+    pass
+
+
 cdef object rg_zeros_like_metadata(InputMetadata meta):
+    # (also used by the engine to materialize an undefined gradient)
     if meta.is_cupy:
         import cupy
         return cupy.zeros(meta.shape, dtype=meta.dtype)
@@ -104,18 +142,23 @@ class RemovableHandle:
 
 cdef _remove_hook(owner, str kind, hid):
     cdef list hooks
+    cdef NodeExtras ex
     if kind == "tensor":
         hooks = (<Tensor>owner)._hooks
     elif kind == "post_acc":
         hooks = (<Tensor>owner)._post_acc_hooks
-    elif kind == "pre":
-        hooks = (<Node>owner)._pre_hooks
-    elif kind == "post":
-        hooks = (<Node>owner)._post_hooks
-    elif kind == "tensor_pre":
-        hooks = (<Node>owner)._tensor_pre_hooks
     else:
-        return
+        ex = (<Node>owner)._extra
+        if ex is None:
+            return
+        if kind == "pre":
+            hooks = ex.pre_hooks
+        elif kind == "post":
+            hooks = ex.post_hooks
+        elif kind == "tensor_pre":
+            hooks = ex.tensor_pre_hooks
+        else:
+            return
     if hooks is None:
         return
     for i in range(len(hooks)):
@@ -141,25 +184,50 @@ cdef class Node:
 
     cdef void set_next_edges(self, tuple edges):
         cdef uint64_t topo = 0
-        cdef Edge e
+        cdef Py_ssize_t i
+        cdef Node fn
         self._next_edges = edges
-        for x in edges:
+        for i in range(0, len(edges), 2):
+            x = edges[i]
             if x is not None:
-                e = <Edge>x
-                if e.function.topo_nr >= topo:
-                    topo = e.function.topo_nr + 1
+                fn = <Node>x
+                if fn.topo_nr >= topo:
+                    topo = fn.topo_nr + 1
         self.topo_nr = topo
 
     cdef int add_input_metadata(self, object array, Device device) except -1:
-        cdef InputMetadata m = _new_meta(array, device)
-        if self._input_metadata is None:
-            self._input_metadata = (m,)
+        cdef InputMetadata m
+        if self._num_inputs == 0:
+            self._shape = _intern_shape(array.shape)
+            self._dtype = array.dtype
+            self._device = device
+            self._is_cupy = type(array) is not ndarray
         else:
-            self._input_metadata = self._input_metadata + (m,)
+            m = _new_meta(array, device)
+            self._more_metadata = (m,) if self._more_metadata is None else self._more_metadata + (m,)
+        self._num_inputs += 1
         return 0
 
+    cdef InputMetadata metadata_of(self, int i):
+        cdef InputMetadata m
+        if i == 0 and self._num_inputs > 0:
+            m = InputMetadata.__new__(InputMetadata)
+            m.shape = self._shape
+            m.dtype = self._dtype
+            m.device = self._device
+            m.is_cupy = self._is_cupy
+            return m
+        if i <= 0 or i >= self._num_inputs:
+            raise IndexError(f"{self.name()} has {self._num_inputs} inputs, no input {i}")
+        return <InputMetadata>self._more_metadata[i - 1]
+
+    cdef NodeExtras extras(self):
+        if self._extra is None:
+            self._extra = NodeExtras.__new__(NodeExtras)
+        return self._extra
+
     cdef list tensor_pre_hooks(self):
-        return self._tensor_pre_hooks
+        return self._extra.tensor_pre_hooks if self._extra is not None else None
 
     cpdef str name(self):
         return type(self).__name__
@@ -167,25 +235,29 @@ cdef class Node:
     # -- Python API -------------------------------------------------------
     @property
     def next_functions(self):
-        cdef Edge e
-        if self._next_edges is None:
+        cdef tuple e = self._next_edges
+        if e is None:
             return ()
-        return tuple((None, 0) if x is None else ((<Edge>x).function, (<Edge>x).input_nr)
-                     for x in self._next_edges)
+        return tuple((None, 0) if e[i] is None else (e[i], e[i + 1]) for i in range(0, len(e), 2))
 
     @property
     def next_edges(self):
-        return self._next_edges if self._next_edges is not None else ()
+        """The edges as Edge objects (None where no gradient flows)."""
+        cdef tuple e = self._next_edges
+        if e is None:
+            return ()
+        return tuple(None if e[i] is None else _new_edge(e[i], e[i + 1]) for i in range(0, len(e), 2))
 
     @property
     def input_metadata(self):
-        return self._input_metadata if self._input_metadata is not None else ()
+        return tuple(self.metadata_of(i) for i in range(self._num_inputs))
 
     @property
     def metadata(self):
-        if self._metadata is None:
-            self._metadata = {}
-        return self._metadata
+        cdef NodeExtras ex = self.extras()
+        if ex.metadata is None:
+            ex.metadata = {}
+        return ex.metadata
 
     def _sequence_nr(self):
         return self.seq_nr
@@ -203,7 +275,7 @@ cdef class Node:
 
     @property
     def num_inputs(self):
-        return 0 if self._input_metadata is None else len(self._input_metadata)
+        return self._num_inputs
 
     def register_hook(self, fn):
         """Register ``fn(grad_inputs, grad_outputs)`` to run after this node.
@@ -212,9 +284,10 @@ cdef class Node:
         if not callable(fn):
             raise TypeError(f"hook must be callable, got {type(fn).__name__}")
         h = RemovableHandle(self, "post")
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append((h.id, fn))
+        ex = self.extras()
+        if ex.post_hooks is None:
+            ex.post_hooks = []
+        ex.post_hooks.append((h.id, fn))
         return h
 
     def register_prehook(self, fn):
@@ -224,16 +297,18 @@ cdef class Node:
         if not callable(fn):
             raise TypeError(f"hook must be callable, got {type(fn).__name__}")
         h = RemovableHandle(self, "pre")
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append((h.id, fn))
+        ex = self.extras()
+        if ex.pre_hooks is None:
+            ex.pre_hooks = []
+        ex.pre_hooks.append((h.id, fn))
         return h
 
     def _register_tensor_pre_hook(self, int input_nr, fn):
         h = RemovableHandle(self, "tensor_pre")
-        if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = []
-        self._tensor_pre_hooks.append((h.id, input_nr, fn))
+        ex = self.extras()
+        if ex.tensor_pre_hooks is None:
+            ex.tensor_pre_hooks = []
+        ex.tensor_pre_hooks.append((h.id, input_nr, fn))
         return h
 
     def release_saved_variables(self):
@@ -281,7 +356,7 @@ cdef class GraphRoot(Node):
 
 cdef GraphRoot _make_graph_root(tuple edges, tuple grads):
     cdef GraphRoot r = GraphRoot.__new__(GraphRoot)
-    r.set_next_edges(edges)
+    r.set_next_edges(_flatten_edges(edges))
     r._grads = grads
     r.seq_nr = 0xFFFFFFFFFFFFFFFF
     return r
@@ -291,7 +366,6 @@ def _graph_root(tuple edges, tuple grads):
     return _make_graph_root(edges, grads)
 
 
-@cython.final
 cdef class AccumulateGrad(Node):
     """Accumulates the incoming gradient into a leaf's ``.grad``.
 
@@ -299,8 +373,6 @@ cdef class AccumulateGrad(Node):
     the same leaf at once, and the read-modify-write of ``.grad`` must not
     interleave (numpy releases the GIL inside large additions).
     """
-    cdef readonly Tensor variable
-    cdef object _lock
 
     cdef list tensor_pre_hooks(self):
         # See Note [Hook order]: a leaf's hooks live on the tensor.
@@ -378,7 +450,7 @@ cdef AccumulateGrad _make_accumulate_grad(Tensor v):
     acc._next_edges = ()
     acc.seq_nr = 0xFFFFFFFFFFFFFFFF   # PyTorch: UINT64_MAX, run as soon as ready
     acc.topo_nr = 0
-    acc._input_metadata = (_new_meta(v._array, v._device),)
+    acc.add_input_metadata(v._array, v._device)
     return acc
 
 
@@ -388,7 +460,7 @@ cdef class Error(Node):
 
     def __init__(self, str msg, tuple next_edges=()):
         self.msg = msg
-        self.set_next_edges(next_edges)
+        self.set_next_edges(_flatten_edges(next_edges))
 
     cdef list apply(self, list grads, bint create_graph):
         raise RuntimeError(self.msg)

@@ -41,10 +41,20 @@ cdef inline Tensor _dev_carrier(Tensor a, Tensor b):
     return a if a is not None else b
 
 
-cdef inline Edge _edge(Tensor t):
+cdef inline Node _edge_fn(Tensor t):
+    # collect_next_edges, one input at a time: the node this input's gradient
+    # flows into (its grad_fn, or a leaf's AccumulateGrad), or None.
     if t is None:
         return None
-    return t.gradient_edge()
+    if t._grad_fn is not None:
+        return t._grad_fn
+    if t._requires_grad:
+        return t.grad_accumulator()
+    return None
+
+
+cdef inline int _edge_nr(Tensor t):
+    return t._output_nr if t is not None else 0
 
 
 cdef inline bint _needs(Tensor t):
@@ -59,9 +69,15 @@ cdef inline bint _record(object out):
 
 cdef inline void _finish_node(Node node, object out, Device dev):
     node.seq_nr = rg_next_sequence_nr()
-    node._input_metadata = (_new_meta(out, dev),)
+    # Input 0's metadata, inline (see Node): what add_input_metadata does,
+    # minus the call.
+    node._shape = _intern_shape(out.shape)
+    node._dtype = out.dtype
+    node._device = dev
+    node._is_cupy = type(out) is not ndarray
+    node._num_inputs = 1
     if rg_anomaly_mode:
-        node._anomaly_trace = "".join(_traceback.format_stack()[:-1])
+        node.extras().anomaly_trace = "".join(_traceback.format_stack()[:-1])
 
 
 cdef inline void _mark_view(Tensor result, Tensor base, object out):

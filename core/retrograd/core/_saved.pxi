@@ -94,3 +94,72 @@ cdef object _raise_modified(SavedVariable sv, Node owner):
         "saved it; use an out-of-place op (or .clone() before modifying), and enable anomaly "
         "detection (retrograd.autograd.set_detect_anomaly(True)) to find the operation that "
         "failed to compute its gradient.")
+
+
+# ---------------------------------------------------------------------------
+# Inline saved tensors of generated nodes (see gen_ops.py): the data, the
+# shared version counter and the version at save time live in three fields of
+# the node. A saved input is rebuilt as a Tensor from the node's next edge for
+# that input (the very (grad_fn, output_nr) the input had, or the leaf behind
+# an AccumulateGrad); a saved output from the node itself. `vc` is None for a
+# value that was not a Tensor (a Python scalar, an array): it stays raw.
+
+cdef inline int _check_saveable(Tensor t) except -1:
+    if t._is_inference and not rg_tls_inference_mode:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. To work around you can make a clone "
+            "to get a normal tensor and use it in autograd.")
+    return 0
+
+
+cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_ssize_t ver,
+                                 int edge_index, bint as_tensor):
+    cdef Edge e
+    cdef Tensor t
+    if vc is None:
+        return data
+    if vc.version != ver:
+        _raise_modified_inline(owner, data, vc, ver, edge_index)
+    if not as_tensor:
+        return data
+    x = owner._next_edges[2 * edge_index]
+    if x is None:
+        t = rg_wrap(data, owner._device)
+    else:
+        if type(x) is AccumulateGrad:
+            return (<AccumulateGrad>x).variable
+        t = rg_wrap_with_grad_fn(data, owner._device, <Node>x, owner._next_edges[2 * edge_index + 1])
+    t._version_counter = vc
+    return t
+
+
+cdef inline object _unpack_output(Node owner, object data, VersionCounter vc, Py_ssize_t ver,
+                                  bint as_tensor):
+    cdef Tensor t
+    if vc.version != ver:
+        _raise_modified_inline(owner, data, vc, ver, -1)
+    if not as_tensor:
+        return data
+    t = rg_wrap_with_grad_fn(data, owner._device, owner, 0)
+    t._version_counter = vc
+    return t
+
+
+cdef object _raise_modified_inline(Node owner, object data, VersionCounter vc, Py_ssize_t ver,
+                                   int edge_index):
+    producer = ""
+    if edge_index < 0:
+        producer = f", which is output 0 of {owner.name()}"
+    else:
+        fn = owner._next_edges[2 * edge_index]
+        if fn is not None:
+            producer = (", which is a leaf tensor" if type(fn) is AccumulateGrad
+                        else f", which is output {owner._next_edges[2 * edge_index + 1]} of {fn.name()}")
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{data.dtype} tensor of shape {tuple(data.shape)}]{producer}, saved by "
+        f"{owner.name()}, is at version {vc.version}; expected version {ver} instead. Hint: the "
+        "in-place change happened after the forward op that saved it; use an out-of-place op "
+        "(or .clone() before modifying), and enable anomaly detection "
+        "(retrograd.autograd.set_detect_anomaly(True)) to find the operation that failed to "
+        "compute its gradient.")

@@ -557,6 +557,7 @@ cdef _install_retains_grad_hook(Tensor t):
     cdef _RetainsGradHook h = _RetainsGradHook.__new__(_RetainsGradHook)
     h.tensor_ref = _weakref.ref(t)
     fn = t._grad_fn
-    if fn._retains_grad_hooks is None:
-        fn._retains_grad_hooks = {}
-    fn._retains_grad_hooks[t._output_nr] = h
+    cdef NodeExtras ex = (<Node>fn).extras()
+    if ex.retains_grad_hooks is None:
+        ex.retains_grad_hooks = {}
+    ex.retains_grad_hooks[t._output_nr] = h

@@ -86,22 +86,38 @@ cdef class Tensor:
     cdef _set_requires_grad(self, bint value)
 
 
+cdef class NodeExtras:
+    # What few nodes have, kept out of Node so that the common node stays
+    # small (a graph may hold millions) and the engine checks one field.
+    cdef list pre_hooks                 # node pre-hooks: (handle_id, fn(grad_outputs))
+    cdef list post_hooks                # node post-hooks: (handle_id, fn(grad_inputs, grad_outputs))
+    cdef list tensor_pre_hooks          # (handle_id, input_nr, fn(grad))
+    cdef dict retains_grad_hooks        # input_nr -> fn(grad)
+    cdef dict metadata
+    cdef object anomaly_trace           # forward traceback (anomaly mode), or None
+
+
 cdef class Node:
     # Invariant: a node's apply never runs concurrently with itself inside one
     # graph task; AccumulateGrad also locks across graph tasks.
-    # `_next_edges[i]` receives the gradient for the forward op's i-th input
-    # (None where that input needs no gradient).
-    cdef tuple _next_edges              # ABI: tuple of Edge or None
-    cdef tuple _input_metadata          # ABI: one InputMetadata per node input
-    cdef uint64_t seq_nr               # ABI
-    cdef uint64_t topo_nr         # ABI: greater than every child's
-    cdef list _pre_hooks                # node pre-hooks: fn(grad_outputs)
-    cdef list _post_hooks               # node post-hooks: fn(grad_inputs, grad_outputs)
-    cdef list _tensor_pre_hooks         # list of (input_nr, fn, handle_id)
-    cdef dict _retains_grad_hooks       # input_nr -> fn(grad)
-    cdef dict _metadata
-    cdef object _anomaly_trace          # forward traceback (anomaly mode), or None
+    # `_next_edges` is flat, (node_0, input_nr_0, node_1, input_nr_1, ...):
+    # pair i receives the gradient for the forward op's i-th input (node None
+    # where that input needs no gradient). Flat, because Edge objects would
+    # cost an allocation and ~50 bytes per edge in graphs of millions of nodes.
+    # Input metadata (what gradient each node input must receive): input 0 is
+    # stored inline (`_shape`, `_dtype`, `_device`), the others in
+    # `_more_metadata`; see Node.metadata_of().
+    cdef tuple _next_edges              # ABI: flat (node or None, input_nr) pairs
+    cdef uint64_t seq_nr                # ABI
+    cdef uint64_t topo_nr               # ABI: greater than every child's
+    cdef int _num_inputs                # ABI
     cdef bint _released                 # saved variables were freed
+    cdef bint _is_cupy                  # input 0's gradient is a cupy array
+    cdef tuple _shape                   # ABI: input 0's shape
+    cdef object _dtype                  # ABI: input 0's dtype
+    cdef Device _device                 # ABI: input 0's device
+    cdef tuple _more_metadata           # InputMetadata of inputs 1.., or None
+    cdef NodeExtras _extra              # hooks, metadata dict, anomaly trace; or None
     cdef object __weakref__
 
     # ABI: run the node. `grads` holds one gradient per node input: an
@@ -109,10 +125,19 @@ cdef class Node:
     # one gradient (or None) per next edge.
     cdef list apply(self, list grads, bint create_graph)
     cdef void release_variables(self)
-    cdef void set_next_edges(self, tuple edges)
+    cdef void set_next_edges(self, tuple edges)   # flat pairs; also sets topo_nr
     cdef int add_input_metadata(self, object array, Device device) except -1
-    cdef list tensor_pre_hooks(self)     # list of (handle_id, input_nr, fn), or None
+    cdef InputMetadata metadata_of(self, int i)
+    cdef NodeExtras extras(self)        # created on first use
+    cdef list tensor_pre_hooks(self)    # list of (handle_id, input_nr, fn), or None
     cpdef str name(self)
+
+
+cdef class AccumulateGrad(Node):
+    # The node behind a leaf: accumulates into `variable.grad`. ABI: read
+    # `variable` (the leaf; strong reference, the leaf holds this weakly).
+    cdef readonly Tensor variable
+    cdef object _lock
 
 
 cdef class SavedVariable:

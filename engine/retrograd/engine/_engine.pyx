@@ -40,8 +40,9 @@ from libcpp.vector cimport vector
 
 ctypedef PyObject* PyObjPtr
 
+cimport numpy as cnp
 from retrograd.core.abi cimport (
-    Tensor, Node, Edge, InputMetadata, Device,
+    Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad,
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_anomaly_enabled, rg_sum_to, RG_DEV_CPU,
 )
@@ -52,6 +53,8 @@ import atexit as _atexit
 
 import numpy as np
 from numpy import ndarray
+
+cnp.import_array()
 
 
 cdef extern from "ready_queue.h" nogil:
@@ -149,10 +152,9 @@ cdef class GraphTask:
 # Queues and device workers
 
 cdef inline int _node_device(Node node):
-    cdef tuple meta = node._input_metadata
-    if meta is None or len(meta) == 0:
+    cdef Device d = node._device
+    if d is None:
         return CPU_DEVICE
-    cdef Device d = (<InputMetadata>meta[0]).device
     if d.type == RG_DEV_CPU and d.index <= 0:
         return CPU_DEVICE
     return d.key()
@@ -249,8 +251,11 @@ cdef object _thread_main(GraphTask graph_task):
     cdef bint prev_grad
     while graph_task is None or not graph_task.completed_flag:
         q = rg_tls_local_queue
-        with nogil:
-            task = q.pop()
+        # Take ready work without giving up the GIL; sleep (without it) only
+        # when the queue is empty.
+        if not q.try_pop(&task):
+            with nogil:
+                task = q.pop()
         if task.is_shutdown:
             break
         gt = <GraphTask>task.graph_task
@@ -308,7 +313,7 @@ cdef _annotate(BaseException exc, Node node):
     # The original exception type reaches the caller, its message naming the
     # node that raised (and, in anomaly mode, where the forward created it).
     where = f"(raised while running {node.name()} during backward)"
-    trace = node._anomaly_trace
+    trace = node._extra.anomaly_trace if node._extra is not None else None
     if trace is not None:
         where += f"\nThe forward call that created {node.name()} was:\n{trace}"
     args = exc.args
@@ -323,12 +328,10 @@ cdef _annotate(BaseException exc, Node node):
 
 cdef inline object _wrap_for_hook(object g, Node node, int input_nr):
     # Hooks see Tensors; in plain backward the engine moves ndarrays.
-    cdef tuple meta
     if g is None or isinstance(g, Tensor):
         return g
-    meta = node._input_metadata
-    if meta is not None and input_nr < len(meta):
-        return rg_wrap(g, (<InputMetadata>meta[input_nr]).device)
+    if input_nr < node._num_inputs:
+        return rg_wrap(g, node.metadata_of(input_nr).device if input_nr else node._device)
     return rg_wrap(g, None)
 
 
@@ -345,7 +348,7 @@ cdef inline object _unwrap_from_hook(object g, bint create_graph):
 cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph):
     # See core's Note [Hook order]: tensor hooks, then retains-grad hooks.
     cdef list hooks = node.tensor_pre_hooks()
-    cdef dict rg_hooks = node._retains_grad_hooks
+    cdef dict rg_hooks = node._extra.retains_grad_hooks if node._extra is not None else None
     cdef int nr
     if hooks:
         for h in list(hooks):
@@ -373,7 +376,7 @@ cdef object _check_hook_grad(object new, object old, Node node, int nr):
 
 
 cdef list _call_pre_hooks(Node node, list inputs, bint create_graph):
-    cdef list hooks = node._pre_hooks
+    cdef list hooks = node._extra.pre_hooks if node._extra is not None else None
     if not hooks:
         return inputs
     for h in list(hooks):
@@ -388,7 +391,7 @@ cdef list _call_pre_hooks(Node node, list inputs, bint create_graph):
 
 
 cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph):
-    for h in list(node._post_hooks):
+    for h in list(node._extra.post_hooks):
         grad_inputs = tuple(None if g is None else (g if isinstance(g, Tensor) else rg_wrap(g, None))
                             for g in outputs)
         grad_outputs = tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs))
@@ -406,20 +409,23 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
     cdef list outputs
     cdef list inputs_copy = None
     cdef tuple edges
-    inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
-    inputs = _call_pre_hooks(node, inputs, gt.create_graph)
-    if node._post_hooks:
-        inputs_copy = list(inputs)
+    cdef bint post = False
+    if node._extra is not None or type(node) is AccumulateGrad:
+        inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
+        inputs = _call_pre_hooks(node, inputs, gt.create_graph)
+        post = node._extra is not None and bool(node._extra.post_hooks)
+        if post:
+            inputs_copy = list(inputs)
     outputs = node.apply(inputs, gt.create_graph)
     edges = node._next_edges
     if edges is None:
         edges = ()
-    if len(outputs) != len(edges):
+    if 2 * len(outputs) != len(edges):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(edges)}, got {len(outputs)})")
+            f"(expected {len(edges) // 2}, got {len(outputs)})")
     _validate_outputs(edges, outputs, node)
-    if node._post_hooks:
+    if post:
         outputs = _call_post_hooks(node, outputs, inputs_copy, gt.create_graph)
         _validate_outputs(edges, outputs, node)
     return outputs
@@ -429,35 +435,68 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
     # Each gradient must match the input it flows into: a broadcast shape is
     # summed back (this is how broadcasting ops need no reduction of their
     # own), a different dtype is cast, anything else is an error.
+    # `edges` is flat (node, input_nr) pairs, as Node._next_edges.
     cdef Py_ssize_t i, n = len(grads)
-    cdef Edge e
-    cdef InputMetadata meta
+    cdef Node fn
+    cdef int nr
+    cdef tuple mshape
+    cdef object mdtype
     for i in range(n):
         g = grads[i]
         if g is None:
             continue
-        x = edges[i]
+        x = edges[2 * i]
         if x is None:
             grads[i] = None
             continue
-        e = <Edge>x
-        meta = <InputMetadata>e.function._input_metadata[e.input_nr]
-        shape = g.shape
-        if shape != meta.shape:
-            if _expandable(meta.shape, tuple(shape)):
-                g = rg_sum_to(g, meta.shape)
-            else:
-                raise RuntimeError(
-                    f"Function {node.name() if node is not None else 'backward'} returned an invalid "
-                    f"gradient at index {i} - got {list(shape)} but expected shape compatible with "
-                    f"{list(meta.shape)}")
-        if g.dtype != meta.dtype:
-            if isinstance(g, Tensor):
-                g = g.to(meta.dtype)
-            else:
-                g = g.astype(meta.dtype)
+        fn = <Node>x
+        nr = edges[2 * i + 1]
+        if nr == 0:
+            mshape = fn._shape
+            mdtype = fn._dtype
+        else:
+            meta = fn.metadata_of(nr)
+            mshape = meta.shape
+            mdtype = meta.dtype
+        if type(g) is ndarray:
+            # Fast path: compare dims and dtype at C level, no tuple built.
+            if not _same_shape(<cnp.ndarray>g, mshape):
+                g = _fix_shape(g, mshape, node, i)
+            if <object>cnp.PyArray_DESCR(<cnp.ndarray>g) is not mdtype and g.dtype != mdtype:
+                g = g.astype(mdtype)
+        else:
+            shape = g.shape
+            if shape != mshape:
+                g = _fix_shape(g, mshape, node, i)
+            if g.dtype != mdtype:
+                if isinstance(g, Tensor):
+                    g = g.to(mdtype)
+                else:
+                    g = g.astype(mdtype)
         grads[i] = g
     return 0
+
+
+cdef inline bint _same_shape(cnp.ndarray a, tuple shape):
+    cdef int nd = cnp.PyArray_NDIM(a), k
+    cdef cnp.npy_intp* dims
+    if nd != len(shape):
+        return False
+    dims = cnp.PyArray_DIMS(a)
+    for k in range(nd):
+        if dims[k] != <cnp.npy_intp>shape[k]:
+            return False
+    return True
+
+
+cdef object _fix_shape(object g, tuple mshape, Node node, Py_ssize_t i):
+    shape = tuple(g.shape)
+    if _expandable(mshape, shape):
+        return rg_sum_to(g, mshape)
+    raise RuntimeError(
+        f"Function {node.name() if node is not None else 'backward'} returned an invalid "
+        f"gradient at index {i} - got {list(shape)} but expected shape compatible with "
+        f"{list(mshape)}")
 
 
 cdef bint _expandable(tuple shape, tuple target):
@@ -494,12 +533,11 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     cdef list outputs
     cdef tuple edges
     cdef Py_ssize_t i, n
-    cdef Edge e
     cdef Node nxt
     cdef PyObject* key
     cdef bint ready
     cdef list buf
-    cdef int nin
+    cdef int nr
     if gt.exec_info:
         info = gt.exec_info.get(node)
         if info is None:
@@ -521,11 +559,11 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
         _check_anomaly(node, outputs)
     edges = node._next_edges
     for i in range(n):
-        x = edges[i]
+        x = edges[2 * i]
         if x is None:
             continue
-        e = <Edge>x
-        nxt = e.function
+        nxt = <Node>x
+        nr = edges[2 * i + 1]
         key = <PyObject*>nxt
         it = gt.dependencies.find(key)
         if it == gt.dependencies.end():
@@ -542,15 +580,14 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
                 info = gt.exec_info.get(nxt)
                 if info is None or not info.should_execute():
                     continue
-            nin = len(nxt._input_metadata) if nxt._input_metadata is not None else 1
-            buf = [None] * nin
-            _accumulate(buf, e.input_nr, outputs[i], gt.create_graph)
+            buf = [None] * (nxt._num_inputs if nxt._num_inputs > 0 else 1)
+            _accumulate(buf, nr, outputs[i], gt.create_graph)
             if ready:
                 _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
             else:
                 gt.not_ready[nxt] = buf
         else:
-            _accumulate(buf, e.input_nr, outputs[i], gt.create_graph)
+            _accumulate(buf, nr, outputs[i], gt.create_graph)
             if ready:
                 del gt.not_ready[nxt]
                 _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
@@ -577,7 +614,8 @@ cdef int _compute_dependencies(GraphTask gt, Node root, uint64_t min_topo_nr) ex
     cdef vector[PyObjPtr] stack
     cdef unordered_set[PyObjPtr] seen
     cdef Node fn, nxt
-    cdef Edge e
+    cdef tuple edges
+    cdef Py_ssize_t i
     stack.push_back(<PyObject*>root)
     seen.insert(<PyObject*>root)
     while not stack.empty():
@@ -585,12 +623,14 @@ cdef int _compute_dependencies(GraphTask gt, Node root, uint64_t min_topo_nr) ex
         stack.pop_back()
         if fn.topo_nr < min_topo_nr:
             continue
-        if fn._next_edges is None:
+        edges = fn._next_edges
+        if edges is None:
             continue
-        for x in fn._next_edges:
+        for i in range(0, len(edges), 2):
+            x = edges[i]
             if x is None:
                 continue
-            nxt = (<Edge>x).function
+            nxt = <Node>x
             gt.dependencies[<PyObject*>nxt] += 1
             if seen.insert(<PyObject*>nxt).second:
                 stack.push_back(<PyObject*>nxt)
@@ -639,10 +679,10 @@ cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulat
         child = None
         while frame[1] < len(edges):
             x = edges[frame[1]]
-            frame[1] += 1
+            frame[1] += 2                   # flat (node, input_nr) pairs
             if x is None:
                 continue
-            c = (<Edge>x).function
+            c = <Node>x
             if c in seen:
                 if _should_execute(gt, c):
                     _mark_needed(gt, fn)
@@ -693,12 +733,15 @@ cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_grap
     gt.final_callbacks = None
 
     glist = list(grads)
-    _validate_outputs(roots, glist, None)
+    flat = []
+    for x in roots:
+        flat.append((<Edge>x).function)
+        flat.append((<Edge>x).input_nr)
+    _validate_outputs(tuple(flat), glist, None)
     if len(roots) == 1:
         e = <Edge>roots[0]
         graph_root = e.function
-        nin = len(graph_root._input_metadata) if graph_root._input_metadata is not None else 1
-        buf = [None] * nin
+        buf = [None] * (graph_root._num_inputs if graph_root._num_inputs > 0 else 1)
         buf[e.input_nr] = glist[0]
     else:
         from retrograd.core.abi import _graph_root

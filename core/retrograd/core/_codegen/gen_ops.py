@@ -309,13 +309,21 @@ def emit_node(e, out):
     w("@cython.final")
     w(f"cdef class {cls}(Node):")
     w(f'    """Backward of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
+    # A saved tensor is stored inline as three fields (data, version counter,
+    # version at save time): no SavedVariable object per saved tensor. How
+    # to rebuild it as a Tensor comes from the node's own next edge (inputs)
+    # or the node itself (`result`); see _saved.pxi.
     for n in saved:
         w(f"    cdef object s_{n}")
+        if kinds[n] in ("input", "result"):
+            w(f"    cdef VersionCounter s_{n}_vc")
+            w(f"    cdef Py_ssize_t s_{n}_ver")
     w("")
     w("    cdef void release_variables(self):")
     for n in saved:
         if kinds[n] in ("input", "result"):
             w(f"        self.s_{n} = None")
+            w(f"        self.s_{n}_vc = None")
     w("        self._released = True")
     w("")
     w("    cdef list apply(self, list grads, bint create_graph):")
@@ -336,10 +344,10 @@ def emit_node(e, out):
             if i not in per_input:
                 continue
             any_stmt = True
-            w(f"            if nx[{i}] is not None:")
+            w(f"            if nx[{2 * i}] is not None:")
             for n in sorted(per_input[i]):
                 if kinds[n] in ("input", "result"):
-                    w(f"                v_{n} = _unpack(self.s_{n}, self, {flag})")
+                    w(f"                v_{n} = {_unpack_call(e, n, kinds[n], flag)}")
                 else:
                     w(f"                v_{n} = self.s_{n}")
             w(f"                r{i} = {rewrite(e, e.formulas[p.name], mode)}")
@@ -351,7 +359,9 @@ def emit_node(e, out):
         if kinds[n] in ("input", "result"):
             w("    @property")
             w(f"    def _saved_{n}(self):")
-            w(f"        return _unpack(self.s_{n}, self, True)")
+            w("        if self._released:")
+            w("            _raise_released(self)")
+            w(f"        return {_unpack_call(e, n, kinds[n], 'True')}")
             w("")
         else:
             w("    @property")
@@ -360,6 +370,13 @@ def emit_node(e, out):
             w("")
     w("")
     return saved, uses
+
+
+def _unpack_call(e, n, kind, flag):
+    if kind == "result":
+        return f"_unpack_output(self, self.s_{n}, self.s_{n}_vc, self.s_{n}_ver, {flag})"
+    idx = [p.name for p in e.tensors].index(n)
+    return f"_unpack_input(self, self.s_{n}, self.s_{n}_vc, self.s_{n}_ver, {idx}, {flag})"
 
 
 def _cparams(e):
@@ -402,7 +419,7 @@ def emit_op(e, saved, uses, out):
     if not e.nondifferentiable:
         w(f"    cdef {e.node_name} node")
         for i in range(len(tensors)):
-            w(f"    cdef Edge e{i}")
+            w(f"    cdef Node e{i}")
     args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
     w("    if _op_enter_slot != NULL:")
     w(f'        tok = _op_enter_slot("{e.name}", rg_tls_sequence_nr, {args_tuple})')
@@ -418,8 +435,8 @@ def emit_op(e, saved, uses, out):
             if p.name in e.nondiff_inputs:
                 w(f"        e{i} = None")
             else:
-                w(f"        e{i} = _edge(t_{p.name})")
-        edges = "(" + ", ".join(f"e{i}" for i in range(len(tensors))) + ("," if len(tensors) == 1 else "") + ")"
+                w(f"        e{i} = _edge_fn(t_{p.name})")
+        edges = "(" + ", ".join(f"e{i}, _edge_nr(t_{p.name})" for i, p in enumerate(tensors)) + ")"
         w(f"        node.set_next_edges({edges})")
         for n in saved:
             if kinds[n] == "result":
@@ -427,7 +444,13 @@ def emit_op(e, saved, uses, out):
             cond = " or ".join(f"e{i} is not None" for i in sorted(uses[n]))
             kind = kinds[n]
             if kind == "input":
-                val = f"_save(a_{n}, t_{n})"
+                w(f"        if {cond}:")
+                w(f"            node.s_{n} = a_{n}")
+                w(f"            if t_{n} is not None:")
+                w(f"                _check_saveable(t_{n})")
+                w(f"                node.s_{n}_vc = t_{n}._version_counter")
+                w(f"                node.s_{n}_ver = t_{n}._version_counter.version")
+                continue
             elif kind == "param":
                 val = f"v_{n}"
             else:
@@ -444,16 +467,19 @@ def emit_op(e, saved, uses, out):
             w(f"            node.s_{n} = {val}")
         w("        _finish_node(node, out, dev)")
         w("        result = rg_wrap_with_grad_fn(out, dev, node, 0)")
-        if "result" in saved:
-            cond = " or ".join(f"e{i} is not None" for i in sorted(uses["result"]))
-            w(f"        if {cond}:")
-            w("            node.s_result = _save_tensor(result, True)")
         w("    else:")
         w("        result = rg_wrap(out, dev)")
     if e.view == "always":
         w(f"    _mark_view(result, t_{tensors[0].name}, out)")
     elif e.view == "maybe":
         w(f"    _maybe_mark_view(result, t_{tensors[0].name}, out, a_{tensors[0].name})")
+    if not e.nondifferentiable and "result" in saved:
+        # After view bookkeeping: a view's version counter is its base's.
+        cond = " or ".join(f"e{i} is not None" for i in sorted(uses["result"]))
+        w(f"    if node is not None and ({cond}):")
+        w("        node.s_result = out")
+        w("        node.s_result_vc = result._version_counter")
+        w("        node.s_result_ver = result._version_counter.version")
     if not e.nondifferentiable:
         w("    if _forward_grad_slot != NULL:")
         w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), None)')
