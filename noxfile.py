@@ -44,7 +44,7 @@ def _print_facts(session: nox.Session) -> None:
 def _install_distributions(session: nox.Session, names) -> None:
     session.install(*BUILD_REQUIREMENTS)
     for name in names:
-        session.install("--no-build-isolation", "--no-deps", DISTRIBUTIONS[name])
+        session.install("--no-build-isolation", "--no-deps", f"./{DISTRIBUTIONS[name]}")
 
 
 def _pytest(session: nox.Session, *paths: str) -> None:

@@ -4,7 +4,10 @@ Ratios against PyTorch and NumPy come from compare.py (same process, same
 run); asv tracks retrograd's own absolute figures over time, with the
 hand-written NumPy version beside it as a fixed reference.
 """
-import workloads as W
+try:                        # as asv imports it: the package benchmarks
+    from . import workloads as W
+except ImportError:         # run directly from this folder
+    import workloads as W
 
 
 class OverheadChain:

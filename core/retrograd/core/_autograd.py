@@ -55,7 +55,7 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
                 if out.dtype.kind not in "fc":
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-                ones = np.ones_like(np.asarray(out._array) if False else out._array)
+                ones = np.ones_like(out._array)        # numpy or cupy, like the output
                 new.append(_abi._wrap(ones, out.device) if create_graph else ones)
             else:
                 new.append(None)
@@ -72,9 +72,11 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
             raise RuntimeError(
                 f"Mismatch in dtype: grad_output[{i}] has dtype {g.dtype}, which cannot be a gradient "
                 f"of output[{i}] of dtype {out.dtype}")
-        if out.dtype.kind in "fc" and g.dtype.kind == "c" and out.dtype.kind != "c":
+        if (g.dtype.kind == "c") != (out.dtype.kind == "c"):
             raise RuntimeError(
-                f"Mismatch in dtype: grad_output[{i}] is complex ({g.dtype}) but output[{i}] is real ({out.dtype})")
+                f"For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has dtype {g.dtype} and output[{i}] has "
+                f"dtype {out.dtype}; convert the gradient with .to({out.dtype}).")
         if g.device != out.device:
             raise RuntimeError(
                 f"grad_output[{i}] is on {g.device} but output[{i}] is on {out.device}: move it with .to()")

@@ -43,6 +43,10 @@ class _ArrayNS:
     def data(x):
         return x
 
+    @staticmethod
+    def zeros_like(x, shape=None):
+        return np.zeros_like(x, shape=shape)
+
 
 class _TensorNS:
     """Primitives over Tensors that record the graph (create_graph=True)."""
@@ -83,6 +87,13 @@ class _TensorNS:
     def data(x):
         return x._array if isinstance(x, Tensor) else x
 
+    @staticmethod
+    def zeros_like(x, shape=None):
+        # a constant: its value never depends on x
+        if isinstance(x, Tensor):
+            return rg_wrap(np.zeros_like((<Tensor>x)._array, shape=shape), (<Tensor>x)._device)
+        return np.zeros_like(x, shape=shape)
+
 
 A = _ArrayNS
 T = _TensorNS
@@ -113,7 +124,7 @@ def mean_backward(ns, grad, tuple shape, dim, bint keepdim):
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         for s in shape:
             count *= s
-    else:
+    elif n > 0:                 # a 0-d tensor reduced over dim 0 / -1 has one element
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         for d in {_wrap_dim(d, n) for d in dims}:
             count *= shape[d]
@@ -146,9 +157,13 @@ def matmul_backward(ns, grad, a, b, int which):
 def pow_backward_self(ns, grad, self, exponent):
     # d/dx x**p = p * x**(p-1), defined as 0 where p == 0 (torch's rule, so
     # x = 0, p = 0 gives 0 rather than nan).
+    if grad is None:                # no tangent (forward formula)
+        return 0.0
     if isinstance(exponent, (int, float, np.generic)):
         if exponent == 0:
-            return grad * 0 * self
+            # zeros of the broadcast shape, also where self is inf or nan
+            return ns.zeros_like(grad, np.broadcast_shapes(np.shape(ns.data(grad)),
+                                                           np.shape(ns.data(self))))
         return grad * (exponent * self ** (exponent - 1))
     zero = ns.mask(ns.data(exponent) == 0)
     return ns.where(zero, 0.0, grad * (exponent * self ** (exponent - 1)))
@@ -157,6 +172,10 @@ def pow_backward_self(ns, grad, self, exponent):
 def pow_backward_exponent(ns, grad, self, exponent, result):
     # d/dp x**p = x**p * log(x), defined as 0 where x == 0 and p >= 0 (torch's
     # rule: the limit from the right), avoiding log(0) = -inf.
+    if grad is None or isinstance(exponent, (int, float)):
+        # No (or a zero) tangent: a Python exponent is a constant. Used by the
+        # forward formula, where log(self < 0) must not turn 0 into nan.
+        return 0.0
     sd = ns.data(self)
     ed = ns.data(exponent)
     zero = ns.mask((sd == 0) & (ed >= 0))

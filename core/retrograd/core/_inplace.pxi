@@ -10,6 +10,12 @@
 # recording, or change a tensor's shape or dtype.
 
 cdef int _check_inplace(Tensor self) except -1:
+    if self._is_inference and not rg_tls_inference_mode:
+        # Checked in every grad mode, as torch does: an inference tensor has
+        # no version counter that saved tensors could have recorded.
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed. "
+            "Make a clone() of it (outside inference_mode) to get a normal tensor, and update that.")
     if not rg_tls_grad_enabled:
         return 0
     if self._grad_fn is None and self._requires_grad:

@@ -387,9 +387,9 @@ cdef class AccumulateGrad(Node):
         cdef Tensor v = self.variable
         if g is None or not v._requires_grad:
             return []
-        # The references we know of: `grads` and the local `g`. More means the
-        # array is also held elsewhere (a user's gradient, another buffer) and
-        # must not be adopted as .grad.
+        # Drop the buffer's reference: then only the local `g` holds the
+        # array, unless someone else (a user's gradient, another buffer, a
+        # hook that kept it) does, and then it must not be adopted as .grad.
         del grads[0]
         grads.append(None)
         with self._lock:
@@ -409,9 +409,11 @@ cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
     if not create_graph:
         if old is None:
             # Adopt the incoming array when nothing else can see it: only
-            # this function's local holds it, it owns its memory, and it is
-            # writable with the leaf's dtype and shape. Otherwise copy.
-            if (Py_REFCNT(g) <= 2 and type(g) is ndarray and (<object>g).base is None
+            # apply's local `g` holds it (`g` is borrowed here, so that is a
+            # count of 1), it owns its memory, and it is writable with the
+            # leaf's dtype and shape. Otherwise copy: a later in-place
+            # accumulation must never write into an array someone kept.
+            if (Py_REFCNT(g) <= 1 and type(g) is ndarray and (<object>g).base is None
                     and g.flags.writeable and g.dtype == v._array.dtype
                     and g.shape == v._array.shape):
                 v._grad = rg_wrap(g, v._device)

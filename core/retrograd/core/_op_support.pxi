@@ -105,13 +105,29 @@ cdef object _call_forward_grad_slot(str op, tuple inputs, tuple outputs, object 
 
 cdef object _norm_dims(object dim, int ndim):
     # torch's dim argument (None, int, or a sequence) as a NumPy axis.
+    # A 0-d tensor accepts dim 0 / -1 (torch's rule); NumPy has no axis there.
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-    return _wrap_dim(dim, ndim)
+        seen = set()
+        for d in dim:
+            w = _wrap_dim(d, ndim)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
+        return None if ndim == 0 else tuple(sorted(seen))
+    d = _wrap_dim(dim, ndim)
+    return None if ndim == 0 else d
+
+
+cdef object k_scale(object other, object alpha):
+    # other * alpha for add/sub's alpha. Python scalars stay Python scalars
+    # (NumPy's weak promotion: float32 + 1.5 * 2 stays float32).
+    if type(other) is float or type(other) is int or type(other) is bool:
+        return other * alpha
+    return np.multiply(other, alpha)
 
 
 cdef object k_sum(object a, object dim, bint keepdim, object dtype):
@@ -123,9 +139,10 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
 
 
 cdef object k_transpose(object a, object d0, object d1):
+    cdef int w0 = _wrap_dim(d0, a.ndim), w1 = _wrap_dim(d1, a.ndim)    # validates 0-d dims too
     if a.ndim == 0:
         return a
-    return np.swapaxes(a, _wrap_dim(d0, a.ndim), _wrap_dim(d1, a.ndim))
+    return np.swapaxes(a, w0, w1)
 
 
 cdef object k_permute(object a, object dims):
@@ -133,7 +150,10 @@ cdef object k_permute(object a, object dims):
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
             f"of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
-    return np.transpose(a, tuple(_wrap_dim(d, a.ndim) for d in dims))
+    wrapped = tuple(_wrap_dim(d, a.ndim) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(a, wrapped)
 
 
 cdef object k_reshape(object a, object shape):
@@ -193,7 +213,7 @@ cdef object k_sigmoid(object a):
 
 
 cdef object k_relu(object a):
-    return np.maximum(a, 0).astype(a.dtype, copy=False)
+    return np.maximum(a, 0).astype(np.result_type(a), copy=False)
 
 
 cdef object k_getitem(object a, object index):
@@ -201,7 +221,9 @@ cdef object k_getitem(object a, object index):
 
 
 cdef object k_index_backward(object g, object shape, object dtype, object index):
-    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray else g.__class__(np.zeros(shape, dtype=dtype))
+    # zeros on g's device: np.zeros_like dispatches to CuPy for a cupy g
+    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray or isinstance(g, np.generic) \
+        else np.zeros_like(g, dtype=dtype, shape=shape)
     _add_at(z, _unwrap_index(index), g)
     return z
 

@@ -184,6 +184,17 @@ cdef class Tensor:
             return a.copy()
         return a
 
+    # NumPy defers its binary operators to ours (ndarray + Tensor and
+    # np.float64 * Tensor call Tensor.__radd__/__rmul__ and record the graph)
+    # instead of silently converting the tensor through __array__.
+    __array_priority__ = 1000
+
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's functions keep NumPy's meaning on tensors (API.md): np.sum(t,
+        # axis=0) computes on the arrays and returns an array. Without this,
+        # np.sum would call Tensor.sum with NumPy's keywords (axis=, out=).
+        return func(*_arrays_of(args), **_arrays_of(kwargs))
+
     def __float__(self):
         return float(self.item())
 
@@ -235,6 +246,13 @@ cdef class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        # torch: assigning the attribute on a non-leaf is an error either way;
+        # only requires_grad_(True) is a no-op there.
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables." + (
+                    "" if value else " If you want to use a computed variable in a subgraph that "
+                    "doesn't require differentiation use var_no_grad = var.detach()."))
         self._set_requires_grad(bool(value))
 
     cdef _set_requires_grad(self, bint value):
@@ -361,14 +379,17 @@ cdef class Tensor:
         t._device = self._device
         t._version_counter = self._version_counter
         t._is_inference = self._is_inference
-        t._base = self._base if self._base is not None else self
+        # Not a view (torch: detach()._base is None): it shares the version
+        # counter, so saved tensors still see in-place changes made through
+        # it, but in-place on the detach of a leaf is allowed (p.detach().mul_(2)).
         return t
 
     def detach_(self):
         """Detach this tensor from the graph in place; it becomes a leaf."""
-        if self._base is not None and self._base.needs_grad():
+        if self._base is not None:
             raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead.")
+                "Can't detach views in-place. Use detach() instead (it returns a new tensor "
+                "sharing this one's data).")
         self._grad_fn = None
         self._edge_cache = None
         self._output_nr = 0
@@ -501,6 +522,17 @@ cdef tuple _shape_args(tuple args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
     return args
+
+
+cdef object _arrays_of(object x):
+    # Tensors (also inside lists, tuples and dicts) replaced by their arrays.
+    if isinstance(x, Tensor):
+        return (<Tensor>x)._array
+    if type(x) is tuple or type(x) is list:
+        return type(x)(_arrays_of(i) for i in x)
+    if type(x) is dict:
+        return {k: _arrays_of(v) for k, v in (<dict>x).items()}
+    return x
 
 
 cdef object _unwrap_index(object index):

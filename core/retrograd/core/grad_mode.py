@@ -57,7 +57,17 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``
+    (torch accepts both)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable graph recording on this thread (``torch.no_grad``)."""
 
     def __init__(self):
@@ -71,7 +81,7 @@ class no_grad(_DecoratorContextManager):
         _abi._set_grad_enabled(self.prev)
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enable graph recording on this thread (``torch.enable_grad``)."""
 
     def __init__(self):
@@ -128,11 +138,10 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self):
         self.prev_inf = _abi.is_inference_mode_enabled()
         self.prev_grad = _abi.is_grad_enabled()
-        if self.mode:
-            _abi._set_inference_mode(True)
-            _abi._set_grad_enabled(False)
-        else:
-            _abi._set_inference_mode(False)
+        # torch's InferenceMode(enabled) sets grad mode to `not enabled`:
+        # inference_mode(False) re-enables grad recording, as enable_grad does.
+        _abi._set_inference_mode(self.mode)
+        _abi._set_grad_enabled(not self.mode)
 
     def __exit__(self, *exc):
         _abi._set_inference_mode(self.prev_inf)

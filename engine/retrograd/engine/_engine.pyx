@@ -8,9 +8,13 @@
 #   ReadyQueue. Every other device (virtual CPU devices "cpu:N", CUDA devices)
 #   has one long-lived worker thread and one ReadyQueue; a node runs on the
 #   worker of its input's device. Queues are C++ (ready_queue.h) and workers
-#   wait on them without the GIL; the GIL is held while a task is evaluated,
-#   so the GraphTask bookkeeping (dependencies, buffers, counters) is only
-#   ever touched by one thread at a time. A node's apply never runs
+#   wait on them without the GIL and take it to evaluate a task. The GIL does
+#   not make a task's evaluation atomic (NumPy releases it inside large
+#   additions, the interpreter switches threads inside hooks), so the
+#   GraphTask bookkeeping (dependencies, input buffers) is done under the
+#   graph task's own mutex, as in PyTorch; plain C counters and flags are
+#   read-modify-written between two Python calls and need only the GIL.
+#   A node's apply never runs
 #   concurrently with itself within a graph task; AccumulateGrad locks to
 #   extend that across graph tasks (see core's _node.pxi).
 #
@@ -32,7 +36,8 @@
 #   local_queue: the queue this thread pops (its CPU queue, or its device's).
 
 cimport cython
-from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_REFCNT
+from cython.operator cimport dereference as deref
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_XDECREF, Py_REFCNT
 from libc.stdint cimport uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.unordered_set cimport unordered_set
@@ -44,7 +49,7 @@ cimport numpy as cnp
 from retrograd.core.abi cimport (
     Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad,
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
-    rg_anomaly_enabled, rg_sum_to, RG_DEV_CPU,
+    rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
 )
 
 import sys as _sys
@@ -74,6 +79,10 @@ cdef extern from "ready_queue.h" nogil:
         void set()
         void wait()
         bint is_set()
+    cdef cppclass RgMutex:
+        bint try_lock()
+        void lock()
+        void unlock()
     RgReadyQueue* rg_thread_cpu_queue()
 
 
@@ -132,17 +141,29 @@ cdef class GraphTask:
     cdef bint has_error
     cdef object error                   # the first exception raised
     cdef bint completed_flag
+    cdef bint completing                # _mark_completed has started (callbacks run once)
     cdef RgEvent* done_event
+    cdef RgMutex* mutex                 # guards dependencies and not_ready (see Note [Threading model])
     cdef list final_callbacks
     cdef Node graph_root                # keeps the graph alive while it runs
 
     def __cinit__(self):
         self.done_event = new RgEvent()
+        self.mutex = new RgMutex()
         self.not_ready = {}
         self.exec_info = {}
 
     def __dealloc__(self):
         del self.done_event
+        del self.mutex
+
+    cdef inline void lock(self):
+        if not self.mutex.try_lock():
+            with nogil:
+                self.mutex.lock()
+
+    cdef inline void unlock(self) noexcept:
+        self.mutex.unlock()
 
     cdef inline bint completed(self):
         return self.outstanding_tasks == 0 or self.has_error
@@ -161,7 +182,9 @@ cdef inline int _node_device(Node node):
 
 
 cdef RgReadyQueue* _ready_queue(RgReadyQueue* cpu_queue, int device) except NULL:
-    if device == CPU_DEVICE or not _multithreading_enabled:
+    # Once the workers are stopped (interpreter exit: a later atexit handler
+    # may still run a backward), every node runs on the calling thread.
+    if device == CPU_DEVICE or not _multithreading_enabled or _shutting_down:
         return cpu_queue
     return _device_queue(device)
 
@@ -196,7 +219,24 @@ def _device_thread_main(int device):
     global rg_tls_worker_device, rg_tls_local_queue
     rg_tls_worker_device = device
     rg_tls_local_queue = _device_queues[device]
-    _thread_main(None)
+    while True:
+        try:
+            _thread_main(None)
+            return                  # shutdown task
+        except BaseException as exc:
+            # Errors of nodes are stored on their graph task inside
+            # _thread_main; anything reaching here is the engine's own
+            # failure. The worker must survive it: a dead worker would leave
+            # every later backward on this device waiting forever.
+            _report_worker_error(device, exc)
+
+
+cdef _report_worker_error(int device, BaseException exc):
+    try:
+        _sys.stderr.write(f"retrograd-engine: internal error on the cpu/cuda device worker "
+                          f"{device}: {type(exc).__name__}: {exc}\n")
+    except BaseException:
+        pass
 
 
 cdef int _push(RgReadyQueue* q, GraphTask gt, Node node, list inputs) except -1:
@@ -288,8 +328,10 @@ cdef object _thread_main(GraphTask graph_task):
 
 
 cdef void _mark_completed(GraphTask gt):
-    if gt.completed_flag:
+    # Runs once: the owner and a worker may both see the task complete.
+    if gt.completing:
         return
+    gt.completing = True
     if not gt.has_error and gt.final_callbacks:
         try:
             for cb in list(gt.final_callbacks):
@@ -304,9 +346,14 @@ cdef void _mark_completed(GraphTask gt):
 cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
     if gt.has_error:
         return
-    _annotate(exc, node)
-    gt.error = exc
-    gt.has_error = True
+    try:
+        _annotate(exc, node)
+    except BaseException:
+        pass                        # an exception that refuses notes still reaches the caller
+    # error before has_error: whoever sees has_error may raise gt.error at once.
+    if not gt.has_error:
+        gt.error = exc
+        gt.has_error = True
 
 
 cdef _annotate(BaseException exc, Node node):
@@ -317,9 +364,15 @@ cdef _annotate(BaseException exc, Node node):
     if trace is not None:
         where += f"\nThe forward call that created {node.name()} was:\n{trace}"
     args = exc.args
-    if args and isinstance(args[0], str) and where not in args[0]:
-        exc.args = (f"{args[0]}\n{where}",) + args[1:]
-    elif where not in getattr(exc, "__notes__", ()):
+    if len(args) == 1 and isinstance(args[0], str):
+        if where not in args[0]:
+            exc.args = (f"{args[0]}\n{where}",)
+    elif not args:
+        exc.args = (where,)
+    if node.name() not in str(exc) and where not in getattr(exc, "__notes__", ()):
+        # Several arguments (OSError's errno, ...), whose meaning rewriting
+        # args would change, or a custom __str__: the note shows in the
+        # traceback instead.
         exc.add_note(where)
 
 
@@ -332,7 +385,19 @@ cdef inline object _wrap_for_hook(object g, Node node, int input_nr):
         return g
     if input_nr < node._num_inputs:
         return rg_wrap(g, node.metadata_of(input_nr).device if input_nr else node._device)
-    return rg_wrap(g, None)
+    return rg_wrap(g, rg_cpu_device())
+
+
+cdef inline object _wrap_output_for_hook(object g, Node node, int i):
+    # An output of `node` flows into its i-th next edge, whose input metadata
+    # says the device.
+    cdef tuple edges
+    if g is None or isinstance(g, Tensor):
+        return g
+    edges = node._next_edges
+    if edges is not None and 2 * i < len(edges) and edges[2 * i] is not None:
+        return _wrap_for_hook(g, <Node>edges[2 * i], edges[2 * i + 1])
+    return rg_wrap(g, rg_cpu_device())
 
 
 cdef inline object _unwrap_from_hook(object g, bint create_graph):
@@ -392,8 +457,7 @@ cdef list _call_pre_hooks(Node node, list inputs, bint create_graph):
 
 cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph):
     for h in list(node._extra.post_hooks):
-        grad_inputs = tuple(None if g is None else (g if isinstance(g, Tensor) else rg_wrap(g, None))
-                            for g in outputs)
+        grad_inputs = tuple(_wrap_output_for_hook(g, node, i) for i, g in enumerate(outputs))
         grad_outputs = tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs))
         res = h[1](grad_inputs, grad_outputs)
         if res is not None:
@@ -449,6 +513,10 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
         if x is None:
             grads[i] = None
             continue
+        if type(g) is not ndarray and isinstance(g, np.generic):
+            # NumPy turns 0-d results into scalars; a gradient is an array
+            # (hooks wrap it in a Tensor, whose data must be an ndarray).
+            g = np.asarray(g)
         fn = <Node>x
         nr = edges[2 * i + 1]
         if nr == 0:
@@ -522,10 +590,11 @@ cdef inline void _accumulate(list buf, int pos, object g, bint create_graph) exc
         return
     # References: the buffer and `old`. More means someone else can see it.
     if (type(old) is ndarray and Py_REFCNT(old) <= 2 and (<object>old).base is None
-            and old.flags.writeable and old.dtype == g.dtype):
+            and old.flags.writeable and old.dtype == g.dtype and old.shape == g.shape):
         old += g
     else:
-        buf[pos] = old + g
+        s = old + g
+        buf[pos] = np.asarray(s) if isinstance(s, np.generic) else s    # 0-d + 0-d is a scalar
 
 
 cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
@@ -535,6 +604,7 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     cdef Py_ssize_t i, n
     cdef Node nxt
     cdef PyObject* key
+    cdef unordered_map[PyObjPtr, int].iterator it
     cdef bint ready
     cdef list buf
     cdef int nr
@@ -558,39 +628,45 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     if rg_anomaly_enabled():
         _check_anomaly(node, outputs)
     edges = node._next_edges
-    for i in range(n):
-        x = edges[2 * i]
-        if x is None:
-            continue
-        nxt = <Node>x
-        nr = edges[2 * i + 1]
-        key = <PyObject*>nxt
-        it = gt.dependencies.find(key)
-        if it == gt.dependencies.end():
-            raise RuntimeError(f"dependency not found for {nxt.name()}")
-        ready = False
-        if gt.dependencies[key] == 1:
-            gt.dependencies.erase(key)
-            ready = True
-        else:
-            gt.dependencies[key] -= 1
-        buf = gt.not_ready.get(nxt)
-        if buf is None:
-            if gt.exec_info:
-                info = gt.exec_info.get(nxt)
-                if info is None or not info.should_execute():
-                    continue
-            buf = [None] * (nxt._num_inputs if nxt._num_inputs > 0 else 1)
-            _accumulate(buf, nr, outputs[i], gt.create_graph)
-            if ready:
-                _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
+    # See Note [Threading model]: nodes of this task running on other threads
+    # may feed the same buffers.
+    gt.lock()
+    try:
+        for i in range(n):
+            x = edges[2 * i]
+            if x is None:
+                continue
+            nxt = <Node>x
+            nr = edges[2 * i + 1]
+            key = <PyObject*>nxt
+            it = gt.dependencies.find(key)
+            if it == gt.dependencies.end():
+                raise RuntimeError(f"dependency not found for {nxt.name()}")
+            ready = False
+            if deref(it).second == 1:
+                gt.dependencies.erase(it)
+                ready = True
             else:
-                gt.not_ready[nxt] = buf
-        else:
-            _accumulate(buf, nr, outputs[i], gt.create_graph)
-            if ready:
-                del gt.not_ready[nxt]
-                _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
+                gt.dependencies[key] -= 1     # (deref(it).second -= 1 would decrement a copy)
+            buf = gt.not_ready.get(nxt)
+            if buf is None:
+                if gt.exec_info:
+                    info = gt.exec_info.get(nxt)
+                    if info is None or not info.should_execute():
+                        continue
+                buf = [None] * (nxt._num_inputs if nxt._num_inputs > 0 else 1)
+                _accumulate(buf, nr, outputs[i], gt.create_graph)
+                if ready:
+                    _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
+                else:
+                    gt.not_ready[nxt] = buf
+            else:
+                _accumulate(buf, nr, outputs[i], gt.create_graph)
+                if ready:
+                    del gt.not_ready[nxt]
+                    _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
+    finally:
+        gt.unlock()
     return 0
 
 
@@ -784,6 +860,7 @@ cdef int _execute_with_graph_task(GraphTask gt, Node root, list buf) except -1:
         finally:
             rg_tls_worker_device = NO_DEVICE
             rg_tls_local_queue = prev_local
+            _drain_dead_tasks(gt.cpu_ready_queue)
         return 0
     # Reentrant: see Note [Reentrant backwards].
     gt.owner = rg_tls_worker_device
@@ -799,6 +876,18 @@ cdef int _execute_with_graph_task(GraphTask gt, Node root, list buf) except -1:
             rg_tls_current_depth -= 1
             rg_tls_total_depth -= 1
     return 0
+
+
+cdef void _drain_dead_tasks(RgReadyQueue* q):
+    # When a top-level backward returns, every task left in its thread's CPU
+    # queue is dead: tasks of a graph task that failed (skipped by whoever
+    # pops them) and wake-ups. Drop them now, or they keep the graph nodes
+    # and gradient buffers they hold alive until this thread's next backward.
+    cdef RgNodeTask task
+    while q.try_pop(&task):
+        Py_XDECREF(task.graph_task)
+        Py_XDECREF(task.node)
+        Py_XDECREF(task.inputs)
 
 
 cdef int _run_on_pool_thread(GraphTask gt) except -1:

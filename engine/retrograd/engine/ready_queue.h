@@ -85,6 +85,21 @@ static inline RgReadyQueue* rg_thread_cpu_queue() {
   return rg_tls_cpu_queue.get();
 }
 
+// GraphTask's mutex (PyTorch's GraphTask::mutex_). The GIL alone does not
+// serialise the bookkeeping of a graph task: NumPy releases it inside large
+// additions (InputBuffer accumulation), and another thread may then run the
+// same task's bookkeeping. Take it with try_lock() holding the GIL, and fall
+// back to lock() only after releasing the GIL (or the holder, which needs the
+// GIL back to finish, deadlocks with us).
+class RgMutex {
+ public:
+  bool try_lock() { return mutex_.try_lock(); }
+  void lock() { mutex_.lock(); }
+  void unlock() { mutex_.unlock(); }
+ private:
+  std::mutex mutex_;
+};
+
 // A one-shot completion flag that threads wait on without the GIL.
 class RgEvent {
  public:

@@ -122,10 +122,22 @@ KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondiffe
 
 def load(path):
     with open(path) as f:
-        data = yaml.load(f, Loader=_LineLoader)
+        try:
+            data = yaml.load(f, Loader=_LineLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark is not None else 0
+            raise TableError(f"{path}:{line}: invalid YAML: {exc.problem or exc}")
+    if not isinstance(data, list):
+        raise TableError(f"{path}:1: the table must be a YAML list of entries (- name: ...)")
     entries = []
     seen = set()
+    bound = {}                   # Tensor method name -> op that binds it
+    kernels = _known_kernels(path)
     for raw in data:
+        if not isinstance(raw, dict):
+            raise TableError(f"{path}:?: every entry must be a mapping with `name:` and `kernel:`, "
+                             f"got {raw!r}")
         line = raw.get("__line__", 0)
         where = f"{path}:{line}"
         if "name" not in raw or "kernel" not in raw:
@@ -158,8 +170,14 @@ def load(path):
                     if mv != "reflected":
                         raise TableError(f"{where}: method {mk}: only `reflected` is understood")
                     methods.append((mk, True))
-            else:
+            elif isinstance(m, str):
                 methods.append((m, False))
+            else:
+                raise TableError(f"{where}: methods: {m!r} is neither a name nor `name: reflected`")
+        for mname, _ in methods:
+            if mname in bound:
+                raise TableError(f"{where}: method {mname!r} is already bound to op {bound[mname]!r}")
+            bound[mname] = name
         view = raw.get("view")
         if view not in (None, "always", "maybe"):
             raise TableError(f"{where}: view must be `always` or `maybe`")
@@ -167,9 +185,21 @@ def load(path):
                   jvp=raw.get("result"), methods=methods, view=view,
                   device_param=raw.get("device"), nondifferentiable=nondiff,
                   nondiff_inputs=nondiff_inputs, public=raw.get("public", True), line=line, raw=raw)
-        check_entry(e, where)
+        check_entry(e, where, kernels)
+        check_methods(e, where)
         entries.append(e)
     return entries
+
+
+def _known_kernels(path):
+    """The k_* kernels defined in _op_support.pxi next to the table (None when
+    the table lives elsewhere, e.g. a test's scratch copy: nothing to check)."""
+    support = os.path.join(os.path.dirname(os.path.abspath(path)), "_op_support.pxi")
+    if not os.path.exists(support):
+        return None
+    import re
+    with open(support) as f:
+        return set(re.findall(r"^c?p?def\s+(?:[\w.]+\s+)?(k_\w+)\s*\(", f.read(), re.M))
 
 
 # ---------------------------------------------------------------------------
@@ -222,18 +252,43 @@ def check_formula(entry, src, where, what):
     return used
 
 
-def check_entry(e, where):
+def check_entry(e, where, kernels=None):
     if e.nondifferentiable:
-        check_kernel(e, where)
+        check_kernel(e, where, kernels)
         return
     for k, f in e.formulas.items():
         check_formula(e, f, where, f"formula for {k}")
-    if e.jvp and e.jvp not in ("auto_element_wise", "auto_linear"):
-        _parse_expr(e.jvp, where, "result (JVP) formula")
-    check_kernel(e, where)
+    if e.jvp is not None and str(e.jvp) not in ("auto_element_wise", "auto_linear"):
+        check_jvp(e, str(e.jvp), where)
+    check_kernel(e, where, kernels)
 
 
-def check_kernel(e, where):
+def check_jvp(e, src, where):
+    """The forward (JVP) formula: `<input>_p`, `<input>_t`, `result`, the
+    other parameters and the formula vocabulary."""
+    tree = _parse_expr(src, where, "result (JVP) formula")
+    known = {"result"} | {p.name for p in e.others}
+    for p in e.tensors:
+        known |= {f"{p.name}_p", f"{p.name}_t"}
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name):
+            raise TableError(f"{where}: result (JVP) formula: only calls of plain names are allowed, "
+                             f"got {ast.unparse(node.func)!r}")
+        if isinstance(node, ast.Attribute):
+            raise TableError(f"{where}: result (JVP) formula: attribute access {ast.unparse(node)!r} "
+                             "is not allowed; use a helper")
+        if isinstance(node, ast.Name):
+            if id(node) in calls:
+                if node.id not in V.PRIMITIVES and node.id not in V.NS_HELPERS \
+                        and node.id not in V.VALUE_HELPERS:
+                    raise TableError(f"{where}: result (JVP) formula: unknown function {node.id!r}")
+            elif node.id not in known:
+                raise TableError(f"{where}: result (JVP) formula: unknown name {node.id!r} "
+                                 f"(inputs are spelt <input>_p / <input>_t)")
+
+
+def check_kernel(e, where, kernels=None):
     tree = _parse_expr(e.kernel, where, "kernel")
     pnames = {p.name for p in e.params}
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
@@ -242,8 +297,23 @@ def check_kernel(e, where):
             if node.id in pnames or node.id in V.KERNEL_GLOBALS:
                 continue
             if id(node) in calls and node.id.startswith(V.KERNEL_PREFIXES):
+                if kernels is not None and node.id not in kernels:
+                    raise TableError(f"{where}: kernel calls {node.id!r}, which _op_support.pxi does "
+                                     "not define")
                 continue
             raise TableError(f"{where}: kernel uses unknown name {node.id!r}")
+
+
+def check_methods(e, where):
+    for mname, reflected in e.methods:
+        if reflected and len(e.params) < 2:
+            raise TableError(f"{where}: method {mname}: `reflected` needs two parameters")
+        if mname.startswith("__") and not reflected:
+            binary = len(e.params) >= 2 and e.params[1].default is None
+            rest = e.params[2 if binary else 1:]
+            if any(p.default is None for p in rest):
+                raise TableError(f"{where}: operator {mname} needs defaults for the parameters "
+                                 f"after the operands ({', '.join(p.name for p in rest)})")
 
 
 class _Rename(ast.NodeTransformer):

@@ -1,0 +1,452 @@
+"""The op sample registry (PyTorch's OpInfo, in small): one `OpInfo` per op of
+derivatives.yaml, each with sample inputs that cover broadcasting, Python
+scalars, 0-d tensors, keyword parameters and the shape cases of the op.
+
+Every check in tests/ops and tests/oracle is driven by this registry, and
+tests/ops/test_op_registry.py fails when a public op of the table has no
+entry here: a new table entry needs samples before the suite passes.
+
+A sample's positional arguments that are ``np.ndarray`` become tensors (those
+of a floating dtype require grad and are differentiated); everything else
+(Python floats, shapes, dims, indices) is passed through as is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import retrograd as rg
+from retrograd.core import _generated_ops_info
+
+TABLE = _generated_ops_info.OPS
+
+
+# ---------------------------------------------------------------------------
+# Samples
+
+@dataclass
+class SampleInput:
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    desc: str = ""
+
+    def __repr__(self):
+        def r(a):
+            if isinstance(a, np.ndarray):
+                return f"arr{tuple(a.shape)}:{a.dtype}"
+            return repr(a)
+        parts = [r(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"{self.desc or 'sample'}({', '.join(parts)})"
+
+    def tensor_positions(self):
+        return [i for i, a in enumerate(self.args) if isinstance(a, np.ndarray)]
+
+    def diff_positions(self):
+        return [i for i, a in enumerate(self.args)
+                if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+    def with_args(self, args):
+        return SampleInput(tuple(args), dict(self.kwargs), self.desc)
+
+
+class _Gen:
+    """Draws the arrays of one op's samples (deterministic per op and dtype)."""
+
+    def __init__(self, rng, dtype):
+        self.rng = rng
+        self.dtype = np.dtype(dtype)
+
+    def __call__(self, *shape, low=-2.0, high=2.0, away=0.0):
+        """A float array of `shape`, uniform in [low, high], with |x - k| >= away
+        for the kinks k of non-smooth ops (away > 0 avoids 0)."""
+        a = self.rng.uniform(low, high, size=shape)
+        if away:
+            bump = away * (1.0 + self.rng.uniform(size=shape))
+            a = np.where(np.abs(a) < away, np.where(a < 0, -bump, bump), a)
+        return np.asarray(a, dtype=self.dtype)
+
+    def pos(self, *shape, low=0.5, high=2.0):
+        return self(*shape, low=low, high=high)
+
+    def mask(self, *shape):
+        m = self.rng.uniform(size=shape) > 0.5
+        return np.asarray(m)
+
+
+@dataclass
+class OpInfo:
+    name: str
+    sample_fn: Callable                  # (gen) -> list[SampleInput]
+    op: Callable | None = None           # retrograd callable; default rg.<name>
+    torch_fn: Callable | None = None     # (torch, *args, **kwargs); default torch.<name>
+    differentiable: bool = True
+    gradgrad: bool = True                # formulas are differentiable (second order checked)
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    f32_rtol: float = 2e-4
+    f32_atol: float = 2e-5
+    fd_eps: float = 1e-6                 # finite-difference step
+    noncontig: bool = True               # non-contiguous inputs are valid (view() is not)
+    notes: str = ""
+
+    def __post_init__(self):
+        if self.op is None:
+            self.op = getattr(rg, self.name)
+
+    def samples(self, dtype=np.float64, seed=0):
+        seed = (seed * 1000003 + sum(map(ord, self.name))) % (2 ** 32)
+        return self.sample_fn(_Gen(np.random.default_rng(seed), dtype))
+
+    def torch_call(self, torch, *args, **kwargs):
+        if self.torch_fn is not None:
+            return self.torch_fn(torch, *args, **kwargs)
+        return getattr(torch, self.name)(*args, **kwargs)
+
+
+# --- sample builders ---------------------------------------------------------
+
+def _binary_samples(g, *, pos_other=False, pos_self=False, scalar=2.5, away=0.0, rscalar=True):
+    """Elementwise binary op samples: equal shapes, broadcasting both ways,
+    0-d tensors, Python float operands."""
+    a = (lambda *s: g.pos(*s)) if pos_self else (lambda *s: g(*s, away=away))
+    b = (lambda *s: g.pos(*s)) if pos_other else (lambda *s: g(*s, away=away))
+    out = [
+        SampleInput((a(3, 4), b(3, 4)), desc="same_shape"),
+        SampleInput((a(3, 4), b(4)), desc="broadcast_row"),
+        SampleInput((a(4), b(3, 4)), desc="broadcast_self"),
+        SampleInput((a(2, 1, 3), b(4, 1)), desc="broadcast_both"),
+        SampleInput((a(3, 1), b(1, 3)), desc="outer_broadcast"),
+        SampleInput((a(), b()), desc="zero_d"),
+        SampleInput((a(2, 3), b()), desc="zero_d_other"),
+        SampleInput((a(), b(2, 3)), desc="zero_d_self"),
+        SampleInput((a(2, 3), scalar), desc="python_scalar"),
+    ]
+    if rscalar:
+        out.append(SampleInput((scalar, b(2, 3)), desc="python_scalar_self"))
+    return out
+
+
+def _unary_samples(g, *, low=-2.0, high=2.0, away=0.0):
+    return [
+        SampleInput((g(3, 4, low=low, high=high, away=away),), desc="matrix"),
+        SampleInput((g(5, low=low, high=high, away=away),), desc="vector"),
+        SampleInput((g(low=low, high=high, away=away),), desc="zero_d"),
+        SampleInput((g(2, 3, 2, low=low, high=high, away=away),), desc="3d"),
+    ]
+
+
+def _add_samples(g):
+    return _binary_samples(g) + [
+        SampleInput((g(3, 4), g(4)), {"alpha": 2.5}, desc="alpha"),
+        SampleInput((g(2, 3), 1.5), {"alpha": -2}, desc="alpha_scalar"),
+    ]
+
+
+def _div_samples(g):
+    return _binary_samples(g, away=0.5, scalar=-1.5)
+
+
+def _pow_samples(g):
+    # self > 0 wherever the exponent is a tensor (x**p is real only there);
+    # integer-valued and fractional Python exponents on signed bases.
+    return _binary_samples(g, pos_self=True, scalar=2.5) + [
+        SampleInput((g(3, 4), 2.0), desc="square"),
+        SampleInput((g(3, 4), 3), desc="int_cube"),
+        SampleInput((g(2, 3, away=0.3), -2), desc="negative_int"),
+        SampleInput((g.pos(2, 3), 0.5), desc="sqrt"),
+        SampleInput((g(2, 3), 0.0), desc="zero_exponent"),
+        SampleInput((g(2, 3), 1), desc="unit_exponent"),
+    ]
+
+
+def _where_samples(g):
+    return [
+        SampleInput((g.mask(3, 4), g(3, 4), g(3, 4)), desc="same_shape"),
+        SampleInput((g.mask(3, 4), g(4), g(3, 1)), desc="broadcast"),
+        SampleInput((g.mask(4), g(3, 4), g()), desc="broadcast_cond"),
+        SampleInput((g.mask(2, 3), g(2, 3), 0.0), desc="python_scalar_other"),
+        SampleInput((g.mask(2, 3), -1.5, g(2, 3)), desc="python_scalar_self"),
+        SampleInput((np.asarray(True), g(), g()), desc="zero_d"),
+    ]
+
+
+def _reduction_samples(g):
+    x = lambda: g(2, 3, 4)  # noqa: E731
+    return [
+        SampleInput((x(),), desc="all"),
+        SampleInput((x(),), {"dim": 1}, desc="dim"),
+        SampleInput((x(),), {"dim": -1}, desc="negative_dim"),
+        SampleInput((x(),), {"dim": 0, "keepdim": True}, desc="keepdim"),
+        SampleInput((x(),), {"dim": (0, 2)}, desc="dim_tuple"),
+        SampleInput((x(),), {"dim": (-1, 0), "keepdim": True}, desc="dim_tuple_neg_keepdim"),
+        SampleInput((x(),), {"dim": [1]}, desc="dim_list"),
+        SampleInput((x(),), {"keepdim": True}, desc="all_keepdim"),
+        SampleInput((g(5),), {"dim": 0}, desc="vector_dim"),
+        SampleInput((g(),), desc="zero_d"),
+        SampleInput((g(),), {"dim": 0}, desc="zero_d_dim"),
+        SampleInput((g(),), {"dim": -1, "keepdim": True}, desc="zero_d_keepdim"),
+        SampleInput((g(3, 4),), {"dim": 1, "dtype": np.float64}, desc="dtype"),
+    ]
+
+
+def _matmul_samples(g):
+    return [
+        SampleInput((g(3), g(3)), desc="dot"),
+        SampleInput((g(2, 3), g(3)), desc="matvec"),
+        SampleInput((g(3), g(3, 4)), desc="vecmat"),
+        SampleInput((g(2, 3), g(3, 4)), desc="mm"),
+        SampleInput((g(2, 2, 3), g(2, 3, 4)), desc="bmm"),
+        SampleInput((g(2, 2, 3), g(3, 4)), desc="batch_broadcast_other"),
+        SampleInput((g(2, 3), g(2, 3, 4)), desc="batch_broadcast_self"),
+        SampleInput((g(2, 1, 2, 3), g(3, 3, 2)), desc="batch_broadcast_both"),
+        SampleInput((g(3), g(2, 3, 4)), desc="vec_batched"),
+        SampleInput((g(2, 2, 3), g(3)), desc="batched_vec"),
+    ]
+
+
+def _reshape_samples(g):
+    return [
+        SampleInput((g(2, 3, 4), (6, 4)), desc="merge"),
+        SampleInput((g(2, 3, 4), (4, -1)), desc="infer"),
+        SampleInput((g(6), (2, 1, 3)), desc="split"),
+        SampleInput((g(), (1, 1)), desc="zero_d_up"),
+        SampleInput((g(1, 1), ()), desc="to_zero_d"),
+        SampleInput((g(3, 4), (-1,)), desc="flatten"),
+    ]
+
+
+def _transpose_samples(g):
+    return [
+        SampleInput((g(3, 4), 0, 1), desc="matrix"),
+        SampleInput((g(2, 3, 4), -1, 0), desc="negative_dims"),
+        SampleInput((g(2, 3, 4), 1, 1), desc="same_dim"),
+        SampleInput((g(), 0, -1), desc="zero_d"),
+    ]
+
+
+def _permute_samples(g):
+    return [
+        SampleInput((g(2, 3, 4), (2, 0, 1)), desc="cycle"),
+        SampleInput((g(2, 3, 4), (-1, 0, -2)), desc="negative_dims"),
+        SampleInput((g(3, 4), (1, 0)), desc="matrix"),
+        SampleInput((g(), ()), desc="zero_d"),
+    ]
+
+
+def _expand_samples(g):
+    return [
+        SampleInput((g(3, 1), (3, 4)), desc="singleton"),
+        SampleInput((g(3, 1), (2, 3, 4)), desc="new_leading"),
+        SampleInput((g(1, 4), (2, -1, 4)), desc="minus_one"),
+        SampleInput((g(), (2, 3)), desc="zero_d"),
+        SampleInput((g(4), (3, -1)), desc="keep_last"),
+    ]
+
+
+def _broadcast_to_samples(g):
+    return [
+        SampleInput((g(3, 1), (3, 4)), desc="singleton"),
+        SampleInput((g(4), (2, 3, 4)), desc="new_leading"),
+        SampleInput((g(), (2, 3)), desc="zero_d"),
+        SampleInput((g(2, 1, 3), (2, 4, 3)), desc="middle"),
+    ]
+
+
+GETITEM_INDICES = [
+    ("int", (1,)),
+    ("negative_int", -1),
+    ("slice", (slice(1, 3),)),
+    ("step", (slice(None, None, 2), slice(1, None))),
+    ("negative_step", (slice(None, None, -1), slice(3, 0, -2))),
+    ("none", (None, slice(None), 0)),
+    ("ellipsis", (Ellipsis, 1)),
+    ("ellipsis_none", (0, Ellipsis, None)),
+    ("int_int", (2, 1)),
+    ("mixed", (slice(None, None, -2), None, Ellipsis, 3)),
+    ("empty_slice", (slice(2, 2),)),
+    ("int_list", ([0, 2, 0],)),           # advanced, with a repeated row
+    ("int_array_dim1", (slice(None), np.array([3, 1, 1]))),
+]
+
+
+def _getitem_samples(g):
+    out = [SampleInput((g(3, 4), idx), desc=d) for d, idx in GETITEM_INDICES]
+    out += [
+        SampleInput((g(2, 3, 4), (Ellipsis, slice(None, None, -1))), desc="3d_ellipsis_reverse"),
+        SampleInput((g(5), 3), desc="vector_to_zero_d"),
+        SampleInput((g(), Ellipsis), desc="zero_d_ellipsis"),
+        SampleInput((g(), None), desc="zero_d_none"),
+    ]
+    return out
+
+
+def _comparison_samples(g):
+    return [
+        SampleInput((g(3, 4), g(4)), desc="broadcast"),
+        SampleInput((g(2, 3), 0.5), desc="python_scalar"),
+        SampleInput((g(), g(2, 2)), desc="zero_d"),
+    ]
+
+
+def _to_dtype_samples(g):
+    other = np.float32 if g.dtype == np.float64 else np.float64
+    return [
+        SampleInput((g(3, 4), other), desc="cast"),
+        SampleInput((g(), other), desc="zero_d"),
+    ]
+
+
+# --- torch name mapping ----------------------------------------------------------
+
+def _torch_dtype(torch, d):
+    return {np.dtype(np.float64): torch.float64, np.dtype(np.float32): torch.float32,
+            np.dtype(np.int64): torch.int64, np.dtype(bool): torch.bool}[np.dtype(d)]
+
+
+def _torch_reduction(name):
+    def fn(torch, x, dim=None, keepdim=False, dtype=None):
+        kw = {}
+        if dtype is not None:
+            kw["dtype"] = _torch_dtype(torch, dtype)
+        if dim is None:
+            if keepdim:
+                # torch.sum(x, dim=None, keepdim=True) keeps every dim
+                dim = tuple(range(x.dim()))
+                return getattr(torch, name)(x, dim=dim, keepdim=True, **kw) if dim else \
+                    getattr(torch, name)(x, **kw)
+            return getattr(torch, name)(x, **kw)
+        if isinstance(dim, list):
+            dim = tuple(dim)
+        return getattr(torch, name)(x, dim=dim, keepdim=keepdim, **kw)
+    return fn
+
+
+def torch_getitem(torch, x, index):
+    """NumPy basic indexing (negative steps too) and a single advanced index,
+    spelt in differentiable torch ops (torch rejects negative slice steps)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if any(i is Ellipsis for i in index):
+        k = index.index(Ellipsis)
+        index = index[:k] + (slice(None),) * (x.dim() - n_real) + index[k + 1:]
+    d = 0
+    for i in index:
+        if i is None:
+            x = x.unsqueeze(d)
+            d += 1
+        elif isinstance(i, (int, np.integer)):
+            x = x.select(d, int(i))
+        elif isinstance(i, slice):
+            rng = range(*i.indices(x.shape[d]))
+            x = torch.index_select(x, d, torch.tensor(list(rng), dtype=torch.int64))
+            d += 1
+        else:
+            idx = torch.as_tensor(np.asarray(i), dtype=torch.int64)
+            x = torch.index_select(x, d, idx)
+            d += 1
+    return x
+
+
+def _rg_to_dtype(x, dtype):
+    return x.to(dtype)
+
+
+# ---------------------------------------------------------------------------
+# The registry
+
+OP_DB: list[OpInfo] = [
+    OpInfo("add", _add_samples),
+    OpInfo("sub", _add_samples),
+    OpInfo("mul", _binary_samples),
+    OpInfo("div", _div_samples),
+    OpInfo("neg", _unary_samples),
+    OpInfo("pow", _pow_samples),
+    OpInfo("exp", _unary_samples),
+    OpInfo("log", lambda g: _unary_samples(g, low=0.3, high=3.0)),
+    OpInfo("sin", _unary_samples),
+    OpInfo("cos", _unary_samples),
+    OpInfo("tanh", _unary_samples),
+    OpInfo("sigmoid", lambda g: _unary_samples(g, low=-4.0, high=4.0)),
+    OpInfo("relu", lambda g: _unary_samples(g, away=0.05),
+           notes="samples avoid the kink at 0"),
+    OpInfo("where", _where_samples),
+    OpInfo("sum", _reduction_samples, torch_fn=_torch_reduction("sum")),
+    OpInfo("mean", _reduction_samples, torch_fn=_torch_reduction("mean")),
+    OpInfo("matmul", _matmul_samples),
+    OpInfo("reshape", _reshape_samples),
+    OpInfo("view", _reshape_samples, torch_fn=lambda torch, x, shape: x.view(shape),
+           noncontig=False),
+    OpInfo("transpose", _transpose_samples),
+    OpInfo("permute", _permute_samples),
+    OpInfo("expand", _expand_samples, torch_fn=lambda torch, x, shape: x.expand(shape)),
+    OpInfo("broadcast_to", _broadcast_to_samples),
+    OpInfo("getitem", _getitem_samples, torch_fn=torch_getitem),
+    OpInfo("clone", _unary_samples),
+    OpInfo("_to_dtype", _to_dtype_samples, op=_rg_to_dtype, fd_eps=1e-2, atol=1e-5,
+           torch_fn=lambda torch, x, dtype: x.to(_torch_dtype(torch, dtype))),
+    OpInfo("lt", _comparison_samples, differentiable=False),
+    OpInfo("le", _comparison_samples, differentiable=False),
+    OpInfo("gt", _comparison_samples, differentiable=False),
+    OpInfo("ge", _comparison_samples, differentiable=False),
+    OpInfo("eq", _comparison_samples, differentiable=False),
+    OpInfo("ne", _comparison_samples, differentiable=False),
+]
+
+OPS_BY_NAME = {o.name: o for o in OP_DB}
+
+# Table ops that are checked through another op rather than sampled directly
+# (private ops only; a public op is never allowed here).
+COVERED_ELSEWHERE = {
+    "_index_backward": "the backward of getitem: every getitem sample's second-order check runs it",
+    "_to_device": "needs a second device: test_op_gradients.py::test_to_device_gradients "
+                  "(virtual CPU device cpu:1)",
+}
+
+DIFF_OPS = [o for o in OP_DB if o.differentiable]
+GRADGRAD_OPS = [o for o in DIFF_OPS if o.gradgrad]
+
+
+def all_samples(ops=None, dtype=np.float64):
+    """(op, sample) pairs for pytest parametrization, with readable ids."""
+    import pytest
+    out = []
+    for op in (OP_DB if ops is None else ops):
+        for i, s in enumerate(op.samples(dtype)):
+            out.append(pytest.param(op, s, id=f"{op.name}-{i}-{s.desc}"))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Running a sample
+
+def make_tensors(sample, requires_grad=True, transform=None):
+    """The sample's arguments with arrays as retrograd tensors (leaves)."""
+    args = []
+    leaves = []
+    for i, a in enumerate(sample.args):
+        if isinstance(a, np.ndarray):
+            arr = transform(a) if transform is not None else a.copy()
+            diff = requires_grad and a.dtype.kind == "f"
+            t = rg.from_numpy(arr)
+            if diff:
+                t.requires_grad_(True)
+                leaves.append(t)
+            args.append(t)
+        else:
+            args.append(a)
+    return args, leaves
+
+
+def noncontiguous(a):
+    """A copy of `a` with non-contiguous strides (every other element of a
+    larger buffer, then transposed), same values."""
+    if a.ndim == 0:
+        return a.copy()
+    buf = np.zeros(tuple(2 * s for s in a.shape[::-1]), dtype=a.dtype)
+    view = buf[tuple(slice(None, None, 2) for _ in a.shape)].T
+    view[...] = a
+    assert view.shape == a.shape and (a.size <= 1 or not view.flags.c_contiguous)
+    return view
