@@ -521,11 +521,22 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
                     f"Function {node.name() if node is not None else 'backward'} returned an invalid "
                     f"gradient at index {i} - got {list(shape)} but expected shape compatible with "
                     f"{list(meta.shape)}")
-        if g.dtype != meta.dtype:
+        dt = g.dtype
+        if dt is not meta.dtype and dt != meta.dtype:     # builtin dtypes are singletons
             if isinstance(g, Tensor):
                 g = g.to(meta.dtype)
             else:
                 g = g.astype(meta.dtype)
+        if type(g) is Tensor and (<Tensor>g)._device is not meta.device:
+            # Only Tensors (create_graph) know their device. As in PyTorch, a
+            # 0-d gradient moves; anything else means a wrong backward formula.
+            if (<Tensor>g)._array.ndim == 0:
+                g = g.to(meta.device)
+            else:
+                raise RuntimeError(
+                    f"Function {node.name() if node is not None else 'backward'} returned an invalid "
+                    f"gradient at index {i} - expected device {meta.device} but got "
+                    f"{(<Tensor>g)._device}")
         grads[i] = g
     return 0
 
@@ -794,7 +805,15 @@ cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_grap
     if inputs:
         _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
     _execute_with_graph_task(gt, graph_root, buf)
+    # Stale tasks of this graph task (a failed one) may still sit in device
+    # queues, each holding it: let it not hold the graph and its buffers too.
+    gt.graph_root = None
     if gt.has_error:
+        gt.lock()
+        try:
+            gt.not_ready.clear()
+        finally:
+            gt.unlock()
         err = gt.error
         gt.error = None
         raise err
