@@ -132,6 +132,15 @@ def test_grad_is_settable_and_checked():
     assert x.grad is None
 
 
+def test_grad_device_is_checked(virtual_cpu_devices):
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="different device"):
+        x.grad = rg.ones(2, device="cpu:1")
+    y = rg.tensor([1.0, 2.0], device="cpu:1", requires_grad=True)
+    y.grad = rg.ones(2, device="cpu:1")
+    assert str(y.grad.device) == "cpu:1"
+
+
 def test_grad_of_a_non_leaf_is_none_unless_retained():
     x = leaf()
     y = x * 2

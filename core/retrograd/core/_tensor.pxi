@@ -193,6 +193,13 @@ cdef class Tensor:
         # NumPy's functions keep NumPy's meaning on tensors (API.md): np.sum(t,
         # axis=0) computes on the arrays and returns an array. Without this,
         # np.sum would call Tensor.sum with NumPy's keywords (axis=, out=).
+        # That result has no graph, so while recording, a tensor that requires
+        # grad is refused rather than silently cut off from its gradient.
+        if rg_tls_grad_enabled and _any_needs_grad(args, kwargs):
+            raise TypeError(
+                f"numpy.{getattr(func, '__name__', func)} on a tensor that requires grad would drop "
+                "the autograd graph: use the retrograd op (e.g. t.sum(dim=0)), or pass "
+                "t.detach() / np.asarray(t) if you want a plain array")
         return func(*_arrays_of(args), **_arrays_of(kwargs))
 
     def __float__(self):
@@ -522,6 +529,20 @@ cdef tuple _shape_args(tuple args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
     return args
+
+
+cdef bint _any_needs_grad(object args, object kwargs):
+    for a in args:
+        if isinstance(a, Tensor) and (<Tensor>a).needs_grad():
+            return True
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Tensor) and (<Tensor>b).needs_grad():
+                    return True
+    for a in kwargs.values():
+        if isinstance(a, Tensor) and (<Tensor>a).needs_grad():
+            return True
+    return False
 
 
 cdef object _arrays_of(object x):

@@ -522,12 +522,15 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
         if nr == 0:
             mshape = fn._shape
             mdtype = fn._dtype
+            mdevice = fn._device
         else:
             meta = fn.metadata_of(nr)
             mshape = meta.shape
             mdtype = meta.dtype
+            mdevice = meta.device
         if type(g) is ndarray:
-            # Fast path: compare dims and dtype at C level, no tuple built.
+            # Fast path: compare dims and dtype at C level, no tuple built
+            # (builtin dtypes are singletons, so identity usually decides).
             if not _same_shape(<cnp.ndarray>g, mshape):
                 g = _fix_shape(g, mshape, node, i)
             if <object>cnp.PyArray_DESCR(<cnp.ndarray>g) is not mdtype and g.dtype != mdtype:
@@ -536,11 +539,22 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
             shape = g.shape
             if shape != mshape:
                 g = _fix_shape(g, mshape, node, i)
-            if g.dtype != mdtype:
+            dt = g.dtype
+            if dt is not mdtype and dt != mdtype:
                 if isinstance(g, Tensor):
                     g = g.to(mdtype)
                 else:
                     g = g.astype(mdtype)
+            if type(g) is Tensor and (<Tensor>g)._device is not mdevice:
+                # Only Tensors (create_graph) know their device. As in PyTorch, a
+                # 0-d gradient moves; anything else means a wrong backward formula.
+                if (<Tensor>g)._array.ndim == 0:
+                    g = g.to(mdevice)
+                else:
+                    raise RuntimeError(
+                        f"Function {node.name() if node is not None else 'backward'} returned an invalid "
+                        f"gradient at index {i} - expected device {mdevice} but got "
+                        f"{(<Tensor>g)._device}")
         grads[i] = g
     return 0
 
@@ -835,7 +849,15 @@ cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_grap
     if inputs:
         _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
     _execute_with_graph_task(gt, graph_root, buf)
+    # Stale tasks of this graph task (a failed one) may still sit in device
+    # queues, each holding it: let it not hold the graph and its buffers too.
+    gt.graph_root = None
     if gt.has_error:
+        gt.lock()
+        try:
+            gt.not_ready.clear()
+        finally:
+            gt.unlock()
         err = gt.error
         gt.error = None
         raise err

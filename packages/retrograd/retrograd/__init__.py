@@ -11,6 +11,7 @@
 from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
+del extend_path              # not part of the public namespace
 
 from retrograd.core import *  # noqa: E402,F401,F403
 from retrograd.core import Tensor, Device, device, OPS as _OPS  # noqa: E402,F401
