@@ -80,7 +80,9 @@ def test_saved_arrays_released_as_soon_as_their_node_ran():
     loss.backward()
     assert all(r() is None for r in saved)
     assert loss.grad_fn is not None                         # the graph itself lives on
-    assert mul._saved_self is None and mul._saved_other is None
+    for attr in ("_saved_self", "_saved_other"):           # as torch: freed means gone
+        with pytest.raises(RuntimeError, match="after they have already been freed"):
+            getattr(mul, attr)
 
 
 def test_intermediate_released_while_backward_still_runs():

@@ -487,7 +487,7 @@ def emit_op(e, saved, uses, out):
     w("    cdef object tok = None")
     w("    cdef Tensor result")
     if not e.nondifferentiable:
-        w(f"    cdef {e.node_name} node")
+        w(f"    cdef {e.node_name} node = None")
         for i in range(len(tensors)):
             w(f"    cdef Node e{i}")
     args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
