@@ -533,3 +533,41 @@ def test_in_place_on_leaf_requiring_grad_raises():
     with rg.no_grad():
         x.mul_(2.0)      # allowed (an optimizer step)
     np.testing.assert_array_equal(x.detach().numpy(), [2.0, 4.0])
+
+
+# ---------------------------------------------------------------------------
+# is_grads_batched
+
+def test_is_grads_batched_matches_torch():
+    a = np.array([0.5, -1.0, 2.0])
+    x, tx = leaf(a), tleaf(a)
+    go = np.stack([np.eye(3)[0], np.eye(3)[2], np.arange(3.0)])
+    (g,) = rg.autograd.grad(x.sin() * x, x, rg.tensor(go), is_grads_batched=True)
+    (tg,) = torch.autograd.grad(tx.sin() * tx, tx, torch.tensor(go), is_grads_batched=True)
+    assert g.shape == (3, 3)
+    assert_same(g, tg)
+
+
+def test_is_grads_batched_several_outputs_and_unused():
+    x, z = leaf([1.0, 2.0]), leaf([3.0])
+    y1, y2 = x * x, (x * 3.0).sum()
+    gos = [rg.tensor([[1.0, 0.0], [0.0, 1.0]]), rg.tensor([1.0, 10.0])]
+    gx, gz = rg.autograd.grad([y1, y2], [x, z], gos, is_grads_batched=True, allow_unused=True,
+                              retain_graph=True)
+    np.testing.assert_array_equal(gx.numpy(), [[2.0 + 3.0, 3.0], [30.0, 4.0 + 30.0]])
+    assert gz is None
+    gx, gz = rg.autograd.grad([y1, y2], [x, z], gos, is_grads_batched=True, materialize_grads=True,
+                              retain_graph=True)
+    np.testing.assert_array_equal(gz.numpy(), np.zeros((2, 1)))
+    with pytest.raises(RuntimeError, match=r"inputs\[1\]"):
+        rg.autograd.grad([y1, y2], [x, z], gos, is_grads_batched=True)
+
+
+def test_is_grads_batched_checks_shapes_and_frees_the_graph():
+    x = leaf([1.0, 2.0])
+    y = x.sin()
+    with pytest.raises(RuntimeError, match="batch dimension"):
+        rg.autograd.grad(y, x, rg.ones(2), is_grads_batched=True)
+    rg.autograd.grad(y, x, rg.ones(4, 2), is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        rg.autograd.grad(y, x, rg.ones(2))

@@ -157,15 +157,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    if is_grads_batched:
-        raise NotImplementedError(
-            "grad(..., is_grads_batched=True) is not available in this release of retrograd-core")
     outs = _tensor_tuple(outputs, "outputs")
     ins = _tensor_tuple(inputs, "inputs")
     if len(ins) == 0:
         raise RuntimeError("grad requires at least one input")
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     grads = _make_grads(outs, grad_outputs, create_graph, "grad_outputs")
     roots = _root_edges(outs)
     in_edges = _input_edges(ins, False)
@@ -185,3 +185,70 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    # torch runs one vmapped backward; here one backward per batch element,
+    # on the same graph, then the results are stacked along a new first dim.
+    if create_graph:
+        raise NotImplementedError(
+            "grad(..., is_grads_batched=True, create_graph=True) is not supported: loop over the "
+            "batch yourself, calling grad(..., create_graph=True) once per grad_output")
+    if grad_outputs is None:
+        raise RuntimeError(
+            "is_grads_batched=True needs grad_outputs: one batch of gradients per output, "
+            "with the batch as the first dimension")
+    gos = _tensor_tuple(grad_outputs, "grad_outputs")
+    if len(gos) != len(outs):
+        raise RuntimeError(
+            f"got {len(gos)} grad_outputs for {len(outs)} outputs: pass one gradient (or None) per output")
+    batch = None
+    for i, (out, g) in enumerate(zip(outs, gos)):
+        if g is None or _is_gradient_edge(out):
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"grad_outputs[{i}] must be a Tensor or None, got {type(g).__name__}")
+        if tuple(g.shape[1:]) != tuple(out.shape) or g.ndim == 0:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+                f"shape of {tuple(g.shape)} and output[{i}] has a shape of {tuple(out.shape)}.")
+        if batch is None:
+            batch = g.shape[0]
+        elif g.shape[0] != batch:
+            raise RuntimeError(
+                f"grad_outputs have different batch sizes ({batch} and {g.shape[0]} at "
+                f"grad_output[{i}]): every batched gradient needs the same first dimension")
+    if batch is None:
+        raise RuntimeError("is_grads_batched=True needs at least one batched grad_output Tensor")
+    per_item = []
+    for b in range(batch):
+        item = [None if g is None else _abi._wrap(g._array[b], g.device) for g in gos]
+        per_item.append(grad(outs, ins, item, retain_graph=retain_graph or b < batch - 1,
+                             allow_unused=True, materialize_grads=False))
+    result = []
+    for i, t in enumerate(ins):
+        column = [r[i] for r in per_item]
+        if all(g is None for g in column):
+            if materialize_grads and isinstance(t, Tensor):
+                result.append(_abi._wrap(np.zeros((batch,) + tuple(t.shape), dtype=t.dtype), t.device))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors appears to not have been used in the graph: "
+                    f"inputs[{i}] received no gradient. Set allow_unused=True if this is the "
+                    "desired behavior.")
+            result.append(None)
+            continue
+        like = next(g for g in column if g is not None)
+        xp = np if isinstance(like._array, np.ndarray) else _array_module(like._array)
+        arrays = [xp.zeros_like(like._array) if g is None else g._array for g in column]
+        result.append(_abi._wrap(xp.stack(arrays), like.device))
+    return tuple(result)
+
+
+def _array_module(array):
+    import importlib
+    return importlib.import_module(type(array).__module__.split(".")[0])
