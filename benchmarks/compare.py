@@ -10,10 +10,17 @@ right before the workload (imports and data already in place; Linux only).
 """
 from __future__ import annotations
 
-import argparse
+import os
+
+# One BLAS thread for NumPy, as torch.set_num_threads(1) below for PyTorch:
+# on a 2-core machine, threaded BLAS timings swing by 2x from run to run.
+# (Set before NumPy is imported; the memory subprocesses inherit it.)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
 import gc
 import json
-import os
 import subprocess
 import sys
 import time

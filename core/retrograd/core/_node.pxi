@@ -49,7 +49,7 @@ cdef class Edge:
 
 
 cdef tuple _flatten_edges(tuple edges):
-    # A tuple of Edge (or None) as Node._next_edges' flat pairs.
+    # A tuple of Edge (or None) as the flat (fn, nr) pairs set_next_edges takes.
     cdef list flat = []
     for x in edges:
         if x is None:
@@ -183,11 +183,17 @@ cdef class Node:
         self._released = True
 
     cdef void set_next_edges(self, tuple edges):
+        # `edges`: flat (fn, nr) pairs. See abi.pxd for the inline layout.
         cdef uint64_t topo = 0
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, n = len(edges) // 2
         cdef Node fn
-        self._next_edges = edges
-        for i in range(0, len(edges), 2):
+        self._num_edges = <int>n
+        self._fn0 = <Node>edges[0] if n > 0 else None
+        self._nr0 = <int>edges[1] if n > 0 else 0
+        self._fn1 = <Node>edges[2] if n > 1 else None
+        self._nr1 = <int>edges[3] if n > 1 else 0
+        self._more_edges = edges[4:] if n > 2 else None
+        for i in range(0, 2 * n, 2):
             x = edges[i]
             if x is not None:
                 fn = <Node>x
@@ -204,7 +210,8 @@ cdef class Node:
             self._is_cupy = type(array) is not ndarray
         else:
             m = _new_meta(array, device)
-            self._more_metadata = (m,) if self._more_metadata is None else self._more_metadata + (m,)
+            ex = self.extras()
+            ex.more_metadata = (m,) if ex.more_metadata is None else ex.more_metadata + (m,)
         self._num_inputs += 1
         return 0
 
@@ -219,7 +226,7 @@ cdef class Node:
             return m
         if i <= 0 or i >= self._num_inputs:
             raise IndexError(f"{self.name()} has {self._num_inputs} inputs, no input {i}")
-        return <InputMetadata>self._more_metadata[i - 1]
+        return <InputMetadata>self._extra.more_metadata[i - 1]
 
     cdef NodeExtras extras(self):
         if self._extra is None:
@@ -235,18 +242,16 @@ cdef class Node:
     # -- Python API -------------------------------------------------------
     @property
     def next_functions(self):
-        cdef tuple e = self._next_edges
-        if e is None:
-            return ()
-        return tuple((None, 0) if e[i] is None else (e[i], e[i + 1]) for i in range(0, len(e), 2))
+        cdef int i
+        return tuple((None, 0) if rg_next_fn(self, i) is None else (rg_next_fn(self, i), rg_next_nr(self, i))
+                     for i in range(self._num_edges))
 
     @property
     def next_edges(self):
         """The edges as Edge objects (None where no gradient flows)."""
-        cdef tuple e = self._next_edges
-        if e is None:
-            return ()
-        return tuple(None if e[i] is None else _new_edge(e[i], e[i + 1]) for i in range(0, len(e), 2))
+        cdef int i
+        return tuple(None if rg_next_fn(self, i) is None else _new_edge(rg_next_fn(self, i), rg_next_nr(self, i))
+                     for i in range(self._num_edges))
 
     @property
     def input_metadata(self):
@@ -449,7 +454,7 @@ cdef AccumulateGrad _make_accumulate_grad(Tensor v):
     cdef AccumulateGrad acc = AccumulateGrad.__new__(AccumulateGrad)
     acc.variable = v
     acc._lock = _threading.Lock()
-    acc._next_edges = ()
+    acc._num_edges = 0
     acc.seq_nr = 0xFFFFFFFFFFFFFFFF   # PyTorch: UINT64_MAX, run as soon as ready
     acc.topo_nr = 0
     acc.add_input_metadata(v._array, v._device)

@@ -57,6 +57,28 @@ cdef inline int _edge_nr(Tensor t):
     return t._output_nr if t is not None else 0
 
 
+cdef inline void _set_edges1(Node node, Node f0, int n0):
+    # set_next_edges for one input, without building a tuple (hot path).
+    node._fn0 = f0
+    node._nr0 = n0
+    node._num_edges = 1
+    node.topo_nr = f0.topo_nr + 1 if f0 is not None else 0
+
+
+cdef inline void _set_edges2(Node node, Node f0, int n0, Node f1, int n1):
+    cdef uint64_t topo = 0
+    node._fn0 = f0
+    node._nr0 = n0
+    node._fn1 = f1
+    node._nr1 = n1
+    node._num_edges = 2
+    if f0 is not None:
+        topo = f0.topo_nr + 1
+    if f1 is not None and f1.topo_nr >= topo:
+        topo = f1.topo_nr + 1
+    node.topo_nr = topo
+
+
 cdef inline bint _needs(Tensor t):
     return t is not None and (t._grad_fn is not None or t._requires_grad)
 

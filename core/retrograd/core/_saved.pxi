@@ -122,13 +122,13 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
         _raise_modified_inline(owner, data, vc, ver, edge_index)
     if not as_tensor:
         return data
-    x = owner._next_edges[2 * edge_index]
+    x = rg_next_fn(owner, edge_index)
     if x is None:
         t = rg_wrap(data, owner._device)
     else:
         if type(x) is AccumulateGrad:
             return (<AccumulateGrad>x).variable
-        t = rg_wrap_with_grad_fn(data, owner._device, <Node>x, owner._next_edges[2 * edge_index + 1])
+        t = rg_wrap_with_grad_fn(data, owner._device, <Node>x, rg_next_nr(owner, edge_index))
     t._version_counter = vc
     return t
 
@@ -151,10 +151,10 @@ cdef object _raise_modified_inline(Node owner, object data, VersionCounter vc, P
     if edge_index < 0:
         producer = f", which is output 0 of {owner.name()}"
     else:
-        fn = owner._next_edges[2 * edge_index]
+        fn = rg_next_fn(owner, edge_index)
         if fn is not None:
             producer = (", which is a leaf tensor" if type(fn) is AccumulateGrad
-                        else f", which is output {owner._next_edges[2 * edge_index + 1]} of {fn.name()}")
+                        else f", which is output {rg_next_nr(owner, edge_index)} of {fn.name()}")
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{data.dtype} tensor of shape {tuple(data.shape)}]{producer}, saved by "

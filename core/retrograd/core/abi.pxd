@@ -95,29 +95,37 @@ cdef class NodeExtras:
     cdef dict retains_grad_hooks        # input_nr -> fn(grad)
     cdef dict metadata
     cdef object anomaly_trace           # forward traceback (anomaly mode), or None
+    cdef tuple more_metadata            # InputMetadata of node inputs 1.., or None
 
 
 cdef class Node:
     # Invariant: a node's apply never runs concurrently with itself inside one
     # graph task; AccumulateGrad also locks across graph tasks.
-    # `_next_edges` is flat, (node_0, input_nr_0, node_1, input_nr_1, ...):
-    # pair i receives the gradient for the forward op's i-th input (node None
-    # where that input needs no gradient). Flat, because Edge objects would
-    # cost an allocation and ~50 bytes per edge in graphs of millions of nodes.
+    #
+    # Next edges: edge i, (rg_next_fn(n, i), rg_next_nr(n, i)), receives the
+    # gradient for the forward op's i-th input (fn None where that input needs
+    # no gradient). Edges 0 and 1 are stored inline (`_fn0/_nr0`,
+    # `_fn1/_nr1`), edges 2.. as flat pairs in `_more_edges`: nearly every op
+    # has one or two inputs, and a graph may hold millions of nodes, so a
+    # tuple (or Edge objects) per node would cost an allocation and ~60 bytes.
     # Input metadata (what gradient each node input must receive): input 0 is
     # stored inline (`_shape`, `_dtype`, `_device`), the others in
-    # `_more_metadata`; see Node.metadata_of().
-    cdef tuple _next_edges              # ABI: flat (node or None, input_nr) pairs
+    # `_extra.more_metadata`; see Node.metadata_of().
+    cdef Node _fn0                      # ABI (read through rg_next_fn)
+    cdef Node _fn1                      # ABI
+    cdef int _nr0                       # ABI (read through rg_next_nr)
+    cdef int _nr1                       # ABI
+    cdef int _num_edges                 # ABI: number of next edges
+    cdef int _num_inputs                # ABI: number of node inputs
     cdef uint64_t seq_nr                # ABI
     cdef uint64_t topo_nr               # ABI: greater than every child's
-    cdef int _num_inputs                # ABI
-    cdef bint _released                 # saved variables were freed
-    cdef bint _is_cupy                  # input 0's gradient is a cupy array
+    cdef tuple _more_edges              # flat (fn, nr) pairs of edges 2.., or None
     cdef tuple _shape                   # ABI: input 0's shape
     cdef object _dtype                  # ABI: input 0's dtype
     cdef Device _device                 # ABI: input 0's device
-    cdef tuple _more_metadata           # InputMetadata of inputs 1.., or None
-    cdef NodeExtras _extra              # hooks, metadata dict, anomaly trace; or None
+    cdef NodeExtras _extra              # hooks, metadata dict, anomaly trace, more metadata; or None
+    cdef char _released                 # saved variables were freed
+    cdef char _is_cupy                  # input 0's gradient is a cupy array
     cdef object __weakref__
 
     # ABI: run the node. `grads` holds one gradient per node input: an
@@ -125,12 +133,29 @@ cdef class Node:
     # one gradient (or None) per next edge.
     cdef list apply(self, list grads, bint create_graph)
     cdef void release_variables(self)
-    cdef void set_next_edges(self, tuple edges)   # flat pairs; also sets topo_nr
+    cdef void set_next_edges(self, tuple edges)   # flat (fn, nr) pairs; also sets topo_nr
     cdef int add_input_metadata(self, object array, Device device) except -1
     cdef InputMetadata metadata_of(self, int i)
     cdef NodeExtras extras(self)        # created on first use
     cdef list tensor_pre_hooks(self)    # list of (handle_id, input_nr, fn), or None
     cpdef str name(self)
+
+
+cdef inline Node rg_next_fn(Node n, int i):
+    # The node edge i of `n` leads to (None: no gradient flows there).
+    if i == 0:
+        return n._fn0
+    if i == 1:
+        return n._fn1
+    return <Node>n._more_edges[2 * (i - 2)]
+
+
+cdef inline int rg_next_nr(Node n, int i):
+    if i == 0:
+        return n._nr0
+    if i == 1:
+        return n._nr1
+    return <int>n._more_edges[2 * (i - 2) + 1]
 
 
 cdef class AccumulateGrad(Node):

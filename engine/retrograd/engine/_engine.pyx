@@ -47,7 +47,7 @@ ctypedef PyObject* PyObjPtr
 
 cimport numpy as cnp
 from retrograd.core.abi cimport (
-    Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad,
+    Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad, rg_next_fn, rg_next_nr,
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
 )
@@ -391,12 +391,10 @@ cdef inline object _wrap_for_hook(object g, Node node, int input_nr):
 cdef inline object _wrap_output_for_hook(object g, Node node, int i):
     # An output of `node` flows into its i-th next edge, whose input metadata
     # says the device.
-    cdef tuple edges
     if g is None or isinstance(g, Tensor):
         return g
-    edges = node._next_edges
-    if edges is not None and 2 * i < len(edges) and edges[2 * i] is not None:
-        return _wrap_for_hook(g, <Node>edges[2 * i], edges[2 * i + 1])
+    if i < node._num_edges and rg_next_fn(node, i) is not None:
+        return _wrap_for_hook(g, rg_next_fn(node, i), rg_next_nr(node, i))
     return rg_wrap(g, rg_cpu_device())
 
 
@@ -481,25 +479,23 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
         if post:
             inputs_copy = list(inputs)
     outputs = node.apply(inputs, gt.create_graph)
-    edges = node._next_edges
-    if edges is None:
-        edges = ()
-    if 2 * len(outputs) != len(edges):
+    if len(outputs) != node._num_edges:
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(edges) // 2}, got {len(outputs)})")
-    _validate_outputs(edges, outputs, node)
+            f"(expected {node._num_edges}, got {len(outputs)})")
+    _validate_outputs(node, None, outputs, node)
     if post:
         outputs = _call_post_hooks(node, outputs, inputs_copy, gt.create_graph)
-        _validate_outputs(edges, outputs, node)
+        _validate_outputs(node, None, outputs, node)
     return outputs
 
 
-cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
+cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node) except -1:
     # Each gradient must match the input it flows into: a broadcast shape is
     # summed back (this is how broadcasting ops need no reduction of their
     # own), a different dtype is cast, anything else is an error.
-    # `edges` is flat (node, input_nr) pairs, as Node._next_edges.
+    # The gradients flow along `owner`'s next edges or, for the roots of a
+    # backward (owner None), along `roots`: flat (node, input_nr) pairs.
     cdef Py_ssize_t i, n = len(grads)
     cdef Node fn
     cdef int nr
@@ -509,7 +505,7 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
         g = grads[i]
         if g is None:
             continue
-        x = edges[2 * i]
+        x = rg_next_fn(owner, i) if owner is not None else roots[2 * i]
         if x is None:
             grads[i] = None
             continue
@@ -518,7 +514,7 @@ cdef int _validate_outputs(tuple edges, list grads, Node node) except -1:
             # (hooks wrap it in a Tensor, whose data must be an ndarray).
             g = np.asarray(g)
         fn = <Node>x
-        nr = edges[2 * i + 1]
+        nr = rg_next_nr(owner, i) if owner is not None else roots[2 * i + 1]
         if nr == 0:
             mshape = fn._shape
             mdtype = fn._dtype
@@ -641,17 +637,15 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
         return 0
     if rg_anomaly_enabled():
         _check_anomaly(node, outputs)
-    edges = node._next_edges
     # See Note [Threading model]: nodes of this task running on other threads
     # may feed the same buffers.
     gt.lock()
     try:
         for i in range(n):
-            x = edges[2 * i]
-            if x is None:
+            nxt = rg_next_fn(node, i)
+            if nxt is None:
                 continue
-            nxt = <Node>x
-            nr = edges[2 * i + 1]
+            nr = rg_next_nr(node, i)
             key = <PyObject*>nxt
             it = gt.dependencies.find(key)
             if it == gt.dependencies.end():
@@ -713,14 +707,10 @@ cdef int _compute_dependencies(GraphTask gt, Node root, uint64_t min_topo_nr) ex
         stack.pop_back()
         if fn.topo_nr < min_topo_nr:
             continue
-        edges = fn._next_edges
-        if edges is None:
-            continue
-        for i in range(0, len(edges), 2):
-            x = edges[i]
-            if x is None:
+        for i in range(fn._num_edges):
+            nxt = rg_next_fn(fn, i)
+            if nxt is None:
                 continue
-            nxt = <Node>x
             gt.dependencies[<PyObject*>nxt] += 1
             if seen.insert(<PyObject*>nxt).second:
                 stack.push_back(<PyObject*>nxt)
@@ -765,14 +755,12 @@ cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulat
     while stack:
         frame = stack[-1]
         fn = <Node>frame[0]
-        edges = fn._next_edges if fn._next_edges is not None else ()
         child = None
-        while frame[1] < len(edges):
-            x = edges[frame[1]]
-            frame[1] += 2                   # flat (node, input_nr) pairs
-            if x is None:
+        while frame[1] < fn._num_edges:
+            c = rg_next_fn(fn, frame[1])
+            frame[1] += 1
+            if c is None:
                 continue
-            c = <Node>x
             if c in seen:
                 if _should_execute(gt, c):
                     _mark_needed(gt, fn)
@@ -827,7 +815,7 @@ cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_grap
     for x in roots:
         flat.append((<Edge>x).function)
         flat.append((<Edge>x).input_nr)
-    _validate_outputs(tuple(flat), glist, None)
+    _validate_outputs(None, tuple(flat), glist, None)
     if len(roots) == 1:
         e = <Edge>roots[0]
         graph_root = e.function

@@ -398,7 +398,6 @@ def emit_node(e, out):
     w("")
     w("    cdef list apply(self, list grads, bint create_graph):")
     w("        cdef object grad = grads[0]")
-    w("        cdef tuple nx = self._next_edges")
     n_out = len(tensors)
     for i in range(n_out):
         w(f"        cdef object r{i} = None")
@@ -414,7 +413,8 @@ def emit_node(e, out):
             if i not in per_input:
                 continue
             any_stmt = True
-            w(f"            if nx[{2 * i}] is not None:")
+            fn = f"self._fn{i}" if i < 2 else f"rg_next_fn(self, {i})"
+            w(f"            if {fn} is not None:")
             for n in sorted(per_input[i]):
                 if kinds[n] in ("input", "result"):
                     w(f"                v_{n} = {_unpack_call(e, n, kinds[n], flag)}")
@@ -506,8 +506,12 @@ def emit_op(e, saved, uses, out):
                 w(f"        e{i} = None")
             else:
                 w(f"        e{i} = _edge_fn(t_{p.name})")
-        edges = "(" + ", ".join(f"e{i}, _edge_nr(t_{p.name})" for i, p in enumerate(tensors)) + ")"
-        w(f"        node.set_next_edges({edges})")
+        if len(tensors) <= 2:
+            args = ", ".join(f"e{i}, _edge_nr(t_{p.name})" for i, p in enumerate(tensors))
+            w(f"        _set_edges{len(tensors)}(node, {args})")
+        else:
+            edges = "(" + ", ".join(f"e{i}, _edge_nr(t_{p.name})" for i, p in enumerate(tensors)) + ")"
+            w(f"        node.set_next_edges({edges})")
         for n in saved:
             if kinds[n] == "result":
                 continue
