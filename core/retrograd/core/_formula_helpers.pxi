@@ -24,7 +24,7 @@ class _ArrayNS:
 
     @staticmethod
     def expand(x, shape):
-        return np.broadcast_to(x, shape)
+        return _a_expand(x, tuple(shape))
 
     @staticmethod
     def sum_to(x, shape):
@@ -97,6 +97,23 @@ class _TensorNS:
 
 A = _ArrayNS
 T = _TensorNS
+
+
+cdef object _a_expand(object x, tuple shape):
+    # Broadcast a gradient to `shape` (sum/mean backward). np.broadcast_to is
+    # Python-level (~3 us a call); for small results a filled copy is cheaper
+    # and as good. Large results stay a broadcast view: no memory is spent.
+    cdef Py_ssize_t size = 1
+    if type(x) is not ndarray and isinstance(x, np.generic):
+        x = np.asarray(x)                  # 0-d arithmetic gives NumPy scalars
+    if type(x) is ndarray:
+        for s in shape:
+            size *= s
+        if size <= 4096:
+            out = np.empty(shape, dtype=x.dtype)
+            out[...] = x
+            return out
+    return np.broadcast_to(x, shape)
 
 
 def _reduced_shape(tuple shape, dim, bint keepdim):

@@ -530,11 +530,11 @@ def emit_op(e, saved, uses, out):
             else:
                 base = n.rsplit("_", 1)[0]
                 if kind == "shape":
-                    val = f"np.shape(a_{base})"
+                    val = f"_shape_of(a_{base})"
                 elif kind == "ndim":
                     val = f"np.ndim(a_{base})"
                 elif kind == "dtype":
-                    val = f"np.result_type(a_{base})"
+                    val = f"_dtype_of(a_{base})"
                 else:
                     val = f"(t_{base}._device if t_{base} is not None else _CPU)"
             w(f"        if {cond}:")
