@@ -31,8 +31,9 @@ import workloads as W  # noqa: E402
 FRAMEWORKS = ("numpy", "retrograd", "torch")
 
 
-def best_time(fn, repeats, number):
-    fn()                                  # warm-up (also builds caches)
+def best_time(fn, repeats, number, warm=True):
+    if warm:
+        fn()                              # warm-up (also builds caches)
     best = float("inf")
     for _ in range(repeats):
         gc.collect()
@@ -82,7 +83,7 @@ def main(argv=None):
         except ImportError:
             fws.remove("torch")
     only = set(filter(None, args.only.split(",")))
-    rep = 3 if args.quick else 7
+    rep = 5 if args.quick else 15
     deep_ops = 100_000 if args.quick else W.DEEP_OPS
 
     import numpy as np
@@ -93,9 +94,16 @@ def main(argv=None):
     def timed(name, per, unit, builder, *bargs, number=5, **bkw):
         if only and name.split("[")[0] not in only:
             return
-        times = {}
+        # Interleave the frameworks, repeat by repeat, and keep each one's best:
+        # the machine's speed drifts (shared cores), and a ratio of two bests
+        # taken minutes apart would measure the drift.
+        fns = {fw: builder(fw, *bargs, **bkw) for fw in fws}
+        times = {fw: float("inf") for fw in fws}
         for fw in fws:
-            times[fw] = best_time(builder(fw, *bargs, **bkw), rep, number) / per
+            fns[fw]()                          # warm-up
+        for _ in range(rep):
+            for fw in fws:
+                times[fw] = min(times[fw], best_time(fns[fw], 1, number, warm=False) / per)
         scale = 1e6 if unit == "us/op" else 1e3
         line = f"{name:<24}" + "".join(f"{fw}={times[fw] * scale:9.2f} " for fw in fws) + unit
         line += f" | retrograd/numpy {fmt_ratio(times['retrograd'], times['numpy'])}"
