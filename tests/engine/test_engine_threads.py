@@ -12,6 +12,16 @@ import retrograd as rg
 import retrograd.engine as engine
 
 
+def _run_threads(work, n_threads, with_index):
+    """Start n_threads running work(i) (or work()), wait for all, and fail if any hangs."""
+    ts = [threading.Thread(target=work, args=(i,) if with_index else ()) for i in range(n_threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not any(t.is_alive() for t in ts)
+
+
 def leaf(data):
     return rg.tensor(np.asarray(data, dtype=np.float64), requires_grad=True)
 
@@ -346,12 +356,7 @@ def test_concurrent_backwards_on_separate_graphs():
         except BaseException as exc:          # noqa: BLE001 (reported below)
             errors.append(exc)
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(120)
-    assert not any(t.is_alive() for t in ts)
+    _run_threads(work, n_threads, with_index=True)
     assert errors == []
 
 
@@ -372,12 +377,7 @@ def test_concurrent_backwards_on_separate_device_graphs(virtual_cpu_devices):
         except BaseException as exc:          # noqa: BLE001
             errors.append(exc)
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(120)
-    assert not any(t.is_alive() for t in ts)
+    _run_threads(work, n_threads, with_index=True)
     assert errors == []
 
 
@@ -399,12 +399,7 @@ def test_shared_graph_accumulates_every_contribution(virtual_cpu_devices, device
         except BaseException as exc:          # noqa: BLE001
             errors.append(exc)
 
-    ts = [threading.Thread(target=work) for _ in range(n_threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(120)
-    assert not any(t.is_alive() for t in ts)
+    _run_threads(work, n_threads, with_index=False)
     assert errors == []
     np.testing.assert_array_equal(x.grad.numpy(), n_threads * n_iter * w)
 

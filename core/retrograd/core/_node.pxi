@@ -92,6 +92,22 @@ cdef inline InputMetadata _new_meta(object array, Device device):
 
 
 cdef tuple _last_shape = ()
+cdef InputMetadata _last_meta = None
+
+
+cdef inline InputMetadata _intern_meta(object array, Device device):
+    # Input metadata is immutable, and consecutive ops mostly produce the same
+    # shape, dtype and device: share the last InputMetadata when it matches
+    # (one object for a whole chain instead of one per node).
+    global _last_meta
+    cdef InputMetadata m = _last_meta
+    cdef bint is_cupy = type(array) is not ndarray
+    if (m is not None and m.device is device and m.is_cupy == is_cupy
+            and m.dtype is array.dtype and m.shape == array.shape):
+        return m
+    m = _new_meta(array, device)
+    _last_meta = m
+    return m
 
 
 cdef inline tuple _intern_shape(tuple shape):
@@ -192,7 +208,10 @@ cdef class Node:
         self._nr0 = <int>edges[1] if n > 0 else 0
         self._fn1 = <Node>edges[2] if n > 1 else None
         self._nr1 = <int>edges[3] if n > 1 else 0
-        self._more_edges = edges[4:] if n > 2 else None
+        if n > 2:
+            self.extras().more_edges = edges[4:]
+        elif self._extra is not None:
+            self._extra.more_edges = None
         for i in range(0, 2 * n, 2):
             x = edges[i]
             if x is not None:
@@ -204,10 +223,7 @@ cdef class Node:
     cdef int add_input_metadata(self, object array, Device device) except -1:
         cdef InputMetadata m
         if self._num_inputs == 0:
-            self._shape = _intern_shape(array.shape)
-            self._dtype = array.dtype
-            self._device = device
-            self._is_cupy = type(array) is not ndarray
+            self._meta0 = _intern_meta(array, device)
         else:
             m = _new_meta(array, device)
             ex = self.extras()
@@ -218,12 +234,7 @@ cdef class Node:
     cdef InputMetadata metadata_of(self, int i):
         cdef InputMetadata m
         if i == 0 and self._num_inputs > 0:
-            m = InputMetadata.__new__(InputMetadata)
-            m.shape = self._shape
-            m.dtype = self._dtype
-            m.device = self._device
-            m.is_cupy = self._is_cupy
-            return m
+            return self._meta0
         if i <= 0 or i >= self._num_inputs:
             raise IndexError(f"{self.name()} has {self._num_inputs} inputs, no input {i}")
         return <InputMetadata>self._extra.more_metadata[i - 1]

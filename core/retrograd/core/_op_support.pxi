@@ -93,10 +93,7 @@ cdef inline void _finish_node(Node node, object out, Device dev):
     node.seq_nr = rg_next_sequence_nr()
     # Input 0's metadata, inline (see Node): what add_input_metadata does,
     # minus the call.
-    node._shape = _intern_shape(out.shape)
-    node._dtype = out.dtype
-    node._device = dev
-    node._is_cupy = type(out) is not ndarray
+    node._meta0 = _intern_meta(out, dev)
     node._num_inputs = 1
     if rg_anomaly_mode:
         node.extras().anomaly_trace = "".join(_traceback.format_stack()[:-1])

@@ -124,11 +124,11 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
         return data
     x = rg_next_fn(owner, edge_index)
     if x is None:
-        t = rg_wrap(data, owner._device)
+        t = rg_wrap(data, owner._meta0.device)
     else:
         if type(x) is AccumulateGrad:
             return (<AccumulateGrad>x).variable
-        t = rg_wrap_with_grad_fn(data, owner._device, <Node>x, rg_next_nr(owner, edge_index))
+        t = rg_wrap_with_grad_fn(data, owner._meta0.device, <Node>x, rg_next_nr(owner, edge_index))
     t._version_counter = vc
     return t
 
@@ -140,7 +140,7 @@ cdef inline object _unpack_output(Node owner, object data, VersionCounter vc, Py
         _raise_modified_inline(owner, data, vc, ver, -1)
     if not as_tensor:
         return data
-    t = rg_wrap_with_grad_fn(data, owner._device, owner, 0)
+    t = rg_wrap_with_grad_fn(data, owner._meta0.device, owner, 0)
     t._version_counter = vc
     return t
 

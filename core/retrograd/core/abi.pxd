@@ -96,6 +96,7 @@ cdef class NodeExtras:
     cdef dict metadata
     cdef object anomaly_trace           # forward traceback (anomaly mode), or None
     cdef tuple more_metadata            # InputMetadata of node inputs 1.., or None
+    cdef tuple more_edges               # flat (fn, nr) pairs of next edges 2.., or None
 
 
 cdef class Node:
@@ -105,27 +106,23 @@ cdef class Node:
     # Next edges: edge i, (rg_next_fn(n, i), rg_next_nr(n, i)), receives the
     # gradient for the forward op's i-th input (fn None where that input needs
     # no gradient). Edges 0 and 1 are stored inline (`_fn0/_nr0`,
-    # `_fn1/_nr1`), edges 2.. as flat pairs in `_more_edges`: nearly every op
-    # has one or two inputs, and a graph may hold millions of nodes, so a
-    # tuple (or Edge objects) per node would cost an allocation and ~60 bytes.
-    # Input metadata (what gradient each node input must receive): input 0 is
-    # stored inline (`_shape`, `_dtype`, `_device`), the others in
-    # `_extra.more_metadata`; see Node.metadata_of().
+    # `_fn1/_nr1`), edges 2.. as flat pairs in `_extra.more_edges`: nearly
+    # every op has one or two inputs, and a graph may hold millions of nodes,
+    # so a tuple (or Edge objects) per node would cost an allocation and ~60
+    # bytes. For the same reason input 0's metadata is one shared, immutable
+    # InputMetadata (`_meta0`; equal metadata is interned), and the rest of
+    # the inputs' is in `_extra.more_metadata`; see Node.metadata_of().
     cdef Node _fn0                      # ABI (read through rg_next_fn)
     cdef Node _fn1                      # ABI
-    cdef int _nr0                       # ABI (read through rg_next_nr)
-    cdef int _nr1                       # ABI
-    cdef int _num_edges                 # ABI: number of next edges
-    cdef int _num_inputs                # ABI: number of node inputs
+    cdef InputMetadata _meta0           # ABI: input 0's metadata, or None (no inputs)
+    cdef NodeExtras _extra              # hooks, metadata dict, anomaly trace, edges and metadata past the first; or None
     cdef uint64_t seq_nr                # ABI
     cdef uint64_t topo_nr               # ABI: greater than every child's
-    cdef tuple _more_edges              # flat (fn, nr) pairs of edges 2.., or None
-    cdef tuple _shape                   # ABI: input 0's shape
-    cdef object _dtype                  # ABI: input 0's dtype
-    cdef Device _device                 # ABI: input 0's device
-    cdef NodeExtras _extra              # hooks, metadata dict, anomaly trace, more metadata; or None
+    cdef int _num_edges                 # ABI: number of next edges
+    cdef int _num_inputs                # ABI: number of node inputs
+    cdef unsigned short _nr0            # ABI (read through rg_next_nr)
+    cdef unsigned short _nr1            # ABI
     cdef char _released                 # saved variables were freed
-    cdef char _is_cupy                  # input 0's gradient is a cupy array
     cdef object __weakref__
 
     # ABI: run the node. `grads` holds one gradient per node input: an
@@ -147,7 +144,7 @@ cdef inline Node rg_next_fn(Node n, int i):
         return n._fn0
     if i == 1:
         return n._fn1
-    return <Node>n._more_edges[2 * (i - 2)]
+    return <Node>n._extra.more_edges[2 * (i - 2)]
 
 
 cdef inline int rg_next_nr(Node n, int i):
@@ -155,7 +152,7 @@ cdef inline int rg_next_nr(Node n, int i):
         return n._nr0
     if i == 1:
         return n._nr1
-    return <int>n._more_edges[2 * (i - 2) + 1]
+    return <int>n._extra.more_edges[2 * (i - 2) + 1]
 
 
 cdef class AccumulateGrad(Node):

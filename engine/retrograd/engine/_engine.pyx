@@ -173,9 +173,9 @@ cdef class GraphTask:
 # Queues and device workers
 
 cdef inline int _node_device(Node node):
-    cdef Device d = node._device
-    if d is None:
+    if node._meta0 is None:
         return CPU_DEVICE
+    cdef Device d = node._meta0.device
     if d.type == RG_DEV_CPU and d.index <= 0:
         return CPU_DEVICE
     return d.key()
@@ -384,7 +384,7 @@ cdef inline object _wrap_for_hook(object g, Node node, int input_nr):
     if g is None or isinstance(g, Tensor):
         return g
     if input_nr < node._num_inputs:
-        return rg_wrap(g, node.metadata_of(input_nr).device if input_nr else node._device)
+        return rg_wrap(g, node.metadata_of(input_nr).device)
     return rg_wrap(g, rg_cpu_device())
 
 
@@ -501,6 +501,7 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node) excep
     cdef int nr
     cdef tuple mshape
     cdef object mdtype
+    cdef InputMetadata meta
     for i in range(n):
         g = grads[i]
         if g is None:
@@ -515,15 +516,10 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node) excep
             g = np.asarray(g)
         fn = <Node>x
         nr = rg_next_nr(owner, i) if owner is not None else roots[2 * i + 1]
-        if nr == 0:
-            mshape = fn._shape
-            mdtype = fn._dtype
-            mdevice = fn._device
-        else:
-            meta = fn.metadata_of(nr)
-            mshape = meta.shape
-            mdtype = meta.dtype
-            mdevice = meta.device
+        meta = fn._meta0 if nr == 0 else fn.metadata_of(nr)
+        mshape = meta.shape
+        mdtype = meta.dtype
+        mdevice = meta.device
         if type(g) is ndarray:
             # Fast path: compare dims and dtype at C level, no tuple built
             # (builtin dtypes are singletons, so identity usually decides).
