@@ -18,6 +18,17 @@ MLP_SIZES = (784, 512, 512, 10)
 MLP_BATCH = 128
 
 
+def _autograd_lib(framework):
+    """retrograd or torch: the workloads below use only the API they share."""
+    if framework == "retrograd":
+        import retrograd
+        return retrograd
+    if framework == "torch":
+        import torch
+        return torch
+    raise ValueError(f"unknown framework {framework!r}")
+
+
 # ---------------------------------------------------------------------------
 # overhead_chain: y = sin(y * 1.01) + 0.5, repeated (3 ops per step)
 
@@ -37,21 +48,10 @@ def overhead_chain(framework):
                 g = g * np.cos(a) * 1.01
             return g
         return run
-    if framework == "retrograd":
-        import retrograd as rg
-
-        def run():
-            x = rg.tensor(x0, requires_grad=True)
-            y = x
-            for _ in range(steps):
-                y = (y * 1.01).sin() + 0.5
-            y.sum().backward()
-            return x.grad
-        return run
-    import torch
+    lib = _autograd_lib(framework)
 
     def run():
-        x = torch.tensor(x0, requires_grad=True)
+        x = lib.tensor(x0, requires_grad=True)
         y = x
         for _ in range(steps):
             y = (y * 1.01).sin() + 0.5
@@ -87,27 +87,10 @@ def overhead_wide(framework):
                 total_grad += g
             return total_grad
         return run
-    if framework == "retrograd":
-        import retrograd as rg
-
-        def run():
-            x = rg.tensor(x0, requires_grad=True)
-            outs = []
-            for _ in range(WIDE_BRANCHES):
-                y = x
-                for _ in range(half):
-                    y = (y * 1.01).tanh()
-                outs.append(y.sum())
-            total = outs[0]
-            for o in outs[1:]:
-                total = total + o
-            total.backward()
-            return x.grad
-        return run
-    import torch
+    lib = _autograd_lib(framework)
 
     def run():
-        x = torch.tensor(x0, requires_grad=True)
+        x = lib.tensor(x0, requires_grad=True)
         outs = []
         for _ in range(WIDE_BRANCHES):
             y = x
@@ -227,21 +210,10 @@ def deep_chain(framework, ops=DEEP_OPS):
                 g = g * np.cos(saved.pop())
             return g
         return run
-    if framework == "retrograd":
-        import retrograd as rg
-
-        def run():
-            x = rg.tensor(x0, requires_grad=True)
-            y = x
-            for _ in range(ops):
-                y = y.sin()
-            y.sum().backward()
-            return x.grad
-        return run
-    import torch
+    lib = _autograd_lib(framework)
 
     def run():
-        x = torch.tensor(x0, requires_grad=True)
+        x = lib.tensor(x0, requires_grad=True)
         y = x
         for _ in range(ops):
             y = y.sin()
