@@ -45,7 +45,8 @@ def _namespace():
         if name in SPECIAL:
             ns[name] = SPECIAL[name]
         else:
-            ns[name] = getattr(rg, tcode[len("_op_"):])
+            op = tcode[len("_op_"):]
+            ns[name] = getattr(rg, op) if hasattr(rg, op) else getattr(abi, op)   # private ops
     for name in V.NS_HELPERS:
         ns[name] = functools.partial(getattr(abi, name), abi.T)
     for name in V.VALUE_HELPERS:

@@ -230,3 +230,13 @@ def inverse_permutation(dims, int ndim):
     for i, d in enumerate(dims):
         inv[_wrap_dim(d, ndim)] = i
     return tuple(inv)
+
+
+# --- in-place on views and __setitem__ (see _copy_slices.pxi) ---
+
+def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
+    # The gradient of a view, placed back into zeros of its base's shape.
+    if ns is A:
+        return k_view_scatter(np.zeros(shape, dtype=dtype), grad, offset, vshape, strides)
+    return _op__view_scatter(rg_wrap(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
+                             grad, offset, vshape, strides)

@@ -45,18 +45,31 @@ cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, 
             raise RuntimeError(f"{name}: {exc}") from None
         self._version_counter.version += 1
         return self
-    if self._base is not None and (self._base.needs_grad() or _needs(t_other)):
-        raise RuntimeError(
-            f"{name} on a view of a tensor that is part of the autograd graph is not supported "
-            "in this version; use the out-of-place op, or clone() the view first")
-    snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, self._grad_fn, self._output_nr) \
-        if self._grad_fn is not None else rg_wrap(self._array.copy(), self._device)
+    res = <Tensor>op(_snapshot(self), other)
+    return _commit_inplace(self, res, name)
+
+
+cdef Tensor _snapshot(Tensor self):
+    # The tensor's current value and history, in memory of its own: the op
+    # may save it, and its memory is about to be overwritten.
+    cdef Tensor snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
+                                            self._output_nr) \
+        if _current_grad_fn(self) is not None else rg_wrap(self._array.copy(), self._device)
     snap._requires_grad = self._requires_grad
-    res = <Tensor>op(snap, other)
+    return snap
+
+
+cdef Tensor _commit_inplace(Tensor self, Tensor res, str name):
+    # `res` (computed out of place, with history) is self's new value: write
+    # it into self's memory, bump the version, and rebase history -- self's
+    # own, or, for a view, its base's (see _copy_slices.pxi).
     if res._array.shape != self._array.shape:
         raise RuntimeError(
             f"{name}: output with shape {tuple(self._array.shape)} doesn't match the broadcast "
             f"shape {tuple(res._array.shape)}")
+    if self._base is not None and (self._base.needs_grad() or res.needs_grad()):
+        _copy_slices(self, res, name)
+        return self
     try:
         np.copyto(self._array, res._array, casting="same_kind")
     except TypeError as exc:

@@ -46,6 +46,8 @@ cdef inline Node _edge_fn(Tensor t):
     # flows into (its grad_fn, or a leaf's AccumulateGrad), or None.
     if t is None:
         return None
+    if t._base is not None and t._version_counter.version != t._view_version:
+        _current_grad_fn(t)             # a view whose base changed in place
     if t._grad_fn is not None:
         return t._grad_fn
     if t._requires_grad:
@@ -80,7 +82,10 @@ cdef inline void _set_edges2(Node node, Node f0, int n0, Node f1, int n1):
 
 
 cdef inline bint _needs(Tensor t):
-    return t is not None and (t._grad_fn is not None or t._requires_grad)
+    # (A view whose base joined the graph through an in-place op on another
+    # view needs grad too, before its grad_fn is re-derived.)
+    return t is not None and (t._grad_fn is not None or t._requires_grad or
+                              (t._base is not None and t._base._grad_fn is not None))
 
 
 cdef inline bint _record(object out):
@@ -106,6 +111,7 @@ cdef inline void _mark_view(Tensor result, Tensor base, object out):
         return
     result._base = base._base if base._base is not None else base
     result._version_counter = base._version_counter
+    result._view_version = base._version_counter.version
 
 
 cdef inline void _maybe_mark_view(Tensor result, Tensor base, object out, object a):
@@ -360,3 +366,26 @@ def sum_to(g, shape):
 
 def _expandable(shape, target):
     return _expandable_to(tuple(shape), tuple(target))
+
+
+# --- in-place on views and __setitem__ (see _copy_slices.pxi) ---
+
+cdef object _strided_region(object a, object offset, object shape, object strides):
+    # The region of C-contiguous `a` that a view with this geometry covers.
+    return np.lib.stride_tricks.as_strided(a.reshape(-1)[offset:], shape, strides)
+
+
+cdef object k_view_scatter(object base, object src, object offset, object shape, object strides):
+    out = np.array(base, copy=True, order="C")
+    _strided_region(out, offset, shape, strides)[...] = src
+    return out
+
+
+cdef object k_as_strided(object a, object offset, object shape, object strides):
+    return _strided_region(np.ascontiguousarray(a), offset, shape, strides)
+
+
+cdef object k_index_put(object a, object index, object values):
+    out = np.array(a, copy=True)
+    out[_unwrap_index(index)] = values
+    return out

@@ -76,10 +76,12 @@ cdef class Tensor:
 
     # -- internals used across core -------------------------------------
     cdef bint needs_grad(self):
-        return self._grad_fn is not None or self._requires_grad
+        return _needs(self)
 
     cdef Edge gradient_edge(self):
         cdef Edge e
+        if self._base is not None and self._version_counter.version != self._view_version:
+            _current_grad_fn(self)
         if self._grad_fn is not None:
             e = self._edge_cache
             if e is None:
@@ -249,7 +251,7 @@ cdef class Tensor:
     # -- autograd side ----------------------------------------------------
     @property
     def requires_grad(self):
-        return self._grad_fn is not None or self._requires_grad
+        return _needs(self)
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -285,7 +287,7 @@ cdef class Tensor:
 
     @property
     def grad_fn(self):
-        return self._grad_fn
+        return _current_grad_fn(self) if self._base is not None else self._grad_fn
 
     @property
     def is_leaf(self):
@@ -507,10 +509,12 @@ cdef class Tensor:
     def __setitem__(self, index, value):
         cdef Tensor t_value = <Tensor>value if type(value) is Tensor else None
         _check_inplace(self)
-        if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value)):
-            raise RuntimeError(
-                "assigning into a tensor that is part of the autograd graph (__setitem__) is not "
-                "supported in this version; build the result out of place (e.g. with where())")
+        if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value) or
+                                    (self._base is not None and self._base.needs_grad())):
+            # Tracked: the out-of-place index_put is self's new value (and,
+            # for a view, its base's: see _copy_slices.pxi).
+            _commit_inplace(self, <Tensor>_op__index_put(_snapshot(self), index, value), "__setitem__")
+            return
         self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
         self._version_counter.version += 1
 

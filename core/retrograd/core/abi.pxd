@@ -79,6 +79,7 @@ cdef class Tensor:
     cdef bint _is_inference
     cdef object _name                   # debugging name (Node errors), or None
     cdef object __weakref__
+    cdef Py_ssize_t _view_version       # views: the version when their grad_fn was last derived from the base
 
     cdef Edge gradient_edge(self)
     cdef Node grad_accumulator(self)

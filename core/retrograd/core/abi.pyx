@@ -30,6 +30,7 @@ include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
 include "_op_support.pxi"
 include "_inplace.pxi"
+include "_copy_slices.pxi"
 include "_formula_helpers.pxi"
 include "_generated_ops.pxi"
 

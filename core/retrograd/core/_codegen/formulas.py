@@ -51,3 +51,11 @@ VALUE_HELPERS = {
 # Names a `kernel:` expression may use besides its parameters.
 KERNEL_GLOBALS = {"np"}
 KERNEL_PREFIXES = ("k_",)
+
+# --- in-place on views and __setitem__ (see _copy_slices.pxi) ---
+PRIMITIVES.update({
+    "_view_scatter": ("k_view_scatter", "_op__view_scatter"),
+    "_as_strided": ("k_as_strided", "_op__as_strided"),
+    "_index_put": ("k_index_put", "_op__index_put"),
+})
+NS_HELPERS.add("as_strided_backward")

@@ -561,11 +561,11 @@ def emit_op(e, saved, uses, out):
     w("        _op_exit_slot(tok)")
     w("    return result")
     w("")
-    if e.public:
-        w(f"def {e.name}({_pyparams(e)}):")
-        w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
-        w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
-        w("")
+    # Private ops (public: false) get a function too, just not exported.
+    w(f"def {e.name}({_pyparams(e)}):")
+    w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
+    w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
+    w("")
     w("")
 
 

@@ -1,0 +1,64 @@
+# In-place ops on views of tensors in the graph: PyTorch's CopySlices, done
+# with two table ops. Part of abi.pyx.
+#
+# Note [CopySlices]
+#   When view V of base B is modified in place to the value R (computed out
+#   of place, with history), B's new value is "B with V's region replaced by
+#   R": the op _view_scatter(B, R, geometry) (backward: grad with the region
+#   zeroed to B, the region to R). B's history is rebased onto that node, so
+#   gradients through B see the modification; V's history becomes
+#   _as_strided(B, geometry), a view of the new B. Other views of B that were
+#   made earlier get their grad_fn re-derived the same way the next time they
+#   are used (_current_grad_fn), since their old history predates the change.
+#   Geometry: V's offset in elements from B's first element, its shape and
+#   its strides in bytes, as NumPy describes V within B's memory.
+#
+# Must never: rebase a view whose memory does not lie inside its base's
+# C-contiguous buffer (it raises instead), or run without a graph to record.
+
+cdef tuple _view_geometry(Tensor view, Tensor base, str name):
+    cdef object va = view._array, ba = base._array
+    if type(va) is not ndarray or type(ba) is not ndarray or not ba.flags.c_contiguous \
+            or va.dtype != ba.dtype:
+        raise RuntimeError(
+            f"{name}: in-place modification of a view of a non-contiguous tensor that is part of "
+            "the autograd graph is not supported; clone() the base (or the view) first")
+    delta = va.__array_interface__["data"][0] - ba.__array_interface__["data"][0]
+    if delta < 0 or delta % ba.itemsize:
+        raise RuntimeError(f"{name}: the view does not lie inside its base's memory")
+    return (delta // ba.itemsize, tuple(va.shape), tuple(va.strides))
+
+
+cdef Node _current_grad_fn(Tensor t):
+    # A view's grad_fn, re-derived from its base if the base was modified in
+    # place (through another view) since the view's history was recorded.
+    cdef Tensor base = t._base
+    cdef tuple geo
+    if base is None or t._version_counter.version == t._view_version or base._grad_fn is None:
+        return t._grad_fn
+    geo = _view_geometry(t, base, "view")
+    fresh = <Tensor>_op__as_strided(base, geo[0], geo[1], geo[2])
+    t._grad_fn = fresh._grad_fn
+    t._output_nr = fresh._output_nr
+    t._edge_cache = None
+    t._view_version = t._version_counter.version
+    return t._grad_fn
+
+
+cdef int _copy_slices(Tensor view, Tensor res, str name) except -1:
+    # See Note [CopySlices].
+    cdef Tensor base = view._base
+    cdef Tensor new_base, new_view
+    cdef tuple geo = _view_geometry(view, base, name)
+    new_base = <Tensor>_op__view_scatter(base, res, geo[0], geo[1], geo[2])
+    try:
+        np.copyto(view._array, res._array, casting="same_kind")
+    except TypeError:
+        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
+                           f"output type {view._array.dtype}") from None
+    view._version_counter.version += 1
+    _rebase_history(base, new_base)
+    new_view = <Tensor>_op__as_strided(base, geo[0], geo[1], geo[2])
+    _rebase_history(view, new_view)
+    view._view_version = view._version_counter.version
+    return 0
