@@ -65,3 +65,22 @@ class DeepChain:
 
     def peakmem_deep_chain(self, framework):
         self.fn()
+
+
+class PerOpOverhead:
+    """Every elementwise op on its own: 100 applications, one backward."""
+    params = per_op_names = None
+    param_names = ["op"]
+
+    def setup(self, op):
+        self.fn = P.per_op("retrograd", op)
+
+    def time_per_op(self, op):
+        self.fn()
+
+
+try:
+    from . import per_op as P
+except ImportError:
+    import per_op as P
+PerOpOverhead.params = P.available()

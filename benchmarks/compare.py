@@ -74,6 +74,8 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="comma-separated workloads")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--per-op", action="store_true",
+                    help="also time every elementwise op on its own (per_op.py)")
     args = ap.parse_args(argv)
     fws = [f for f in FRAMEWORKS if not (args.no_torch and f == "torch")]
     if "torch" in fws:
@@ -92,7 +94,7 @@ def main(argv=None):
     rows = []
 
     def timed(name, per, unit, builder, *bargs, number=5, **bkw):
-        if only and name.split("[")[0] not in only:
+        if only and name.split("[")[0].strip() not in only and not name.startswith("  "):
             return
         # Interleave the frameworks, repeat by repeat, and keep each one's best:
         # the machine's speed drifts (shared cores), and a ratio of two bests
@@ -119,6 +121,12 @@ def main(argv=None):
         timed(f"mlp_step[{dt}]", 1, "ms/step", W.mlp_step, dt, number=5)
     if not only or "deep_chain" in only:
         timed("deep_chain", deep_ops, "us/op", W.deep_chain, ops=deep_ops, number=1)
+
+    if args.per_op:
+        import per_op
+        print(f"per-op overhead ({per_op.WIDTH} applications on ({per_op.SIZE},), forward + backward):")
+        for name in per_op.available():
+            timed(f"  {name}", per_op.WIDTH, "us/op", per_op.per_op, name, number=20)
 
     if not args.no_memory:
         print("peak memory (rise of peak RSS during one forward+backward, fresh process):")
