@@ -51,3 +51,16 @@ VALUE_HELPERS = {
 # Names a `kernel:` expression may use besides its parameters.
 KERNEL_GLOBALS = {"np"}
 KERNEL_PREFIXES = ("k_",)
+
+# --- shape and indexing (issue 3) ---
+PRIMITIVES.update({
+    "diagonal": ("k_diagonal", "_op_diagonal"),
+    "gather": ("k_gather", "_op_gather"),
+})
+NS_HELPERS |= {
+    "cat_backward",
+    "stack_backward",
+    "diagonal_backward",
+    "gather_backward",
+    "scatter_add_jvp",
+}
