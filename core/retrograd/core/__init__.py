@@ -45,7 +45,7 @@ from retrograd.core._creation import __all__ as _creation_all
 __version__ = "0.1.0"
 
 # Every public op of derivatives.yaml, as a module-level function.
-OPS = tuple(_abi.GENERATED_OPS)
+OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)
 for _name in OPS:
     globals()[_name] = getattr(_abi, _name)
 del _name

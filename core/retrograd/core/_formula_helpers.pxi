@@ -240,3 +240,49 @@ def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
         return k_view_scatter(np.zeros(shape, dtype=dtype), grad, offset, vshape, strides)
     return _op__view_scatter(rg_wrap(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
                              grad, offset, vshape, strides)
+# --- shape and indexing (issue 3) ---
+
+def cat_backward(ns, grad, tuple shapes, dim):
+    # One slice of grad per input along dim: views in array mode, getitem
+    # (recorded) in tensor mode; both spelt grad[...].
+    cdef int d = _wrap_dim(dim, len(shapes[0]))
+    lead = (slice(None),) * d
+    out = []
+    cdef Py_ssize_t start = 0
+    for s in shapes:
+        out.append(grad[lead + (slice(start, start + s[d]),)])
+        start += s[d]
+    return out
+
+
+def stack_backward(ns, grad, Py_ssize_t n, dim):
+    cdef int d = _wrap_dim(dim, grad.ndim)
+    lead = (slice(None),) * d
+    return [grad[lead + (i,)] for i in range(n)]
+
+
+def diagonal_backward(ns, grad, tuple shape, dtype, offset, dim1, dim2):
+    if ns is A:
+        return k_diagonal_backward(grad, shape, dtype, offset, dim1, dim2)
+    return _op__diagonal_backward(grad, shape, dtype, offset, dim1, dim2)
+
+
+def gather_backward(ns, grad, tuple shape, dtype, dim, index):
+    # scatter_add into zeros of the input's shape; in tensor mode the zeros
+    # are a constant and scatter_add's backward (gather) gives double backward.
+    if ns is A:
+        return k_scatter_add(np.zeros(shape, dtype=dtype) if type(grad) is ndarray
+                             else np.zeros_like(grad, dtype=dtype, shape=shape), dim, index, grad)
+    g = <Tensor>grad
+    return _op_scatter_add(rg_wrap(np.zeros_like(g._array, dtype=dtype, shape=shape), g._device),
+                           dim, index, grad)
+
+
+def scatter_add_jvp(ns, self_t, dim, index, src_t):
+    # Linear in (self, src): scatter the src tangent onto the self tangent.
+    if not isinstance(src_t, (Tensor, ndarray)):
+        return self_t
+    if not isinstance(self_t, (Tensor, ndarray)):
+        return _op_scatter_add(np.zeros(np.shape(ns.data(index)), dtype=np.result_type(ns.data(src_t))),
+                               dim, index, src_t)
+    return _op_scatter_add(self_t, dim, index, src_t)

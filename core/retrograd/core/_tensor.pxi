@@ -192,17 +192,18 @@ cdef class Tensor:
     __array_priority__ = 1000
 
     def __array_function__(self, func, types, args, kwargs):
-        # NumPy's functions keep NumPy's meaning on tensors (API.md): np.sum(t,
-        # axis=0) computes on the arrays and returns an array. Without this,
-        # np.sum would call Tensor.sum with NumPy's keywords (axis=, out=).
-        # That result has no graph, so while recording, a tensor that requires
-        # grad is refused rather than silently cut off from its gradient.
-        if rg_tls_grad_enabled and _any_needs_grad(args, kwargs):
-            raise TypeError(
-                f"numpy.{getattr(func, '__name__', func)} on a tensor that requires grad would drop "
-                "the autograd graph: use the retrograd op (e.g. t.sum(dim=0)), or pass "
-                "t.detach() / np.asarray(t) if you want a plain array")
-        return func(*_arrays_of(args), **_arrays_of(kwargs))
+        # NumPy's functions keep NumPy's meaning on tensors (API.md), computed
+        # by retrograd ops so the graph is recorded: np.sum(t, axis=0) is
+        # rg.sum(t, dim=0). The NumPy-name -> op table is _numpy_protocol.py.
+        # A function with no counterpart runs on the arrays when no tensor
+        # needs grad, and raises TypeError naming it otherwise (never a
+        # silently dropped graph).
+        global _np_protocol
+        if _np_protocol is None:
+            from retrograd.core import _numpy_protocol as _np_protocol
+        return _np_protocol.dispatch(func, args, kwargs,
+                                     rg_tls_grad_enabled and _any_needs_grad(args, kwargs),
+                                     lambda x: _arrays_of(x))
 
     def __float__(self):
         return float(self.item())
@@ -472,8 +473,8 @@ cdef class Tensor:
     def broadcast_to(self, shape):
         return _op_broadcast_to(self, tuple(shape))
 
-    def flatten(self):
-        return _op_reshape(self, (-1,))
+    def flatten(self, start_dim=0, end_dim=-1):
+        return flatten(self, start_dim, end_dim)
 
     # -- in-place ops (see _inplace.pxi) ---------------------------------------
     def add_(self, other, *, alpha=1):
@@ -518,7 +519,65 @@ cdef class Tensor:
         self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
         self._version_counter.version += 1
 
+    # --- shape and indexing (issue 3): composites of _composites_shape.pxi ---
+    def squeeze(self, dim=None):
+        return squeeze(self, dim)
+
+    def unsqueeze(self, dim):
+        return unsqueeze(self, dim)
+
+    def swapaxes(self, axis0, axis1):
+        return _op_transpose(self, axis0, axis1)
+
+    def swapdims(self, dim0, dim1):
+        return _op_transpose(self, dim0, dim1)
+
+    def movedim(self, source, destination):
+        return movedim(self, source, destination)
+
+    def moveaxis(self, source, destination):
+        return movedim(self, source, destination)
+
+    def split(self, split_size, dim=0):
+        return split(self, split_size, dim)
+
+    def chunk(self, chunks, dim=0):
+        return chunk(self, chunks, dim)
+
+    def flip(self, *dims):
+        return flip(self, _shape_args(dims))
+
+    def roll(self, shifts, dims=None):
+        return roll(self, shifts, dims)
+
+    def repeat(self, *sizes):
+        return repeat(self, _shape_args(sizes))
+
+    def tile(self, *dims):
+        return tile(self, _shape_args(dims))
+
+    def index_select(self, dim, index):
+        return index_select(self, dim, index)
+
+    def masked_fill(self, mask, value):
+        return masked_fill(self, mask, value)
+
+    def take_along_dim(self, indices, dim=None):
+        return take_along_dim(self, indices, dim)
+
+    def narrow(self, dim, start, length):
+        return narrow(self, dim, start, length)
+
+    def tril(self, diagonal=0):
+        return tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        return triu(self, diagonal)
+
     # @@GENERATED_METHODS@@ (gen_ops.py puts the methods of derivatives.yaml here)
+
+
+_np_protocol = None
 
 
 cdef object _op_add2(object a, object b):

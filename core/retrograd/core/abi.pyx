@@ -33,6 +33,7 @@ include "_inplace.pxi"
 include "_copy_slices.pxi"
 include "_formula_helpers.pxi"
 include "_generated_ops.pxi"
+include "_composites_shape.pxi"
 
 
 # -- Python-level entry points used by core's Python modules ------------------

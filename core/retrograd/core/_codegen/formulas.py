@@ -59,3 +59,15 @@ PRIMITIVES.update({
     "_index_put": ("k_index_put", "_op__index_put"),
 })
 NS_HELPERS.add("as_strided_backward")
+# --- shape and indexing (issue 3) ---
+PRIMITIVES.update({
+    "diagonal": ("k_diagonal", "_op_diagonal"),
+    "gather": ("k_gather", "_op_gather"),
+})
+NS_HELPERS |= {
+    "cat_backward",
+    "stack_backward",
+    "diagonal_backward",
+    "gather_backward",
+    "scatter_add_jvp",
+}

@@ -37,6 +37,12 @@ class Param:
     def is_tensor(self):
         return self.type == "Tensor"
 
+    @property
+    def is_tensorlist(self):
+        # A variable number of tensor inputs (cat, stack): one next edge per
+        # element, and a formula that returns one gradient per element.
+        return self.type == "TensorList"
+
 
 @dataclass
 class Entry:
@@ -60,7 +66,12 @@ class Entry:
 
     @property
     def others(self):
-        return [p for p in self.params if not p.is_tensor]
+        return [p for p in self.params if not p.is_tensor and not p.is_tensorlist]
+
+    @property
+    def tensorlist(self):
+        """The TensorList parameter, or None (the fixed-arity path)."""
+        return next((p for p in self.params if p.is_tensorlist), None)
 
     @property
     def node_name(self):
@@ -146,7 +157,8 @@ def load(path):
         if name in seen:
             raise TableError(f"{where}: op {name!r} is defined twice (one entry per op)")
         seen.add(name)
-        tnames = {p.name for p in params if p.is_tensor}
+        _check_tensorlist(name, params, raw, where)
+        tnames = {p.name for p in params if p.is_tensor or p.is_tensorlist}
         formulas = {}
         for k, v in raw.items():
             if k in KNOWN_KEYS:
@@ -191,6 +203,33 @@ def load(path):
     return entries
 
 
+def _check_tensorlist(name, params, raw, where):
+    """A TensorList entry: exactly one TensorList parameter, no Tensor
+    parameters beside it, no `view:` and no operator methods."""
+    lists = [p for p in params if p.is_tensorlist]
+    if not lists:
+        return
+    if len(lists) > 1:
+        raise TableError(f"{where}: {name} has {len(lists)} TensorList parameters; at most one is "
+                         "supported (pass the others as separate ops)")
+    if any(p.is_tensor for p in params):
+        raise TableError(f"{where}: {name} mixes Tensor and TensorList parameters, which the "
+                         "generator does not support; make the Tensor a TensorList element or "
+                         "write a composite")
+    if params[0] is not lists[0]:
+        raise TableError(f"{where}: {name}: the TensorList parameter must come first")
+    if raw.get("view") is not None:
+        raise TableError(f"{where}: {name}: a TensorList op cannot be a view (`view:`)")
+    if raw.get("nondifferentiable_inputs"):
+        raise TableError(f"{where}: {name}: nondifferentiable_inputs is not supported with a "
+                         "TensorList parameter")
+    for m in raw.get("methods", []) or []:
+        mname = m if isinstance(m, str) else next(iter(k for k in m if k != "__line__"), "")
+        if mname.startswith("__") or isinstance(m, dict):
+            raise TableError(f"{where}: {name}: method {mname!r}: TensorList ops bind plain "
+                             "methods only")
+
+
 def _known_kernels(path):
     """The k_* kernels defined in _op_support.pxi next to the table (None when
     the table lives elsewhere, e.g. a test's scratch copy: nothing to check)."""
@@ -216,10 +255,18 @@ def formula_names(entry):
     """The names a backward formula may refer to, mapped to their kind."""
     names = {"grad": "grad", "result": "result"}
     for p in entry.params:
+        if p.is_tensorlist:
+            # The list itself is not saved (no per-element version tracking);
+            # formulas see the elements' shapes, dtypes and count.
+            for suffix in ("shapes", "dtypes", "len"):
+                names[f"{p.name}_{suffix}"] = "list_" + suffix
+            continue
         names[p.name] = "input" if p.is_tensor else "param"
         if p.is_tensor:
             for suffix in ("shape", "dtype", "device", "ndim"):
                 names[f"{p.name}_{suffix}"] = suffix
+    if entry.tensorlist is not None:
+        del names["result"]
     return names
 
 
@@ -247,6 +294,11 @@ def check_formula(entry, src, where, what):
             if parent_call:
                 continue
             if node.id not in known:
+                tl = entry.tensorlist
+                if tl is not None and node.id in (tl.name, "result"):
+                    raise TableError(f"{where}: {what}: a TensorList formula cannot use "
+                                     f"{node.id!r} (not saved); use {tl.name}_shapes, "
+                                     f"{tl.name}_dtypes, {tl.name}_len and the other parameters")
                 raise TableError(f"{where}: {what}: unknown name {node.id!r}")
             used.add(node.id)
     return used
@@ -270,6 +322,9 @@ def check_jvp(e, src, where):
     known = {"result"} | {p.name for p in e.others}
     for p in e.tensors:
         known |= {f"{p.name}_p", f"{p.name}_t"}
+    if e.tensorlist is not None:
+        raise TableError(f"{where}: result (JVP) formula: a TensorList op supports only "
+                         "`auto_linear` (applied element by element)")
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name):
@@ -340,7 +395,8 @@ class _Rename(ast.NodeTransformer):
         if self.mode == "kernel":
             if node.id in {p.name for p in self.entry.params}:
                 p = next(p for p in self.entry.params if p.name == node.id)
-                return ast.Name(id=("a_" if p.is_tensor else "v_") + node.id, ctx=node.ctx)
+                return ast.Name(id=("a_" if p.is_tensor or p.is_tensorlist else "v_") + node.id,
+                                ctx=node.ctx)
             return node
         if node.id == "grad":
             return node
@@ -597,6 +653,128 @@ def emit_methods(e, out):
         w("")
 
 
+# ---------------------------------------------------------------------------
+# TensorList entries (cat, stack): a separate emitter, so that the fixed-arity
+# path above stays exactly as it was. The node has one next edge per list
+# element (edges past two live in NodeExtras, see abi.pxd) and its formula
+# returns one gradient per element (a list or tuple, None for "no gradient").
+
+def emit_list_node(e, out):
+    tl = e.tensorlist
+    src = e.formulas[tl.name]
+    used = check_formula(e, src, "", "")
+    used.discard("grad")
+    saved = sorted(used)
+    cls = e.node_name
+    w = out.append
+    w("@cython.final")
+    w(f"cdef class {cls}(Node):")
+    w(f'    """Backward of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
+    for n in saved:
+        w(f"    cdef object s_{n}")
+    w("")
+    w("    cdef void release_variables(self):")
+    w("        self._released = True")
+    w("")
+    w("    cdef list apply(self, list grads, bint create_graph):")
+    w("        cdef object grad = grads[0]")
+    w("        if grad is None:")
+    w("            return [None] * self._num_edges")
+    for n in saved:
+        w(f"        v_{n} = self.s_{n}")
+    w("        if not create_graph:")
+    w(f"            res = {rewrite(e, src, 'array')}")
+    w("        else:")
+    w(f"            res = {rewrite(e, src, 'tensor')}")
+    w("        res = list(res)")
+    w("        if len(res) != self._num_edges:")
+    w(f'            raise RuntimeError(f"{cls}: the formula for {tl.name} returned {{len(res)}} '
+      f'gradients for {{self._num_edges}} inputs (derivatives.yaml line {e.line})")')
+    w("        return res")
+    w("")
+    for n in saved:
+        w("    @property")
+        w(f"    def _saved_{n}(self):")
+        w(f"        return self.s_{n}")
+        w("")
+    w("")
+    return saved
+
+
+def emit_list_op(e, saved, out):
+    w = out.append
+    tl = e.tensorlist.name
+    w(f"cdef object _op_{e.name}({_cparams(e)}):")
+    w(f"    if isinstance({tl}, (Tensor, ndarray)) or not isinstance({tl}, (list, tuple)):")
+    w(f'        raise TypeError(f"{e.name}(): argument {tl!r} must be a tuple or list of '
+      f'Tensors, not {{type({tl}).__name__}}")')
+    w(f"    if len({tl}) == 0:")
+    w(f'        raise RuntimeError("{e.name}(): expected a non-empty list of Tensors")')
+    w("    cdef Py_ssize_t i, n = len(" + tl + ")")
+    w("    cdef list ts = [None] * n")
+    w("    cdef list arrs = [None] * n")
+    w("    cdef Tensor t, carrier = None")
+    w("    cdef bint needs = False")
+    w(f"    for i in range(n):")
+    w(f"        x = {tl}[i]")
+    w("        if type(x) is Tensor:")
+    w("            t = <Tensor>x")
+    w("            ts[i] = t")
+    w("            arrs[i] = t._array")
+    w("            carrier = _dev_carrier(carrier, t)")
+    w("            needs = needs or _needs(t)")
+    w("        else:")
+    w("            arrs[i] = _arg_array(x)")
+    w(f"    a_{tl} = arrs")
+    for p in e.others:
+        w(f"    cdef object v_{p.name} = {p.name}")
+    w("    cdef Device dev = carrier._device if carrier is not None else _CPU")
+    w("    cdef object tok = None")
+    w("    cdef Tensor result")
+    w(f"    cdef {e.node_name} node = None")
+    w("    cdef list edges")
+    args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
+    w("    if _op_enter_slot != NULL:")
+    w(f'        tok = _op_enter_slot("{e.name}", rg_tls_sequence_nr, {args_tuple})')
+    w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+    w("    if rg_tls_grad_enabled and needs and _record(out):")
+    w(f"        node = {e.node_name}.__new__({e.node_name})")
+    w("        edges = [None] * (2 * n)")
+    w("        for i in range(n):")
+    w("            t = <Tensor>ts[i]")
+    w("            edges[2 * i] = _edge_fn(t)")
+    w("            edges[2 * i + 1] = _edge_nr(t)")
+    w("        node.set_next_edges(tuple(edges))")
+    kinds = formula_names(e)
+    for n in saved:
+        kind = kinds[n]
+        if kind == "param":
+            val = f"v_{n}"
+        elif kind == "list_shapes":
+            val = "tuple([_shape_of(a) for a in arrs])"
+        elif kind == "list_dtypes":
+            val = "tuple([_dtype_of(a) for a in arrs])"
+        else:
+            val = "n"
+        w(f"        node.s_{n} = {val}")
+    w("        _finish_node(node, out, dev)")
+    w("        result = rg_wrap_with_grad_fn(out, dev, node, 0)")
+    w("    else:")
+    w("        result = rg_wrap(out, dev)")
+    w("    if _forward_grad_slot != NULL:")
+    w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), None)')
+    w("    if _op_exit_slot != NULL:")
+    w("        _op_exit_slot(tok)")
+    w("    return result")
+    w("")
+    if e.public:
+        w(f"def {e.name}({_pyparams(e)}):")
+        w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
+        w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
+        w("")
+    w("")
+
+
 def main(argv):
     src, out_ops, out_info, tensor_template, out_tensor = argv[1:6]
     try:
@@ -608,15 +786,24 @@ def main(argv):
     methods = ["# Generated by retrograd-core/_codegen/gen_ops.py from derivatives.yaml. Do not edit.", ""]
     info = {}
     for e in entries:
-        if e.nondifferentiable:
-            saved, uses = [], {}
+        if e.tensorlist is not None:
+            if e.nondifferentiable:
+                print(f"error: derivatives.yaml:{e.line}: {e.name}: a TensorList op must be "
+                      "differentiable", file=sys.stderr)
+                return 1
+            emit_list_op(e, emit_list_node(e, ops), ops)
+            emit_methods(e, methods)
         else:
-            saved, uses = emit_node(e, ops)
-        emit_op(e, saved, uses, ops)
-        emit_methods(e, methods)
+            if e.nondifferentiable:
+                saved, uses = [], {}
+            else:
+                saved, uses = emit_node(e, ops)
+            emit_op(e, saved, uses, ops)
+            emit_methods(e, methods)
         info[e.name] = {
             "signature": e.raw["name"],
             "inputs": [p.name for p in e.tensors],
+            "tensorlist": e.tensorlist.name if e.tensorlist is not None else None,
             "params": [p.name for p in e.others],
             "formulas": e.formulas,
             "jvp": e.jvp,
