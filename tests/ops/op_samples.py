@@ -357,6 +357,55 @@ def _rg_to_dtype(x, dtype):
 # ---------------------------------------------------------------------------
 # The registry
 
+# --- nn.functional ---
+def _softmax_samples(g):
+    return [
+        SampleInput((g(3, 4), 1), desc="rows"),
+        SampleInput((g(3, 4), 0), desc="cols"),
+        SampleInput((g(2, 3, 4), -1), desc="3d_last"),
+        SampleInput((g(2, 3, 4), 1), desc="3d_middle"),
+        SampleInput((g(5, low=-30.0, high=30.0), 0), desc="large_logits"),
+        SampleInput((g(), 0), desc="zero_d"),
+    ]
+
+
+def _conv2d_samples(g):
+    # (input, weight, stride, (top, bottom, left, right) padding, dilation, groups)
+    return [
+        SampleInput((g(2, 3, 5, 5), g(4, 3, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1), desc="plain"),
+        SampleInput((g(2, 3, 5, 4), g(2, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1), desc="padding"),
+        SampleInput((g(2, 4, 7, 6), g(6, 2, 3, 2), (2, 1), (1, 1, 0, 0), (1, 2), 2), desc="stride_dil_groups"),
+        SampleInput((g(1, 2, 5, 6), g(3, 2, 2, 2), (1, 2), (1, 2, 0, 1), (1, 1), 1), desc="asym_padding"),
+        SampleInput((g(3, 4, 3, 3), g(4, 1, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 4), desc="depthwise_1x1"),
+    ]
+
+
+def _torch_conv2d(torch, x, w, stride, padding, dilation, groups):
+    F = torch.nn.functional
+    x = F.pad(x, (padding[2], padding[3], padding[0], padding[1]))
+    return F.conv2d(x, w, None, stride, 0, dilation, groups)
+
+
+def _max_pool2d_samples(g):
+    return [
+        SampleInput((g(2, 3, 6, 6), 2), desc="k2"),
+        SampleInput((g(2, 3, 7, 6), 3, 2, 1), desc="overlap_pad"),
+        SampleInput((g(3, 5, 5), (2, 3), (1, 2), (1, 1)), desc="unbatched_rect"),
+        SampleInput((g(1, 2, 7, 7), 2, 1, 0, 2), desc="dilation"),
+    ]
+
+
+def _avg_pool2d_samples(g):
+    return [
+        SampleInput((g(2, 3, 6, 6), 2), desc="k2"),
+        SampleInput((g(2, 3, 7, 6), 3, 2, 1), desc="overlap_pad"),
+        SampleInput((g(2, 3, 7, 6), 3, 2, 1), {"count_include_pad": False}, desc="exclude_pad"),
+        SampleInput((g(3, 5, 5), (2, 3), (1, 2), (1, 1)), desc="unbatched_rect"),
+        SampleInput((g(1, 2, 5, 5), 2), {"divisor_override": 3}, desc="divisor_override"),
+    ]
+# --- end nn.functional ---
+
+
 OP_DB: list[OpInfo] = [
     OpInfo("add", _add_samples),
     OpInfo("sub", _add_samples),
@@ -393,6 +442,16 @@ OP_DB: list[OpInfo] = [
     OpInfo("ge", _comparison_samples, differentiable=False),
     OpInfo("eq", _comparison_samples, differentiable=False),
     OpInfo("ne", _comparison_samples, differentiable=False),
+    # --- nn.functional ---
+    OpInfo("softmax", _softmax_samples),
+    OpInfo("log_softmax", _softmax_samples),
+    OpInfo("logsigmoid", lambda g: _unary_samples(g, low=-20.0, high=20.0),
+           torch_fn=lambda torch, x: torch.nn.functional.logsigmoid(x)),
+    OpInfo("_conv2d", _conv2d_samples, torch_fn=_torch_conv2d, f32_rtol=1e-3, f32_atol=1e-4),
+    OpInfo("max_pool2d", _max_pool2d_samples,
+           torch_fn=lambda torch, *a, **k: torch.nn.functional.max_pool2d(*a, **k)),
+    OpInfo("avg_pool2d", _avg_pool2d_samples,
+           torch_fn=lambda torch, *a, **k: torch.nn.functional.avg_pool2d(*a, **k)),
 ]
 
 OPS_BY_NAME = {o.name: o for o in OP_DB}
@@ -406,6 +465,10 @@ COVERED_ELSEWHERE = {
     "_view_scatter": "in-place ops on views (CopySlices): tests/core/test_copy_slices.py, vs torch",
     "_as_strided": "views re-derived after CopySlices: tests/core/test_copy_slices.py, vs torch",
     "_index_put": "tracked __setitem__: tests/core/test_copy_slices.py, vs torch",
+    # --- nn.functional ---
+    "_conv2d_input_grad": "the input backward of _conv2d: every _conv2d sample's second-order check runs it",
+    "_conv2d_weight_grad": "the weight backward of _conv2d: every _conv2d sample's second-order check runs it",
+    "_avg_pool2d_backward": "the backward of avg_pool2d: every avg_pool2d sample's second-order check runs it",
 }
 
 DIFF_OPS = [o for o in OP_DB if o.differentiable]

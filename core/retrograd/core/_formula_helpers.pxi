@@ -286,3 +286,119 @@ def scatter_add_jvp(ns, self_t, dim, index, src_t):
         return _op_scatter_add(np.zeros(np.shape(ns.data(index)), dtype=np.result_type(ns.data(src_t))),
                                dim, index, src_t)
     return _op_scatter_add(self_t, dim, index, src_t)
+# --- nn.functional ---------------------------------------------------------
+
+cdef inline bint _no_tangent(object t):
+    # a missing (None) or constant-zero (Python number) tangent
+    return t is None or isinstance(t, (int, float))
+
+
+def softmax_backward(ns, grad, result, dim):
+    # y * (g - sum(g * y, dim)); also softmax's JVP (the Jacobian is symmetric)
+    if _no_tangent(grad):
+        return 0.0
+    gy = grad * result
+    if ns is A:
+        s = k_sum(gy, dim, True, None)
+    else:
+        s = _op_sum(gy, dim, True, None)
+    return result * (grad - s)
+
+
+def log_softmax_backward(ns, grad, result, dim):
+    # g - exp(y) * sum(g, dim)
+    if _no_tangent(grad):
+        return 0.0
+    if ns is A:
+        return grad - np.exp(result) * k_sum(grad, dim, True, None)
+    return grad - _op_exp(result) * _op_sum(grad, dim, True, None)
+
+
+def log_softmax_jvp(ns, tangent, result, dim):
+    # t - sum(softmax * t, dim)
+    if _no_tangent(tangent):
+        return 0.0
+    if ns is A:
+        return tangent - k_sum(np.exp(result) * tangent, dim, True, None)
+    return tangent - _op_sum(_op_exp(result) * tangent, dim, True, None)
+
+
+# Convolution: _conv2d(x, w), its input gradient _conv2d_input_grad(g, w) and
+# its weight gradient _conv2d_weight_grad(x, g) are three bilinear table ops
+# whose backward formulas are each other: double (and higher) backward of
+# convolution works through the table.
+
+def conv2d_fw(ns, x, w, stride, padding, dilation, groups):
+    if ns is A:
+        return k_conv2d(x, w, stride, padding, dilation, groups)
+    return _op__conv2d(x, w, stride, padding, dilation, groups)
+
+
+def conv2d_input_grad(ns, g, w, input_shape, stride, padding, dilation, groups):
+    if ns is A:
+        return k_conv2d_input_grad(g, w, input_shape, stride, padding, dilation, groups)
+    return _op__conv2d_input_grad(g, w, input_shape, stride, padding, dilation, groups)
+
+
+def conv2d_weight_grad(ns, x, g, weight_shape, stride, padding, dilation, groups):
+    if ns is A:
+        return k_conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups)
+    return _op__conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups)
+
+
+def _bilinear_jvp(f, a_t, b_p, a_p, b_t):
+    # d f(a, b) = f(a_t, b) + f(a, b_t) for f linear in each argument
+    out = 0.0
+    if not _no_tangent(a_t):
+        out = f(a_t, b_p)
+    if not _no_tangent(b_t):
+        out = out + f(a_p, b_t)
+    return out
+
+
+def conv2d_jvp(ns, x_t, w_p, x_p, w_t, stride, padding, dilation, groups):
+    return _bilinear_jvp(lambda a, b: conv2d_fw(ns, a, b, stride, padding, dilation, groups),
+                         x_t, w_p, x_p, w_t)
+
+
+def conv2d_input_grad_jvp(ns, g_t, w_p, g_p, w_t, input_shape, stride, padding, dilation, groups):
+    return _bilinear_jvp(lambda a, b: conv2d_input_grad(ns, a, b, input_shape, stride, padding,
+                                                        dilation, groups), g_t, w_p, g_p, w_t)
+
+
+def conv2d_weight_grad_jvp(ns, x_t, g_p, x_p, g_t, weight_shape, stride, padding, dilation, groups):
+    return _bilinear_jvp(lambda a, b: conv2d_weight_grad(ns, a, b, weight_shape, stride, padding,
+                                                         dilation, groups), x_t, g_p, x_p, g_t)
+
+
+def max_pool2d_backward(ns, grad, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if ns is A:
+        return k_max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+    # create_graph: the scatter as index_backward, whose backward (getitem)
+    # makes max_pool2d twice differentiable
+    idx = _max_pool_index(ns.data(self), kernel_size, stride, padding, dilation, ceil_mode)
+    return _op__index_backward(grad, tuple(self.shape), self.dtype, idx)
+
+
+def max_pool2d_jvp(ns, tangent, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if _no_tangent(tangent):
+        return 0.0
+    idx = _max_pool_index(ns.data(self), kernel_size, stride, padding, dilation, ceil_mode)
+    if ns is A:
+        return tangent[idx]
+    return _op_getitem(tangent, idx)
+
+
+def avg_pool2d_fw(ns, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if ns is A:
+        return k_avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _op_avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool2d_backward(ns, grad, shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    if ns is A:
+        return k_avg_pool2d_backward(grad, shape, kernel_size, stride, padding, ceil_mode,
+                                     count_include_pad, divisor_override)
+    return _op__avg_pool2d_backward(grad, shape, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor_override)

@@ -563,3 +563,279 @@ cdef void _segment_add(object z, int k, object arr, object g):
         zm[sf] += gm[order]
     else:
         zm[sf[starts]] += np.add.reduceat(gm[order], starts, axis=0)
+# --- nn.functional ---------------------------------------------------------
+# Kernels of rg.nn.functional's table entries (softmax, log_softmax,
+# logsigmoid, convolution, pooling). Convolution is im2col through
+# sliding_window_view (a strided view, no copy) and one batched GEMM per
+# group; loops run only over the kernel's kh*kw positions (col2im, pooling
+# backward), never over pixels.
+
+from numpy.lib.stride_tricks import sliding_window_view as _swv
+
+
+cdef object k_softmax(object x, object dim):
+    # max-shifted: exp never overflows
+    axis = _norm_dims(dim, np.ndim(x))
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    if x.size == 0:
+        return x.copy()
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(m), m, 0))
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+cdef object k_log_softmax(object x, object dim):
+    axis = _norm_dims(dim, np.ndim(x))
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    if x.size == 0:
+        return x.copy()
+    m = np.max(x, axis=axis, keepdims=True)
+    s = x - np.where(np.isfinite(m), m, 0)
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+cdef object k_logsigmoid(object x):
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): stable for any |x|
+    x = np.asarray(x)
+    out = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    return out.astype(np.result_type(x, np.float16), copy=False)
+
+
+cdef tuple _pair(object v, str what):
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            return (int(v[0]), int(v[0]))
+        if len(v) != 2:
+            raise RuntimeError(f"{what} must be an int or a pair of ints, got {v!r}")
+        return (int(v[0]), int(v[1]))
+    return (int(v), int(v))
+
+
+cdef object _conv_windows(object x, int kh, int kw, tuple stride, tuple padding, tuple dilation,
+                          object pad_value=0):
+    # A strided view (N, C, Ho, Wo, kh, kw) of the (padded) input: window
+    # (ho, wo) at kernel position (i, j) is x_pad[..., ho*sh + i*dh, wo*sw + j*dw].
+    cdef int pt = padding[0], pb = padding[1], pl = padding[2], pr = padding[3]
+    if pt or pb or pl or pr:
+        x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=pad_value)
+    cdef int ekh = (kh - 1) * dilation[0] + 1, ekw = (kw - 1) * dilation[1] + 1
+    if x.shape[2] < ekh or x.shape[3] < ekw:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({x.shape[2]} x {x.shape[3]}). Kernel size: "
+            f"({ekh} x {ekw}). Kernel size can't be greater than actual input size")
+    v = _swv(x, (ekh, ekw), axis=(2, 3))
+    return v[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+
+
+cdef object _im2col(object x, int kh, int kw, tuple stride, tuple padding, tuple dilation, int groups):
+    # (N, G, Cg*kh*kw, Ho*Wo), contiguous: one GEMM operand per (sample, group).
+    v = _conv_windows(x, kh, kw, stride, padding, dilation)
+    N, C, Ho, Wo = v.shape[0], v.shape[1], v.shape[2], v.shape[3]
+    cols = np.empty((N, C, kh, kw, Ho, Wo), dtype=x.dtype)
+    # one strided copy per kernel position (rows stay contiguous; faster
+    # than a generic 6-d transpose copy)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = v[:, :, :, :, i, j]
+    return cols.reshape(N, groups, (C // groups) * kh * kw, Ho * Wo), Ho, Wo
+
+
+cdef void _check_conv(object x, object w, int groups) except *:
+    if np.ndim(x) != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D input (N, C, H, W), got {np.ndim(x)}-D")
+    if np.ndim(w) != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), "
+                           f"got {np.ndim(w)}-D")
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+    if w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                           f"dimension 0, but got weight of size {list(w.shape)} instead")
+    if x.shape[1] != w.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} to "
+            f"have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead")
+
+
+cdef object k_conv2d(object x, object w, object stride, object padding, object dilation, int groups):
+    x = np.asarray(x)
+    w = np.asarray(w)
+    _check_conv(x, w, groups)
+    O, Cg, kh, kw = w.shape
+    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
+    N = x.shape[0]
+    wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    out = np.matmul(wm, cols)                 # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
+    return out.reshape(N, O, Ho, Wo)
+
+
+cdef object k_conv2d_input_grad(object g, object w, object input_shape, object stride, object padding,
+                                object dilation, int groups):
+    # The transpose of k_conv2d in its input: GEMM to columns, then col2im
+    # (one strided accumulation per kernel position).
+    g = np.asarray(g)
+    w = np.asarray(w)
+    N, C, H, W = input_shape
+    O, Cg, kh, kw = w.shape
+    Ho, Wo = g.shape[2], g.shape[3]
+    sh, sw = stride[0], stride[1]
+    dh, dw = dilation[0], dilation[1]
+    pt, pb, pl, pr = padding
+    gm = g.reshape(N, groups, O // groups, Ho * Wo)
+    wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    gcols = np.matmul(np.swapaxes(wm, 1, 2), gm).reshape(N, C, kh, kw, Ho, Wo)
+    gx = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=gcols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            gx[:, :, i * dh:i * dh + sh * (Ho - 1) + 1:sh, j * dw:j * dw + sw * (Wo - 1) + 1:sw] += gcols[:, :, i, j]
+    if pt or pb or pl or pr:
+        gx = np.ascontiguousarray(gx[:, :, pt:pt + H, pl:pl + W])
+    return gx
+
+
+cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object stride, object padding,
+                                 object dilation, int groups):
+    x = np.asarray(x)
+    g = np.asarray(g)
+    O, Cg, kh, kw = weight_shape
+    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
+    N = x.shape[0]
+    gm = g.reshape(N, groups, O // groups, Ho * Wo)
+    if N == 1:
+        gw = np.matmul(gm[0], np.swapaxes(cols[0], 1, 2))
+    elif groups == 1:
+        # one GEMM over (N*L): (O, N*L) @ (N*L, K)
+        gw = np.matmul(np.swapaxes(gm[:, 0], 0, 1).reshape(O, -1),
+                       np.swapaxes(cols[:, 0], 1, 2).reshape(-1, Cg * kh * kw))[None]
+    else:
+        gw = np.matmul(gm, np.swapaxes(cols, 2, 3)).sum(axis=0)
+    return gw.reshape(tuple(weight_shape))
+
+
+cdef tuple _pool_params(object x, object kernel_size, object stride, object padding, object dilation,
+                        bint ceil_mode):
+    if ceil_mode:
+        raise NotImplementedError("pooling with ceil_mode=True is not supported yet; pad the input "
+                                  "(rg.nn.functional.pad) and use ceil_mode=False")
+    if np.ndim(x) not in (3, 4):
+        raise RuntimeError(f"pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got "
+                           f"{np.ndim(x)}-D")
+    ks = _pair(kernel_size, "kernel_size")
+    st = ks if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
+        else _pair(stride, "stride")
+    pd = _pair(padding, "padding")
+    dl = _pair(dilation, "dilation")
+    if ks[0] <= 0 or ks[1] <= 0 or st[0] <= 0 or st[1] <= 0 or dl[0] <= 0 or dl[1] <= 0:
+        raise RuntimeError("pool2d: kernel_size, stride and dilation must be greater than zero")
+    if pd[0] > ks[0] // 2 or pd[1] > ks[1] // 2 or pd[0] < 0 or pd[1] < 0:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={list(pd)}, kernel_size={list(ks)}")
+    return ks, st, pd, dl
+
+
+cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object padding,
+                            object dilation, bint ceil_mode):
+    # (out, am, params): am is each window's argmax as a kernel position
+    # (the first one on ties, as torch).
+    ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
+    x = np.asarray(x)
+    x4 = x if x.ndim == 4 else x[None]
+    fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0], pd[1], pd[1]), dl, fill)
+    N, C, Ho, Wo = v.shape[0], v.shape[1], v.shape[2], v.shape[3]
+    flat = v.reshape(N, C, Ho, Wo, ks[0] * ks[1])
+    am = flat.argmax(axis=-1)
+    out = np.take_along_axis(flat, am[..., None], -1)[..., 0]
+    if x.ndim == 3:
+        out = out[0]
+    return out, am, (ks, st, pd, dl)
+
+
+cdef object k_max_pool2d(object x, object kernel_size, object stride, object padding, object dilation,
+                         bint ceil_mode):
+    return _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+cdef tuple _max_pool_index(object x, object kernel_size, object stride, object padding, object dilation,
+                           bint ceil_mode):
+    # The advanced index into x that max_pool2d gathers (out == x[index]).
+    out, am, params = _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)
+    ks, st, pd, dl = params
+    N, C, Ho, Wo = am.shape
+    hh = np.arange(Ho).reshape(Ho, 1) * st[0] + (am // ks[1]) * dl[0] - pd[0]
+    ww = np.arange(Wo) * st[1] + (am % ks[1]) * dl[1] - pd[1]
+    c = np.arange(C).reshape(C, 1, 1)
+    if np.ndim(x) == 3:
+        return (c, hh[0], ww[0])
+    return (np.arange(N).reshape(N, 1, 1, 1), c[None], hh, ww)
+
+
+cdef object k_max_pool2d_backward(object g, object x, object kernel_size, object stride, object padding,
+                                  object dilation, bint ceil_mode):
+    # scatter-add to the argmax positions through bincount (windows may
+    # overlap, so positions repeat)
+    idx = _max_pool_index(x, kernel_size, stride, padding, dilation, ceil_mode)
+    shape = np.shape(x)
+    flat = np.ravel_multi_index(np.broadcast_arrays(*idx), shape)
+    g = np.asarray(g)
+    gb = np.broadcast_to(g, flat.shape)
+    out = np.bincount(flat.ravel(), weights=gb.ravel(), minlength=int(np.prod(shape)))
+    return out.reshape(shape).astype(g.dtype, copy=False)
+
+
+cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
+                         bint count_include_pad, object divisor_override, object dtype):
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        return np.asarray(divisor_override, dtype=dtype)
+    if count_include_pad or (pd[0] == 0 and pd[1] == 0):
+        return np.asarray(ks[0] * ks[1], dtype=dtype)
+    H, W = shape4[2], shape4[3]
+    h0 = np.arange(Ho) * st[0] - pd[0]
+    w0 = np.arange(Wo) * st[1] - pd[1]
+    nh = np.minimum(h0 + ks[0], H) - np.maximum(h0, 0)
+    nw = np.minimum(w0 + ks[1], W) - np.maximum(w0, 0)
+    return np.multiply.outer(nh, nw).astype(dtype)
+
+
+cdef object k_avg_pool2d(object x, object kernel_size, object stride, object padding, bint ceil_mode,
+                         bint count_include_pad, object divisor_override):
+    ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, 1, ceil_mode)
+    x = np.asarray(x)
+    x4 = x if x.ndim == 4 else x[None]
+    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0], pd[1], pd[1]), (1, 1), 0)
+    Ho, Wo = v.shape[2], v.shape[3]
+    dtype = np.result_type(x.dtype, np.float16) if x.dtype.kind in "fc" else np.float64
+    s = np.zeros(v.shape[:4], dtype=dtype)
+    for i in range(ks[0]):
+        for j in range(ks[1]):
+            s += v[:, :, :, :, i, j]
+    s /= _avg_divisor(x4.shape, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, dtype)
+    return s if x.ndim == 4 else s[0]
+
+
+cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, object stride,
+                                  object padding, bint ceil_mode, bint count_include_pad,
+                                  object divisor_override):
+    shape = tuple(shape)
+    ks, st, pd, dl = _pool_params(np.empty(shape, dtype=np.int8) if len(shape) in (3, 4) else np.empty(()),
+                                  kernel_size, stride, padding, 1, ceil_mode)
+    g = np.asarray(g)
+    g4 = g if g.ndim == 4 else g[None]
+    shape4 = shape if len(shape) == 4 else (1,) + shape
+    Ho, Wo = g4.shape[2], g4.shape[3]
+    gd = g4 / _avg_divisor(shape4, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, g.dtype)
+    N, C, H, W = shape4
+    gx = np.zeros((N, C, H + 2 * pd[0], W + 2 * pd[1]), dtype=gd.dtype)
+    for i in range(ks[0]):
+        for j in range(ks[1]):
+            gx[:, :, i:i + st[0] * (Ho - 1) + 1:st[0], j:j + st[1] * (Wo - 1) + 1:st[1]] += gd
+    if pd[0] or pd[1]:
+        gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
+    return gx if len(shape) == 4 else gx[0]

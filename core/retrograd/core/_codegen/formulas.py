@@ -71,3 +71,19 @@ NS_HELPERS |= {
     "gather_backward",
     "scatter_add_jvp",
 }
+# --- nn.functional ---
+NS_HELPERS.update({
+    "softmax_backward",
+    "log_softmax_backward",
+    "log_softmax_jvp",
+    "conv2d_fw",
+    "conv2d_input_grad",
+    "conv2d_weight_grad",
+    "conv2d_jvp",
+    "conv2d_input_grad_jvp",
+    "conv2d_weight_grad_jvp",
+    "max_pool2d_backward",
+    "max_pool2d_jvp",
+    "avg_pool2d_fw",
+    "avg_pool2d_backward",
+})

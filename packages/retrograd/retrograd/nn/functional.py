@@ -1,0 +1,420 @@
+"""rg.nn.functional: torch.nn.functional's signatures and semantics.
+
+Stable primitives (softmax, log_softmax, logsigmoid, convolution, pooling)
+are entries of core's derivatives.yaml with their own backward formulas; the
+losses, linear, dropout, layer_norm and embedding are exact composites of
+table ops (so their gradients, and higher-order ones, come from the table).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import retrograd.core as _c
+from retrograd.core import Tensor
+from retrograd.core._creation import get_rng
+
+__all__ = [
+    "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
+    "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
+    "dropout", "layer_norm", "embedding",
+]
+
+
+def _t(x):
+    return x if isinstance(x, Tensor) else _c.as_tensor(x)
+
+
+def _arr(x):
+    return x._array if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _ntuple(v, n, what):
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            v = tuple(v) * n
+        if len(v) != n:
+            raise RuntimeError(f"expected {what} to be a single integer value or a list of {n} values "
+                               f"to match the convolution dimensions, but got {what}={list(v)}")
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+def _reduction(size_average, reduce, reduction):
+    # torch's legacy size_average / reduce arguments
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return _c.sum(loss)
+    return _c.mean(loss)
+
+
+# --- linear and convolution ------------------------------------------------------
+
+def linear(input, weight, bias=None):
+    """y = input @ weight.T + bias, weight of shape (out_features, in_features)."""
+    w = _t(weight)
+    out = _c.matmul(input, _c.transpose(w, 0, 1) if w.ndim == 2 else w)
+    if bias is not None:
+        out = _c.add(out, bias)
+    return out
+
+
+def _conv_padding(padding, ksize, dilation, stride):
+    # (before, after) per spatial dim, flattened; 'same' puts the odd extra
+    # element after, as torch
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0) * len(ksize)
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            out = []
+            for k, d in zip(ksize, dilation):
+                total = d * (k - 1)
+                out += [total // 2, total - total // 2]
+            return tuple(out)
+        raise RuntimeError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+    p = _ntuple(padding, len(ksize), "padding")
+    if any(q < 0 for q in p):
+        raise RuntimeError("negative padding is not supported")
+    return tuple(v for q in p for v in (q, q))
+
+
+def _check_positive(stride, dilation):
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input
+    with weight (out_channels, in_channels / groups, kH, kW)."""
+    x, w = _t(input), _t(weight)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
+                           f"of size: {list(x.shape)}")
+    if w.ndim != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D weight, got weight of size {list(w.shape)}")
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = _c.reshape(x, (1,) + tuple(x.shape))
+    st, dl = _ntuple(stride, 2, "stride"), _ntuple(dilation, 2, "dilation")
+    _check_positive(st, dl)
+    pad = _conv_padding(padding, tuple(w.shape[2:]), dl, st)
+    out = _c._conv2d(x, w, st, pad, dl, int(groups))
+    if bias is not None:
+        out = _c.add(out, _c.reshape(bias, (-1, 1, 1)))
+    if unbatched:
+        out = _c.reshape(out, tuple(out.shape[1:]))
+    return out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution of (N, C, L) or (C, L) input: a conv2d of height 1."""
+    x, w = _t(input), _t(weight)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input "
+                           f"of size: {list(x.shape)}")
+    if w.ndim != 3:
+        raise RuntimeError(f"conv1d: expected a 3-D weight, got weight of size {list(w.shape)}")
+    unbatched = x.ndim == 2
+    if unbatched:
+        x = _c.reshape(x, (1,) + tuple(x.shape))
+    st, dl = _ntuple(stride, 1, "stride"), _ntuple(dilation, 1, "dilation")
+    _check_positive(st, dl)
+    pad = (0, 0) + _conv_padding(padding, (w.shape[2],), dl, st)
+    x4 = _c.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+    w4 = _c.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+    out = _c._conv2d(x4, w4, (1,) + st, pad, (1,) + dl, int(groups))
+    out = _c.reshape(out, (out.shape[0], out.shape[1], out.shape[3]))
+    if bias is not None:
+        out = _c.add(out, _c.reshape(bias, (-1, 1)))
+    if unbatched:
+        out = _c.reshape(out, tuple(out.shape[1:]))
+    return out
+
+
+# --- pooling -----------------------------------------------------------------------
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows; the gradient goes to each window's argmax (the first
+    on ties, as torch)."""
+    if return_indices:
+        raise NotImplementedError("max_pool2d(return_indices=True) is not supported yet")
+    return _c.max_pool2d(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _c.avg_pool2d(input, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
+                         divisor_override)
+
+
+# --- softmax family ----------------------------------------------------------------
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    x = _t(input)
+    if dim is None:
+        dim = _softmax_dim("softmax", x.ndim)
+    if dtype is not None:
+        x = x.to(dtype)
+    return _c.softmax(x, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    x = _t(input)
+    if dim is None:
+        dim = _softmax_dim("log_softmax", x.ndim)
+    if dtype is not None:
+        x = x.to(dtype)
+    return _c.log_softmax(x, dim)
+
+
+def logsigmoid(input):
+    return _c.logsigmoid(input)
+
+
+# --- losses --------------------------------------------------------------------------
+
+def _class_weights(weight, C, dtype):
+    if weight is None:
+        return np.ones(C, dtype=dtype)
+    w = _arr(weight)
+    if w.shape != (C,):
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes "
+                           f"but got weight tensor of shape: {list(w.shape)}")
+    return w.astype(dtype, copy=False)
+
+
+def _nll_parts(x, t, weight, ignore_index):
+    """(picked log-probabilities (M,), per-element weights (M,), ignore mask,
+    batch shape) for input x (N, C, d...) or (C,) and class indices t."""
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {t.dtype} (class-index targets must "
+                           "be integers; pass class probabilities as a float tensor of the input's shape)")
+    if x.ndim == 0:
+        raise ValueError("Expected input to have at least 1 dimension (got 0)")
+    if x.ndim == 1:
+        if t.ndim != 0:
+            raise RuntimeError(f"Expected a 0-D target for a 1-D input, got target of size {list(t.shape)}")
+        C = x.shape[0]
+        x2 = _c.reshape(x, (1, C))
+        batch = ()
+    else:
+        C = x.shape[1]
+        want = (x.shape[0],) + tuple(x.shape[2:])
+        if tuple(t.shape) != want:
+            raise ValueError(f"Expected target size {list(want)}, got {list(t.shape)}")
+        if x.ndim == 2:
+            x2 = x
+        else:
+            # classes last, then one row per element
+            x2 = _c.reshape(_c.permute(x, (0,) + tuple(range(2, x.ndim)) + (1,)), (-1, C))
+        batch = want
+    tf = t.reshape(-1)
+    keep = tf != ignore_index
+    safe = np.where(keep, tf, 0)
+    bad = (safe < 0) | (safe >= C)
+    if bad.any():
+        raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+    picked = _c.getitem(x2, (np.arange(tf.shape[0]), safe))
+    w = _class_weights(weight, C, x.dtype)
+    wv = np.where(keep, w[safe], 0).astype(x.dtype, copy=False)
+    return picked, wv, ~keep, batch, C
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood of class indices; 'mean' is the weighted mean
+    sum(-w[t] * x[t]) / sum(w[t]) over non-ignored elements, as torch."""
+    reduction = _reduction(size_average, reduce, reduction)
+    x = _t(input)
+    picked, wv, _, batch, _ = _nll_parts(x, _arr(target), weight, ignore_index)
+    losses = _c.neg(_c.mul(picked, wv))
+    if reduction == "none":
+        return _c.reshape(losses, batch)
+    total = _c.sum(losses)
+    if reduction == "sum":
+        return total
+    with np.errstate(invalid="ignore", divide="ignore"):      # all ignored: nan, as torch
+        return _c.div(total, wv.sum())
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """log_softmax over the class dim (1, or 0 for unbatched input), then the
+    negative log-likelihood of class indices (integer target) or the cross
+    entropy with class probabilities (float target of the input's shape)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    x = _t(input)
+    if x.ndim == 0:
+        raise ValueError("Expected input to have at least 1 dimension (got 0)")
+    cdim = 0 if x.ndim == 1 else 1
+    C = x.shape[cdim]
+    logp = _c.log_softmax(x, cdim)
+    t = _arr(target)
+    wshape = [1] * x.ndim
+    wshape[cdim] = C
+    if t.dtype.kind in "iu":
+        nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
+        if label_smoothing == 0.0:
+            return nll
+        # torch's cross_entropy_loss_label_smoothing
+        if weight is not None:
+            w = _class_weights(weight, C, x.dtype)
+            smooth = _c.neg(_c.sum(_c.mul(logp, w.reshape(wshape)), cdim))
+        else:
+            smooth = _c.neg(_c.sum(logp, cdim))
+        ignored = t == ignore_index
+        smooth = _c.where(ignored, 0.0, smooth)
+        if reduction == "mean":
+            if weight is not None:
+                w = _class_weights(weight, C, x.dtype)
+                denom = w[t[~ignored]].sum()
+            else:
+                denom = np.asarray((~ignored).sum(), dtype=x.dtype)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ret = _c.div(_c.sum(smooth), denom)
+        elif reduction == "sum":
+            ret = _c.sum(smooth)
+        else:
+            ret = smooth
+        return _c.add(_c.mul(nll, 1.0 - label_smoothing), _c.mul(ret, label_smoothing / C))
+    if t.dtype.kind != "f":
+        raise RuntimeError(f"expected target of integer (class indices) or floating (class "
+                           f"probabilities) dtype, got {t.dtype}")
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(f"Expected target of the input's shape {list(x.shape)} for class "
+                           f"probabilities, got {list(t.shape)}")
+    tt = _t(target)
+    if label_smoothing > 0:
+        tt = _c.add(_c.mul(tt, 1.0 - label_smoothing), label_smoothing / C)
+    prod = _c.mul(logp, tt)
+    if weight is not None:
+        prod = _c.mul(prod, _class_weights(weight, C, x.dtype).reshape(wshape))
+    if reduction == "none":
+        return _c.neg(_c.sum(prod, cdim))
+    total = _c.neg(_c.sum(prod))
+    if reduction == "sum":
+        return total
+    return _c.div(total, x.numel() // C if x.numel() else float("nan"))
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    if np.shape(_arr(input)) != np.shape(_arr(target)):
+        warnings.warn(f"Using a target size ({list(np.shape(_arr(target)))}) that is different to the "
+                      f"input size ({list(np.shape(_arr(input)))}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.", stacklevel=2)
+    d = _c.sub(input, target)
+    return _reduce(_c.mul(d, d), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """(1 - y) * x - (1 + (pos_weight - 1) * y) * logsigmoid(x): stable for any
+    logit (logsigmoid is a table op computed as min(x, 0) - log1p(exp(-|x|)))."""
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _t(input), _t(target)
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(f"Target size ({list(y.shape)}) must be the same as input size ({list(x.shape)})")
+    ls = _c.logsigmoid(x)
+    loss = _c.mul(_c.sub(1.0, y), x)
+    if pos_weight is None:
+        loss = _c.sub(loss, ls)
+    else:
+        lw = _c.add(_c.mul(_c.sub(pos_weight, 1.0), y), 1.0)
+        loss = _c.sub(loss, _c.mul(lw, ls))
+    if weight is not None:
+        loss = _c.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
+# --- regularization, normalization, embedding -----------------------------------------
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p (retrograd's generator:
+    rg.manual_seed) and scale the rest by 1 / (1 - p)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = _t(input)
+    if not training or p == 0.0:
+        return x
+    dtype = x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64)
+    if p == 1.0:
+        mask = np.zeros(x.shape, dtype=dtype)
+    else:
+        keep = get_rng().random(x.shape) >= p
+        mask = np.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
+    if inplace:
+        x *= mask
+        return x
+    return _c.mul(x, mask)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims
+    (biased variance), then * weight + bias."""
+    x = _t(input)
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
+        else tuple(int(s) for s in normalized_shape)
+    k = len(ns)
+    if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(x.shape)}")
+    dims = tuple(range(x.ndim - k, x.ndim))
+    xc = _c.sub(x, _c.mean(x, dims, True))
+    var = _c.mean(_c.mul(xc, xc), dims, True)
+    y = _c.mul(xc, _c.pow(_c.add(var, eps), -0.5))
+    if weight is not None:
+        y = _c.mul(y, weight)
+    if bias is not None:
+        y = _c.add(y, bias)
+    return y
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """weight[input]; repeated indices accumulate their gradients, and the
+    row padding_idx gets none."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported yet")
+    idx = _arr(input)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
+                           f"scalar types: Long, Int; but got {idx.dtype} instead (cast the indices "
+                           "to an integer dtype)")
+    w = _t(weight)
+    rows = _c.getitem(w, idx)
+    if padding_idx is not None:
+        n = w.shape[0]
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            padding_idx += n
+        # same values; the padding rows' gradient is cut by detach
+        rows = _c.where((idx != padding_idx)[..., None], rows, rows.detach())
+    return rows
