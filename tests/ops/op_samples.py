@@ -393,6 +393,8 @@ OP_DB: list[OpInfo] = [
     OpInfo("ge", _comparison_samples, differentiable=False),
     OpInfo("eq", _comparison_samples, differentiable=False),
     OpInfo("ne", _comparison_samples, differentiable=False),
+    # --- reductions and linear algebra --- (samples in op_samples_reductions_linalg.py)
+    *__import__("op_samples_reductions_linalg").reductions_linalg_ops(OpInfo, SampleInput, _torch_dtype),
 ]
 
 OPS_BY_NAME = {o.name: o for o in OP_DB}
@@ -404,6 +406,9 @@ COVERED_ELSEWHERE = {
     "_to_device": "needs a second device: test_op_gradients.py::test_to_device_gradients "
                   "(virtual CPU device cpu:1)",
 }
+# --- reductions and linear algebra ---
+COVERED_ELSEWHERE["_take_dim_backward"] = (
+    "the backward of _take_dim (max/min values): every _take_dim sample's second-order check runs it")
 
 DIFF_OPS = [o for o in OP_DB if o.differentiable]
 GRADGRAD_OPS = [o for o in DIFF_OPS if o.gradgrad]

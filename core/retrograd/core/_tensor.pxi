@@ -514,6 +514,16 @@ cdef class Tensor:
         self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
         self._version_counter.version += 1
 
+    # --- reductions and linear algebra ---
+    # max/min return (values, indices) with a dim: composites, not table ops.
+    def max(self, dim=None, keepdim=False):
+        from retrograd.core._composites_reductions_linalg import max as _max
+        return _max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        from retrograd.core._composites_reductions_linalg import min as _min
+        return _min(self, dim, keepdim)
+
     # @@GENERATED_METHODS@@ (gen_ops.py puts the methods of derivatives.yaml here)
 
 
