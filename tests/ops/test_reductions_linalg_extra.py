@@ -312,3 +312,12 @@ def test_tensor_methods():
     for m in ("prod", "amax", "amin", "var", "std", "logsumexp", "norm", "argmax", "argmin"):
         np.testing.assert_allclose(np.asarray(getattr(x, m)()), np.asarray(getattr(rg, m)(x)))
     np.testing.assert_allclose(np.asarray(x.cumsum(0)), np.cumsum(a, 0))
+
+
+def test_det_gradient_at_singular_matrices():
+    # rank 2 and rank 1 3x3 matrices, batched: torch's cofactor gradient
+    a = RNG.standard_normal((2, 3, 3))
+    a[0, 2] = a[0, 0] + a[0, 1]
+    a[1, 1] = 2 * a[1, 0]
+    a[1, 2] = -a[1, 0]
+    _grads_match(lambda t: rg.linalg.det(t), lambda t: torch.linalg.det(t), a, second=False, atol=1e-10)

@@ -64,15 +64,15 @@ def _extreme(name, input, dim, keepdim, other):
         raise TypeError(f"{name}(): dim must be an int (use amax/amin to reduce several dims)")
     if x.numel() == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-    arr = np.asarray(x._array) if not isinstance(x._array, np.ndarray) else x._array
-    idx = (np.argmax if name == "max" else np.argmin)(arr, axis=_abi._wrap_dim_py(dim, arr.ndim),
-                                                       keepdims=True) if arr.ndim else \
-        np.zeros((), dtype=np.int64)
-    _abi._wrap_dim_py(dim, arr.ndim)                     # IndexError for a bad dim, as torch
-    idx = np.asarray(idx, dtype=np.int64)
+    arr = x._array                                       # ndarray (or cupy array: np.* dispatch)
+    d = _abi._wrap_dim_py(dim, arr.ndim)                 # IndexError for a bad dim, as torch
+    if arr.ndim:
+        idx = (np.argmax if name == "max" else np.argmin)(arr, axis=d, keepdims=True).astype(np.int64)
+    else:
+        idx = np.zeros((), dtype=np.int64)
     values = _abi._take_dim_op(x, idx, dim, keepdim)
     if arr.ndim and not keepdim:
-        idx = np.squeeze(idx, axis=_abi._wrap_dim_py(dim, arr.ndim))
+        idx = np.squeeze(idx, axis=d)
     indices = _abi._wrap(idx, device=x.device)
     return getattr(return_types, name)(values, indices)
 

@@ -608,6 +608,14 @@ cdef object _batch_mat(object ns, object x):
 
 
 def det_backward(ns, grad, self, result):
+    if (ns.data(result) == 0).any():
+        # singular matrices have no inverse: torch's SVD form of the cofactor
+        # matrix, det(U) det(Vh) U diag(prod_{j != i} s_j) Vh (a constant
+        # factor: second derivatives at singular matrices are not tracked)
+        u, sv, vh = np.linalg.svd(ns.data(self))
+        alpha = np.linalg.det(u) * np.linalg.det(vh)
+        cof = np.matmul(u * _prod_others(A, sv, -1)[..., None, :], vh) * alpha[..., None, None]
+        return _batch_mat(ns, grad) * cof
     return _batch_mat(ns, grad * result) * ns.mT(_ns_inv(ns, self))
 
 

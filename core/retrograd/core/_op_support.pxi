@@ -462,7 +462,7 @@ cdef object k_std(object a, object dim, object unbiased, bint keepdim, object co
 
 cdef object k_logsumexp(object a, object dim, bint keepdim):
     if np.asarray(a).dtype.kind not in "fc":
-        a = np.asarray(a, dtype=np.float32)          # torch: integer inputs give the default float
+        a = np.asarray(a, dtype=np.float64)          # integer inputs: the default float (NumPy's)
     axis = _axis_of(a, dim)
     m = np.amax(a, axis=axis, keepdims=True) if np.size(a) else np.zeros((1,) * np.ndim(a), np.asarray(a).dtype)
     m = np.where(np.isfinite(m), m, 0)                  # all -inf (or inf) slices: no shift
@@ -564,7 +564,9 @@ cdef object k_take_dim(object a, object indices, object dim, bint keepdim):
 
 
 cdef object k_take_dim_backward(object g, object indices, object dim, bint keepdim, object shape, object dtype):
-    z = np.zeros(shape, dtype=dtype)
+    # zeros on g's device (np.zeros_like dispatches to CuPy for a cupy g)
+    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray or isinstance(g, np.generic) \
+        else np.zeros_like(g, dtype=dtype, shape=shape)
     if len(shape) == 0:
         z[...] = g
         return z

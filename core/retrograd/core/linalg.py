@@ -35,7 +35,7 @@ def slogdet(A, *, out=None):
     """``(sign, logabsdet)`` of each square matrix of ``A``; ``sign`` has no gradient."""
     A = _tensor(A)
     logabsdet = _abi._linalg_logabsdet_op(A)
-    sign = np.linalg.slogdet(np.asarray(A._array))[0]
+    sign = np.linalg.slogdet(A._array)[0]
     return return_types.slogdet(_abi._wrap(np.asarray(sign), device=A.device), logabsdet)
 
 
