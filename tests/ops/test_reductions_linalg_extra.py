@@ -321,3 +321,12 @@ def test_det_gradient_at_singular_matrices():
     a[1, 1] = 2 * a[1, 0]
     a[1, 2] = -a[1, 0]
     _grads_match(lambda t: rg.linalg.det(t), lambda t: torch.linalg.det(t), a, second=False, atol=1e-10)
+
+
+def test_einsum_sublist_form():
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    _grads_match(lambda x, y: rg.einsum(x, [0, 1], y, [1, 2], [0, 2]),
+                 lambda x, y: torch.einsum(x, [0, 1], y, [1, 2], [0, 2]), a, b)
+    _grads_match(lambda x: rg.einsum(x, [Ellipsis, 1]), lambda x: torch.einsum(x, [Ellipsis, 1]), a)
+    with pytest.raises(RuntimeError):
+        rg.einsum(rg.tensor(a), [0, 99])

@@ -172,10 +172,41 @@ def _parse_einsum(equation, shapes):
 
 
 
+def _sublist_equation(args):
+    # torch's sublist form: einsum(op0, [0, 1], op1, [1, 2], [0, 2]), with
+    # Ellipsis for '...'; subscripts 0..51 stand for the letters A-Za-z
+    def letters(sub):
+        out = ""
+        for i in sub:
+            if i is Ellipsis:
+                out += "..."
+            elif isinstance(i, (int, np.integer)) and 0 <= i < 52:
+                out += string.ascii_letters[i]
+            else:
+                raise RuntimeError(f"einsum(): subscript in a sublist must be an int in [0, 52) or "
+                                   f"Ellipsis, got {i!r}")
+        return out
+    ops = list(args[0::2])
+    subs = list(args[1::2])
+    out = None
+    if len(ops) > len(subs):          # a trailing output sublist
+        out = ops.pop()
+        if isinstance(out, (Tensor, np.ndarray)):
+            raise RuntimeError("einsum(): the sublist form needs one sublist per operand "
+                               "(einsum(op0, sub0, op1, sub1, ..., [out]))")
+    eq = ",".join(letters(s) for s in subs)
+    if out is not None:
+        eq += "->" + letters(out)
+    return eq, tuple(ops)
+
+
 def einsum(equation, *operands):
-    """torch.einsum(equation, *operands) (or a single list of operands).
+    """torch.einsum(equation, *operands) (or a single list of operands, or
+    torch's sublist form einsum(op0, [0, 1], op1, [1, 2], [0, 2])).
     Ellipses, implicit outputs, repeated subscripts (diagonals, traces) and
     size-1 broadcasting as torch's."""
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
