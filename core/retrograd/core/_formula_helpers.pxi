@@ -319,7 +319,7 @@ cdef object _excl_cumprod_last(object ns, object x):
     shape = tuple(ns.data(x).shape)
     dtype = ns.data(x).dtype
     n = shape[-1]
-    one0 = np.zeros(shape, dtype=dtype)
+    one0 = np.zeros_like(ns.data(x), shape=shape)
     one0[..., 0] = 1
     if n == 1:
         return one0
@@ -358,7 +358,7 @@ def prod_backward(ns, grad, self, result, dim, bint keepdim):
 def prod_jvp(ns, t, self, result, dim, bint keepdim):
     if isinstance(t, float):
         return 0.0
-    ones = np.ones(np.shape(ns.data(result)), dtype=ns.data(result).dtype)
+    ones = np.ones_like(ns.data(result))
     return _ns_sum(ns, t * prod_backward(ns, ones, self, result, dim, keepdim), _all_if_empty(dim)
                    if np.ndim(ns.data(self)) else None, keepdim)
 
@@ -400,7 +400,7 @@ def var_backward(ns, grad, self, dim, unbiased, bint keepdim, correction):
 def var_jvp(ns, t, self, result, dim, unbiased, bint keepdim, correction):
     if isinstance(t, float):
         return 0.0
-    ones = np.ones(np.shape(ns.data(result)), dtype=ns.data(result).dtype)
+    ones = np.ones_like(ns.data(result))
     w = var_backward(ns, ones, self, dim, unbiased, keepdim, correction)
     d2, _ = _var_correction(dim, unbiased, correction)
     if np.ndim(ns.data(self)) == 0:
@@ -417,7 +417,7 @@ def std_backward(ns, grad, self, result, dim, unbiased, bint keepdim, correction
 def std_jvp(ns, t, self, result, dim, unbiased, bint keepdim, correction):
     if isinstance(t, float):
         return 0.0
-    ones = np.ones(np.shape(ns.data(result)), dtype=ns.data(result).dtype)
+    ones = np.ones_like(ns.data(result))
     w = std_backward(ns, ones, self, result, dim, unbiased, keepdim, correction)
     d2, _ = _var_correction(dim, unbiased, correction)
     if np.ndim(ns.data(self)) == 0:
@@ -475,7 +475,7 @@ def norm_backward(ns, grad, self, result, p, dim, bint keepdim):
 def norm_jvp(ns, t, self, result, p, dim, bint keepdim):
     if isinstance(t, float) or _norm_p(p) == 0.0:
         return 0.0
-    ones = np.ones(np.shape(ns.data(result)), dtype=ns.data(result).dtype)
+    ones = np.ones_like(ns.data(result))
     w = norm_backward(ns, ones, self, result, p, dim, keepdim)
     if np.ndim(ns.data(self)) == 0:
         return t * w
@@ -498,10 +498,10 @@ cdef object _cumprod_matrix(object ns, object x, int d):
     perm = tuple(i for i in range(n_dim) if i != d) + (d,)
     xl = _ns_permute(ns, x, perm)
     n = xd.shape[d]
-    eye = np.eye(n, dtype=xd.dtype)
+    eye = np.eye(n, dtype=xd.dtype, like=xd)
     lead = tuple(xd.shape[i] for i in perm[:-1])
     xr = ns.reshape(xl, lead + (1, n)) * (1 - eye) + eye
-    return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(np.ones((n, n), dtype=xd.dtype))
+    return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(np.ones((n, n), dtype=xd.dtype, like=xd))
 
 
 def cumprod_backward(ns, grad, self, result, dim):
@@ -576,12 +576,12 @@ def einsum_backward(ns, grad, a, b, str equation, int which):
     if kshape != shape:
         g = ns.expand(g, shape)
     if len(set(s)) != len(s):
-        mask = np.ones(shape, dtype=bool)
+        mask = np.ones(shape, dtype=bool, like=ns.data(g))
         for ch in set(s):
             pos = [p for p, c in enumerate(s) if c == ch]
             for p in pos[1:]:
-                r0 = np.arange(shape[pos[0]]).reshape(tuple(-1 if i == pos[0] else 1 for i in range(len(s))))
-                r1 = np.arange(shape[p]).reshape(tuple(-1 if i == p else 1 for i in range(len(s))))
+                r0 = np.arange(shape[pos[0]], like=mask).reshape(tuple(-1 if i == pos[0] else 1 for i in range(len(s))))
+                r1 = np.arange(shape[p], like=mask).reshape(tuple(-1 if i == p else 1 for i in range(len(s))))
                 mask = mask & (r0 == r1)
         g = g * mask.astype(ns.data(g).dtype)
     return g
@@ -599,7 +599,7 @@ def einsum_jvp(ns, a_t, a_p, b_t, b_p, str equation):
 
 cdef object _trace_last2(object ns, object x):
     n = np.shape(ns.data(x))[-1]
-    return _ns_sum(ns, x * np.eye(n, dtype=ns.data(x).dtype), (-2, -1), False)
+    return _ns_sum(ns, x * np.eye(n, dtype=ns.data(x).dtype, like=ns.data(x)), (-2, -1), False)
 
 
 cdef object _batch_mat(object ns, object x):
@@ -668,8 +668,8 @@ def solve_jvp(ns, a_t, a_p, b_t, b_p, result):
 def cholesky_backward(ns, grad, L):
     n = np.shape(ns.data(L))[-1]
     dt = ns.data(L).dtype
-    low = np.tril(np.ones((n, n), dtype=dt))
-    strict = np.tril(np.ones((n, n), dtype=dt), -1)
+    low = np.tril(np.ones((n, n), dtype=dt, like=ns.data(L)))
+    strict = np.tril(low, -1)
     p = ns.matmul(ns.mT(L), grad) * low
     s = (p + ns.mT(p * strict)) * 0.5
     linv = _ns_inv(ns, L)
@@ -681,7 +681,7 @@ def cholesky_jvp(ns, t, L):
         return 0.0
     n = np.shape(ns.data(L))[-1]
     dt = ns.data(L).dtype
-    phi = np.tril(np.ones((n, n), dtype=dt), -1) + 0.5 * np.eye(n, dtype=dt)
+    phi = np.tril(np.ones((n, n), dtype=dt, like=ns.data(L)), -1) + 0.5 * np.eye(n, dtype=dt, like=ns.data(L))
     ts = (t + ns.mT(t)) * 0.5            # cholesky reads a symmetric input
     linv = _ns_inv(ns, L)
     x = ns.matmul(linv, ns.matmul(ts, ns.mT(linv)))

@@ -378,6 +378,16 @@ class _LinAlgErrorBase(RuntimeError):
 LinAlgError = type("LinAlgError", (_LinAlgErrorBase,), {"__module__": "retrograd.linalg"})
 
 
+cdef object _arr(object a):
+    # np.asarray for Python values; ndarrays, NumPy scalars and CuPy arrays
+    # pass through (np.asarray would copy a cupy array to the host, or fail)
+    if type(a) is ndarray or isinstance(a, np.generic):
+        return a
+    if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
+        return a
+    return np.asarray(a)
+
+
 cdef object _axis_of(object a, object dim):
     # torch's dim (None / () = all, int, tuple) as a NumPy axis (None = all).
     if dim is None:
@@ -402,13 +412,13 @@ cdef object k_prod(object a, object dim, bint keepdim, object dtype):
         dim = None
     if np.ndim(a) == 0:
         _norm_dims(dim, 0)
-        out = np.asarray(a, dtype=dtype) if dtype is not None else np.asarray(a)
+        out = _arr(a).astype(dtype) if dtype is not None else _arr(a)
         if out.dtype.kind in "biu" and dtype is None:
             out = out.astype(np.int64)
         return out.copy()
     out = np.prod(a, axis=_axis_of(a, dim), keepdims=keepdim, dtype=dtype)
-    if dtype is None and np.asarray(out).dtype.kind in "bu":     # torch: bool/uint8 prod -> int64
-        out = np.asarray(out).astype(np.int64)
+    if dtype is None and _arr(out).dtype.kind in "bu":          # torch: bool/uint8 prod -> int64
+        out = _arr(out).astype(np.int64)
     return out
 
 
@@ -446,9 +456,9 @@ def _var_correction(dim, unbiased, correction):
 
 cdef object k_var(object a, object dim, object unbiased, bint keepdim, object correction):
     dim, correction = _var_correction(dim, unbiased, correction)
-    if np.asarray(a).dtype.kind not in "fc":
+    if _arr(a).dtype.kind not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
-                           f"{np.asarray(a).dtype}; convert with .to(float) first")
+                           f"{_arr(a).dtype}; convert with .to(float) first")
     with np.errstate(divide="ignore", invalid="ignore"):
         import warnings
         with warnings.catch_warnings():
@@ -461,16 +471,17 @@ cdef object k_std(object a, object dim, object unbiased, bint keepdim, object co
 
 
 cdef object k_logsumexp(object a, object dim, bint keepdim):
-    if np.asarray(a).dtype.kind not in "fc":
-        a = np.asarray(a, dtype=np.float64)          # integer inputs: the default float (NumPy's)
+    a = _arr(a)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)                     # integer inputs: the default float (NumPy's)
     axis = _axis_of(a, dim)
-    m = np.amax(a, axis=axis, keepdims=True) if np.size(a) else np.zeros((1,) * np.ndim(a), np.asarray(a).dtype)
+    m = np.amax(a, axis=axis, keepdims=True) if np.size(a) else np.zeros_like(a, shape=(1,) * np.ndim(a))
     m = np.where(np.isfinite(m), m, 0)                  # all -inf (or inf) slices: no shift
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
     if not keepdim:
         out = np.squeeze(out, axis=_axes_tuple(axis, np.ndim(a))) if np.ndim(a) else np.reshape(out, ())
-    return out.astype(np.asarray(a).dtype, copy=False)
+    return out.astype(a.dtype, copy=False)
 
 
 cdef object _norm_p(object p):
@@ -483,7 +494,7 @@ cdef object _norm_p(object p):
 
 
 cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
-    arr = np.asarray(a) if type(a) is not ndarray else a
+    arr = _arr(a)
     if arr.dtype.kind not in "fc":
         raise RuntimeError(f"norm(): input dtype should be floating point or complex, got {arr.dtype}; "
                            "convert with .to(float) first")
@@ -505,13 +516,13 @@ cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
     else:
         with np.errstate(divide="ignore"):
             out = np.sum(x ** pf, axis=axis, keepdims=keepdim) ** (1.0 / pf)
-    return np.asarray(out, dtype=arr.dtype)
+    return _arr(out).astype(arr.dtype, copy=False)
 
 
 cdef object k_cumsum(object a, object dim, object dtype):
     cdef int n = np.ndim(a)
     d = _wrap_dim(dim, n)
-    arr = np.asarray(a)
+    arr = _arr(a)
     if dtype is None and arr.dtype.kind in "biu":
         dtype = np.int64                                   # torch promotes integer cumsum to int64
     if n == 0:
@@ -522,7 +533,7 @@ cdef object k_cumsum(object a, object dim, object dtype):
 cdef object k_cumprod(object a, object dim, object dtype):
     cdef int n = np.ndim(a)
     d = _wrap_dim(dim, n)
-    arr = np.asarray(a)
+    arr = _arr(a)
     if dtype is None and arr.dtype.kind in "biu":
         dtype = np.int64
     if n == 0:
@@ -531,18 +542,18 @@ cdef object k_cumprod(object a, object dim, object dtype):
 
 
 cdef object _argext(object a, object dim, bint keepdim, object fn, str name):
-    arr = np.asarray(a)
+    arr = _arr(a)
     if arr.size == 0:
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        out = np.asarray(fn(arr.reshape(-1)), dtype=np.int64)
+        out = _arr(fn(arr.reshape(-1))).astype(np.int64)
         if keepdim:
             out = out.reshape((1,) * arr.ndim)
         return out
     d = _wrap_dim(dim, arr.ndim)
     if arr.ndim == 0:
-        return np.zeros((), dtype=np.int64)
-    return np.asarray(fn(arr, axis=d, keepdims=keepdim), dtype=np.int64)
+        return np.zeros_like(arr, dtype=np.int64)
+    return _arr(fn(arr, axis=d, keepdims=keepdim)).astype(np.int64, copy=False)
 
 
 cdef object k_argmax(object a, object dim, bint keepdim):
@@ -555,7 +566,7 @@ cdef object k_argmin(object a, object dim, bint keepdim):
 
 cdef object k_take_dim(object a, object indices, object dim, bint keepdim):
     # a's values at `indices` (kept-dim shape) along `dim`: max/min's values.
-    arr = np.asarray(a)
+    arr = _arr(a)
     if arr.ndim == 0:
         return arr.copy()
     d = _wrap_dim(dim, arr.ndim)
@@ -606,7 +617,7 @@ cdef object k_dot(object a, object b):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{np.shape(a)[0]}] and src "
                            f"[{np.shape(b)[0]}] to have the same number of elements, but got "
                            f"{np.shape(a)[0]} and {np.shape(b)[0]} elements respectively")
-    return np.asarray(np.dot(a, b))
+    return np.dot(a, b)
 
 
 cdef object k_outer(object a, object b):
@@ -618,8 +629,8 @@ cdef object k_outer(object a, object b):
 cdef object k_einsum(object a, object b, object equation):
     try:
         if "," in equation.split("->")[0]:
-            return np.asarray(np.einsum(equation, a, b, optimize=True))
-        return np.asarray(np.einsum(equation, a)).copy()
+            return np.einsum(equation, a, b, optimize=True)
+        return _arr(np.einsum(equation, a)).copy()        # a view for transposes: copy
     except ValueError as exc:
         raise RuntimeError(f"einsum(): {exc} (equation {equation!r})") from None
 
@@ -631,9 +642,9 @@ cdef object _check_square(object a, str name):
     if s[-1] != s[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                            f"{s[-2]} by {s[-1]} matrices")
-    if np.asarray(a).dtype.kind not in "fc":
+    if _arr(a).dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {np.asarray(a).dtype}")
+                           f"Got {_arr(a).dtype}")
 
 
 cdef object k_inv(object a):
@@ -647,12 +658,12 @@ cdef object k_inv(object a):
 
 cdef object k_det(object a):
     _check_square(a, "det")
-    return np.asarray(np.linalg.det(a))
+    return np.linalg.det(a)
 
 
 cdef object k_logabsdet(object a):
     _check_square(a, "slogdet")
-    return np.asarray(np.linalg.slogdet(a)[1])
+    return np.linalg.slogdet(a)[1]
 
 
 cdef bint _solve_vector_case(object a, object b):
@@ -665,7 +676,7 @@ cdef object k_solve(object a, object b):
     _check_square(a, "solve")
     try:
         if _solve_vector_case(a, b):
-            return np.linalg.solve(a, np.asarray(b)[..., None])[..., 0]
+            return np.linalg.solve(a, _arr(b)[..., None])[..., 0]
         if np.ndim(b) < 2:
             raise RuntimeError("linalg.solve: B must have at least 1 dimension")
         if np.shape(b)[-2] != np.shape(a)[-1]:
