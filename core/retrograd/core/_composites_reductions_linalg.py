@@ -34,7 +34,7 @@ class return_types:
 
 for _t in (return_types.max, return_types.min, return_types.slogdet):
     _t.__module__ = "retrograd.return_types"
-    _t.__qualname__ = f"return_types.{_t.__name__}"
+    _t.__qualname__ = _t.__name__          # repr: retrograd.return_types.max, as torch.return_types.max
 del _t
 
 
