@@ -452,6 +452,8 @@ OP_DB: list[OpInfo] = [
            torch_fn=lambda torch, *a, **k: torch.nn.functional.max_pool2d(*a, **k)),
     OpInfo("avg_pool2d", _avg_pool2d_samples,
            torch_fn=lambda torch, *a, **k: torch.nn.functional.avg_pool2d(*a, **k)),
+    # --- reductions and linear algebra --- (samples in op_samples_reductions_linalg.py)
+    *__import__("op_samples_reductions_linalg").reductions_linalg_ops(OpInfo, SampleInput, _torch_dtype),
 ]
 
 OPS_BY_NAME = {o.name: o for o in OP_DB}
@@ -470,6 +472,9 @@ COVERED_ELSEWHERE = {
     "_conv2d_weight_grad": "the weight backward of _conv2d: every _conv2d sample's second-order check runs it",
     "_avg_pool2d_backward": "the backward of avg_pool2d: every avg_pool2d sample's second-order check runs it",
 }
+# --- reductions and linear algebra ---
+COVERED_ELSEWHERE["_take_dim_backward"] = (
+    "the backward of _take_dim (max/min values): every _take_dim sample's second-order check runs it")
 
 DIFF_OPS = [o for o in OP_DB if o.differentiable]
 GRADGRAD_OPS = [o for o in DIFF_OPS if o.gradgrad]

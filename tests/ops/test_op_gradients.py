@@ -115,7 +115,7 @@ def test_view_of_noncontiguous_is_rejected_or_a_view():
 def test_nondifferentiable_results(op, sample):
     targs, leaves = make_tensors(sample)
     out = op.op(*targs, **sample.kwargs)
-    assert out.dtype == np.bool_
+    assert out.dtype == np.bool_ or out.dtype == np.int64     # comparisons; argmax/argmin
     assert not out.requires_grad and out.grad_fn is None
 
 

@@ -86,3 +86,12 @@ __all__ = [
     "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "backward", "grad", "get_include", "check_abi", "sum_to", *OPS, *_creation_all,
 ]
+
+# --- reductions and linear algebra ---
+# Composites (several results, or varargs operands) and the linalg namespace.
+from retrograd.core._composites_reductions_linalg import (  # noqa: E402,F401
+    einsum, max, min, return_types, tensordot,
+)
+from retrograd.core import linalg  # noqa: E402,F401
+
+__all__ += ["max", "min", "einsum", "tensordot", "return_types", "linalg"]

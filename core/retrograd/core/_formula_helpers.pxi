@@ -402,3 +402,497 @@ def avg_pool2d_backward(ns, grad, shape, kernel_size, stride, padding, ceil_mode
                                      count_include_pad, divisor_override)
     return _op__avg_pool2d_backward(grad, shape, kernel_size, stride, padding, ceil_mode,
                                     count_include_pad, divisor_override)
+# --- reductions and linear algebra ---
+# Helpers of the reduction and linear algebra entries. Primitives they need
+# beyond A/T go through small `_ns_*` dispatchers (array code in array mode,
+# the differentiable op in tensor mode) so that the shared namespaces stay
+# untouched.
+
+cdef object _ns_sum(object ns, object x, object dim, bint keepdim):
+    if ns is A:
+        return np.sum(x, axis=_axis_of(x, dim), keepdims=keepdim)
+    return _op_sum(x, dim, keepdim, None)
+
+
+cdef object _ns_mean(object ns, object x, object dim, bint keepdim):
+    if ns is A:
+        return np.mean(x, axis=_axis_of(x, dim), keepdims=keepdim)
+    return _op_mean(x, dim, keepdim, None)
+
+
+cdef object _ns_exp(object ns, object x):
+    return np.exp(x) if ns is A else _op_exp(x)
+
+
+cdef object _ns_permute(object ns, object x, tuple perm):
+    return np.transpose(x, perm) if ns is A else _op_permute(x, perm)
+
+
+cdef object _ns_flip(object ns, object x, int d):
+    idx = (slice(None),) * d + (slice(None, None, -1),)
+    return x[idx] if ns is A else _op_getitem(x, idx)
+
+
+cdef object _ns_cumsum(object ns, object x, int d):
+    return np.cumsum(x, axis=d) if ns is A else _op_cumsum(x, d, None)
+
+
+cdef object _ns_cumprod(object ns, object x, int d):
+    return np.cumprod(x, axis=d) if ns is A else _op_cumprod(x, d, None)
+
+
+cdef object _ns_inv(object ns, object x):
+    return k_inv(x) if ns is A else _op__linalg_inv(x)
+
+
+cdef object _ns_solve(object ns, object a, object b):
+    return k_solve(a, b) if ns is A else _op__linalg_solve(a, b)
+
+
+cdef object _ns_einsum(object ns, object a, object b, str eq):
+    return k_einsum(a, b, eq) if ns is A else _op__einsum(a, b, eq)
+
+
+cdef tuple _red_dims(object dim, int ndim):
+    # the wrapped reduced dims; None and () reduce everything
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if ndim == 0:
+        return ()
+    return tuple(sorted({_wrap_dim(d, ndim) for d in dims}))
+
+
+cdef object _all_if_empty(object dim):
+    if dim is not None and isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return None
+    return dim
+
+
+cdef object _kept(object ns, object x, tuple shape, object dim, bint keepdim):
+    # a reduction's output (or its grad) reshaped to broadcast against the input
+    kept = _reduced_shape(shape, _all_if_empty(dim), keepdim)
+    return ns.reshape(x, kept) if kept is not None else x
+
+
+cdef Py_ssize_t _red_count(tuple shape, object dim):
+    cdef Py_ssize_t n = 1
+    for d in _red_dims(dim, len(shape)):
+        n *= shape[d]
+    return n
+
+
+cdef object _excl_cumprod_last(object ns, object x):
+    # exclusive cumulative product along the last dim (1, x0, x0 x1, ...):
+    # the cumprod of x shifted right by one with a leading 1, built from
+    # differentiable pieces so zeros need no division.
+    shape = tuple(ns.data(x).shape)
+    dtype = ns.data(x).dtype
+    n = shape[-1]
+    one0 = np.zeros_like(ns.data(x), shape=shape)
+    one0[..., 0] = 1
+    if n == 1:
+        return one0
+    head = x[..., :-1] if ns is A else _op_getitem(x, (Ellipsis, slice(None, -1)))
+    shifted = index_backward(ns, head, shape, dtype, (Ellipsis, slice(1, None))) + one0
+    return _ns_cumprod(ns, shifted, len(shape) - 1)
+
+
+cdef object _prod_others(object ns, object x, object dim):
+    # for each element, the product of the other elements of its reduced slice
+    shape = tuple(ns.data(x).shape)
+    cdef int n = len(shape)
+    red = _red_dims(dim, n)
+    keep = tuple(d for d in range(n) if d not in red)
+    perm = keep + red
+    xp = _ns_permute(ns, x, perm)
+    pshape = tuple(shape[d] for d in perm)
+    flat = ns.reshape(xp, tuple(shape[d] for d in keep) + (-1,))
+    last = len(keep)
+    left = _excl_cumprod_last(ns, flat)
+    right = _ns_flip(ns, _excl_cumprod_last(ns, _ns_flip(ns, flat, last)), last)
+    both = ns.reshape(left * right, pshape)
+    return _ns_permute(ns, both, inverse_permutation(perm, n))
+
+
+def prod_backward(ns, grad, self, result, dim, bint keepdim):
+    shape = tuple(ns.data(self).shape)
+    if len(shape) == 0:
+        return grad
+    g = _kept(ns, grad, shape, dim, keepdim)
+    if not (ns.data(self) == 0).any():
+        return g * _kept(ns, result, shape, dim, keepdim) / self
+    return g * _prod_others(ns, self, dim)
+
+
+def prod_jvp(ns, t, self, result, dim, bint keepdim):
+    if isinstance(t, float):
+        return 0.0
+    ones = np.ones_like(ns.data(result))
+    return _ns_sum(ns, t * prod_backward(ns, ones, self, result, dim, keepdim), _all_if_empty(dim)
+                   if np.ndim(ns.data(self)) else None, keepdim)
+
+
+cdef object _extreme_weights(object ns, object self, object result, object dim, bint keepdim):
+    # amax/amin/max(): the gradient is split evenly among the tied extremes
+    xd = ns.data(self)
+    shape = tuple(xd.shape)
+    r = _kept(A, ns.data(result), shape, dim, keepdim)
+    mask = (xd == r) | (np.isnan(xd) & np.isnan(r))
+    cnt = np.sum(mask, axis=_red_dims(dim, len(shape)) if len(shape) else None, keepdims=True)
+    return (mask / cnt).astype(xd.dtype)
+
+
+def extreme_backward(ns, grad, self, result, dim, bint keepdim):
+    shape = tuple(ns.data(self).shape)
+    return _kept(ns, grad, shape, dim, keepdim) * _extreme_weights(ns, self, result, dim, keepdim)
+
+
+def extreme_jvp(ns, t, self, result, dim, bint keepdim):
+    if isinstance(t, float):
+        return 0.0
+    w = _extreme_weights(ns, self, result, dim, keepdim)
+    if np.ndim(ns.data(self)) == 0:
+        return t * w
+    return _ns_sum(ns, t * w, _all_if_empty(dim), keepdim)
+
+
+def var_backward(ns, grad, self, dim, unbiased, bint keepdim, correction):
+    dim, c = _var_correction(dim, unbiased, correction)
+    shape = tuple(ns.data(self).shape)
+    cdef Py_ssize_t n = _red_count(shape, dim)
+    scale = 2.0 / (n - c) if n != c else float("inf")
+    g = _kept(ns, grad, shape, dim, keepdim)
+    centered = self - _ns_mean(ns, self, _all_if_empty(dim) if len(shape) else None, True)
+    return g * scale * centered
+
+
+def var_jvp(ns, t, self, result, dim, unbiased, bint keepdim, correction):
+    if isinstance(t, float):
+        return 0.0
+    ones = np.ones_like(ns.data(result))
+    w = var_backward(ns, ones, self, dim, unbiased, keepdim, correction)
+    d2, _ = _var_correction(dim, unbiased, correction)
+    if np.ndim(ns.data(self)) == 0:
+        return t * w
+    return _ns_sum(ns, t * w, _all_if_empty(d2), keepdim)
+
+
+def std_backward(ns, grad, self, result, dim, unbiased, bint keepdim, correction):
+    zero = ns.mask(ns.data(result) == 0)
+    g = ns.where(zero, 0.0, grad / (2 * ns.where(zero, 1.0, result)))
+    return var_backward(ns, g, self, dim, unbiased, keepdim, correction)
+
+
+def std_jvp(ns, t, self, result, dim, unbiased, bint keepdim, correction):
+    if isinstance(t, float):
+        return 0.0
+    ones = np.ones_like(ns.data(result))
+    w = std_backward(ns, ones, self, result, dim, unbiased, keepdim, correction)
+    d2, _ = _var_correction(dim, unbiased, correction)
+    if np.ndim(ns.data(self)) == 0:
+        return t * w
+    return _ns_sum(ns, t * w, _all_if_empty(d2), keepdim)
+
+
+def logsumexp_backward(ns, grad, self, result, dim, bint keepdim):
+    shape = tuple(ns.data(self).shape)
+    return _kept(ns, grad, shape, dim, keepdim) * _ns_exp(ns, self - _kept(ns, result, shape, dim, keepdim))
+
+
+def logsumexp_jvp(ns, t, self, result, dim, bint keepdim):
+    if isinstance(t, float):
+        return 0.0
+    shape = tuple(ns.data(self).shape)
+    w = _ns_exp(ns, self - _kept(ns, result, shape, dim, keepdim))
+    if len(shape) == 0:
+        return t * w
+    return _ns_sum(ns, t * w, _all_if_empty(dim), keepdim)
+
+
+def norm_backward(ns, grad, self, result, p, dim, bint keepdim):
+    pf = _norm_p(p)
+    xd = ns.data(self)
+    shape = tuple(xd.shape)
+    g = _kept(ns, grad, shape, dim, keepdim)
+    r = _kept(ns, result, shape, dim, keepdim)
+    rd = ns.data(r)
+    sgn = np.sign(xd)
+    if pf == 0.0:
+        return ns.zeros_like(xd, shape)
+    if pf == 1.0:
+        return g * sgn
+    if pf == np.inf or pf == -np.inf:
+        mask = (np.abs(xd) == rd) | np.isnan(xd)
+        cnt = np.sum(mask, axis=_red_dims(dim, len(shape)) if len(shape) else None, keepdims=True)
+        return g * (sgn * mask / cnt).astype(xd.dtype)
+    # torch's rule: zero subgradient where the norm (or, for p < 1, the element) is 0
+    rzero = ns.mask(rd == 0)
+    if pf == 2.0:
+        return self * ns.where(rzero, 0.0, g / ns.where(rzero, 1.0, r))
+    xzero = ns.mask(xd == 0)
+    absx = ns.where(xzero, 1.0, self * sgn)
+    if pf < 1.0:
+        scaled = ns.where(xzero, 0.0, sgn * absx ** (pf - 1))
+        return scaled * g * r ** (1.0 - pf)
+    if pf < 2.0:
+        scaled = ns.where(xzero, 0.0, sgn * absx ** (pf - 1))
+    else:
+        scaled = ns.where(xzero, 0.0, self * absx ** (pf - 2))
+    return scaled * ns.where(rzero, 0.0, g / ns.where(rzero, 1.0, r) ** (pf - 1))
+
+
+def norm_jvp(ns, t, self, result, p, dim, bint keepdim):
+    if isinstance(t, float) or _norm_p(p) == 0.0:
+        return 0.0
+    ones = np.ones_like(ns.data(result))
+    w = norm_backward(ns, ones, self, result, p, dim, keepdim)
+    if np.ndim(ns.data(self)) == 0:
+        return t * w
+    return _ns_sum(ns, t * w, _all_if_empty(dim), keepdim)
+
+
+def cumsum_backward(ns, grad, dim, int ndim):
+    if ndim == 0:
+        return grad
+    d = _wrap_dim(dim, ndim)
+    return _ns_flip(ns, _ns_cumsum(ns, _ns_flip(ns, grad, d), d), d)
+
+
+cdef object _cumprod_matrix(object ns, object x, int d):
+    # With x moved to (..., n) along `d`: C[..., i, k] = prod_{j <= k, j != i} x_j
+    # (the cumprod of x with x_i replaced by 1). O(n^2), used only when the
+    # input has zeros, where the division formula fails.
+    xd = ns.data(x)
+    n_dim = xd.ndim
+    perm = tuple(i for i in range(n_dim) if i != d) + (d,)
+    xl = _ns_permute(ns, x, perm)
+    n = xd.shape[d]
+    eye = np.eye(n, dtype=xd.dtype, like=xd)
+    lead = tuple(xd.shape[i] for i in perm[:-1])
+    xr = ns.reshape(xl, lead + (1, n)) * (1 - eye) + eye
+    return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(np.ones((n, n), dtype=xd.dtype, like=xd))
+
+
+def cumprod_backward(ns, grad, self, result, dim):
+    xd = ns.data(self)
+    if xd.ndim == 0:
+        return grad
+    d = _wrap_dim(dim, xd.ndim)
+    if not (xd == 0).any():
+        return cumsum_backward(ns, grad * result, d, xd.ndim) / self
+    c, perm, upper = _cumprod_matrix(ns, self, d)
+    gl = _ns_permute(ns, grad, perm)
+    lead = tuple(np.shape(ns.data(gl))[:-1])
+    n = xd.shape[d]
+    gi = _ns_sum(ns, ns.reshape(gl, lead + (1, n)) * (upper * c), -1, False)
+    return _ns_permute(ns, gi, inverse_permutation(perm, xd.ndim))
+
+
+def cumprod_jvp(ns, t, self, result, dim):
+    if isinstance(t, float):
+        return 0.0
+    xd = ns.data(self)
+    if xd.ndim == 0:
+        return t
+    d = _wrap_dim(dim, xd.ndim)
+    c, perm, upper = _cumprod_matrix(ns, self, d)
+    tl = _ns_permute(ns, t, perm)
+    lead = tuple(np.shape(ns.data(tl))[:-1])
+    n = xd.shape[d]
+    jk = _ns_sum(ns, ns.reshape(tl, lead + (n, 1)) * (upper * c), -2, False)
+    return _ns_permute(ns, jk, inverse_permutation(perm, xd.ndim))
+
+
+def take_dim_backward(ns, grad, indices, dim, bint keepdim, tuple shape, dtype):
+    if ns is A:
+        return k_take_dim_backward(grad, indices, dim, keepdim, shape, dtype)
+    return _op__take_dim_backward(grad, indices, dim, keepdim, shape, dtype)
+
+
+def einsum_backward(ns, grad, a, b, str equation, int which):
+    # d/d(operand) of a one- or two-operand einsum (explicit letters, no
+    # ellipsis: the einsum composite canonicalizes): an einsum of grad with
+    # the other operand onto the operand's distinct letters, broadcast along
+    # letters that occur only in this operand, and put on the diagonal where
+    # a letter repeats within it (einsum('ii->i'), traces).
+    lhs, out = equation.split("->")
+    subs = lhs.split(",")
+    x = a if which == 0 else b
+    s = subs[which]
+    shape = tuple(ns.data(x).shape)
+    binary = len(subs) == 2
+    other = subs[1 - which] if binary else ""
+    letters = []
+    for ch in s:
+        if ch not in letters and (ch in out or ch in other):
+            letters.append(ch)
+    target = "".join(letters)
+    if binary:
+        g = _ns_einsum(ns, grad, b if which == 0 else a, f"{out},{other}->{target}")
+    else:
+        g = _ns_einsum(ns, grad, None, f"{out}->{target}")
+    seen = set()
+    kshape = []
+    for p, ch in enumerate(s):
+        if ch in letters and ch not in seen:
+            kshape.append(shape[p])
+        else:
+            kshape.append(1)
+        seen.add(ch)
+    kshape = tuple(kshape)
+    if tuple(ns.data(g).shape) != kshape:
+        g = ns.reshape(g, kshape)
+    if kshape != shape:
+        g = ns.expand(g, shape)
+    if len(set(s)) != len(s):
+        mask = np.ones(shape, dtype=bool, like=ns.data(g))
+        for ch in set(s):
+            pos = [p for p, c in enumerate(s) if c == ch]
+            for p in pos[1:]:
+                r0 = np.arange(shape[pos[0]], like=mask).reshape(tuple(-1 if i == pos[0] else 1 for i in range(len(s))))
+                r1 = np.arange(shape[p], like=mask).reshape(tuple(-1 if i == p else 1 for i in range(len(s))))
+                mask = mask & (r0 == r1)
+        g = g * mask.astype(ns.data(g).dtype)
+    return g
+
+
+def einsum_jvp(ns, a_t, a_p, b_t, b_p, str equation):
+    binary = "," in equation.split("->")[0]
+    out = 0.0
+    if not isinstance(a_t, float):
+        out = _ns_einsum(ns, a_t, b_p if binary else None, equation)
+    if binary and not isinstance(b_t, float):
+        out = out + _ns_einsum(ns, a_p, b_t, equation)
+    return out
+
+
+cdef object _trace_last2(object ns, object x):
+    n = np.shape(ns.data(x))[-1]
+    return _ns_sum(ns, x * np.eye(n, dtype=ns.data(x).dtype, like=ns.data(x)), (-2, -1), False)
+
+
+cdef object _batch_mat(object ns, object x):
+    # a batch of scalars as (..., 1, 1), to scale a batch of matrices
+    return ns.reshape(x, tuple(np.shape(ns.data(x))) + (1, 1))
+
+
+def det_backward(ns, grad, self, result):
+    if (ns.data(result) == 0).any():
+        # singular matrices have no inverse: torch's SVD form of the cofactor
+        # matrix, det(U) det(Vh) U diag(prod_{j != i} s_j) Vh (a constant
+        # factor: second derivatives at singular matrices are not tracked)
+        u, sv, vh = np.linalg.svd(ns.data(self))
+        alpha = np.linalg.det(u) * np.linalg.det(vh)
+        cof = np.matmul(u * _prod_others(A, sv, -1)[..., None, :], vh) * alpha[..., None, None]
+        return _batch_mat(ns, grad) * cof
+    return _batch_mat(ns, grad * result) * ns.mT(_ns_inv(ns, self))
+
+
+def det_jvp(ns, t, self, result):
+    if isinstance(t, float):
+        return 0.0
+    return result * _trace_last2(ns, _ns_solve(ns, self, t))
+
+
+def logabsdet_backward(ns, grad, self):
+    return _batch_mat(ns, grad) * ns.mT(_ns_inv(ns, self))
+
+
+def logabsdet_jvp(ns, t, self):
+    if isinstance(t, float):
+        return 0.0
+    return _trace_last2(ns, _ns_solve(ns, self, t))
+
+
+def solve_backward(ns, grad, a, b, result, int which):
+    vec = _solve_vector_case(ns.data(a), ns.data(b))
+    gb = _ns_solve(ns, ns.mT(a), grad)
+    if which == 1:
+        return gb
+    if vec:
+        gshape = tuple(np.shape(ns.data(gb)))
+        xshape = tuple(np.shape(ns.data(result)))
+        return -(ns.reshape(gb, gshape + (1,)) * ns.reshape(result, xshape[:-1] + (1, xshape[-1])))
+    return -ns.matmul(gb, ns.mT(result))
+
+
+def solve_jvp(ns, a_t, a_p, b_t, b_p, result):
+    vec = _solve_vector_case(ns.data(a_p), ns.data(b_p))
+    rhs = 0.0
+    if not isinstance(b_t, float):
+        rhs = b_t
+    if not isinstance(a_t, float):
+        if vec:
+            xs = tuple(np.shape(ns.data(result)))
+            ax = ns.matmul(a_t, ns.reshape(result, xs + (1,)))
+            ax = ns.reshape(ax, tuple(np.shape(ns.data(ax)))[:-1])
+        else:
+            ax = ns.matmul(a_t, result)
+        rhs = rhs - ax
+    if isinstance(rhs, float):
+        return 0.0
+    return _ns_solve(ns, a_p, rhs)
+
+
+def cholesky_backward(ns, grad, L):
+    n = np.shape(ns.data(L))[-1]
+    dt = ns.data(L).dtype
+    low = np.tril(np.ones((n, n), dtype=dt, like=ns.data(L)))
+    strict = np.tril(low, -1)
+    p = ns.matmul(ns.mT(L), grad) * low
+    s = (p + ns.mT(p * strict)) * 0.5
+    linv = _ns_inv(ns, L)
+    return ns.matmul(ns.mT(linv), ns.matmul(s, linv))
+
+
+def cholesky_jvp(ns, t, L):
+    if isinstance(t, float):
+        return 0.0
+    n = np.shape(ns.data(L))[-1]
+    dt = ns.data(L).dtype
+    phi = np.tril(np.ones((n, n), dtype=dt, like=ns.data(L)), -1) + 0.5 * np.eye(n, dtype=dt, like=ns.data(L))
+    ts = (t + ns.mT(t)) * 0.5            # cholesky reads a symmetric input
+    linv = _ns_inv(ns, L)
+    x = ns.matmul(linv, ns.matmul(ts, ns.mT(linv)))
+    return ns.matmul(L, x * phi)
+
+
+def take_dim(ns, grad, indices, dim, bint keepdim):
+    if ns is A:
+        return k_take_dim(grad, indices, dim, keepdim)
+    return _op__take_dim(grad, indices, dim, keepdim)
+
+
+# Python entry points of the private entries, for the composites of
+# _composites_reductions_linalg.py and linalg.py (private ops get no def).
+def _take_dim_op(self, indices, dim, keepdim):
+    return _op__take_dim(self, indices, dim, keepdim)
+
+
+def _einsum_op(a, b, equation):
+    return _op__einsum(a, b, equation)
+
+
+def _linalg_inv_op(x):
+    return _op__linalg_inv(x)
+
+
+def _linalg_det_op(x):
+    return _op__linalg_det(x)
+
+
+def _linalg_logabsdet_op(x):
+    return _op__linalg_logabsdet(x)
+
+
+def _linalg_solve_op(a, b):
+    return _op__linalg_solve(a, b)
+
+
+def _linalg_cholesky_op(x):
+    return _op__linalg_cholesky(x)
+
+
+def _wrap_dim_py(dim, ndim):
+    return _wrap_dim(dim, ndim)

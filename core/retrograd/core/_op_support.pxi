@@ -839,3 +839,337 @@ cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, ob
     if pd[0] or pd[1]:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if len(shape) == 4 else gx[0]
+# --- reductions and linear algebra ---
+# Kernels of the reduction and linear algebra entries (prod, amax, var,
+# logsumexp, norm, cumsum, argmax, mm, einsum, linalg.*). torch's argument
+# conventions (dim=int or tuple, keepdim, correction) mapped onto NumPy.
+
+from collections import namedtuple as _namedtuple
+
+class _LinAlgErrorBase(RuntimeError):
+    pass
+
+
+# torch.linalg.LinAlgError is a RuntimeError subclass: callers that catch
+# RuntimeError keep working.
+LinAlgError = type("LinAlgError", (_LinAlgErrorBase,), {"__module__": "retrograd.linalg"})
+
+
+cdef object _arr(object a):
+    # np.asarray for Python values; ndarrays, NumPy scalars and CuPy arrays
+    # pass through (np.asarray would copy a cupy array to the host, or fail)
+    if type(a) is ndarray or isinstance(a, np.generic):
+        return a
+    if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
+        return a
+    return np.asarray(a)
+
+
+cdef object _axis_of(object a, object dim):
+    # torch's dim (None / () = all, int, tuple) as a NumPy axis (None = all).
+    if dim is None:
+        return None
+    return _norm_dims(dim, np.ndim(a))
+
+
+cdef tuple _axes_tuple(object axis, int ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, tuple):
+        return axis
+    return (axis,)
+
+
+cdef object _as_float_result(object x):
+    return x
+
+
+cdef object k_prod(object a, object dim, bint keepdim, object dtype):
+    if dim is not None and isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    if np.ndim(a) == 0:
+        _norm_dims(dim, 0)
+        out = _arr(a).astype(dtype) if dtype is not None else _arr(a)
+        if out.dtype.kind in "biu" and dtype is None:
+            out = out.astype(np.int64)
+        return out.copy()
+    out = np.prod(a, axis=_axis_of(a, dim), keepdims=keepdim, dtype=dtype)
+    if dtype is None and _arr(out).dtype.kind in "bu":          # torch: bool/uint8 prod -> int64
+        out = _arr(out).astype(np.int64)
+    return out
+
+
+cdef object _check_nonempty(object a, object axis, str name):
+    if np.size(a) == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0, "
+                           "or the reduced dims to be non-empty; the input has no elements")
+
+
+cdef object k_amax(object a, object dim, bint keepdim):
+    axis = _axis_of(a, dim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else None
+    _check_nonempty(a, axis, "amax")
+    return np.amax(a, axis=axis, keepdims=keepdim)
+
+
+cdef object k_amin(object a, object dim, bint keepdim):
+    axis = _axis_of(a, dim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else None
+    _check_nonempty(a, axis, "amin")
+    return np.amin(a, axis=axis, keepdims=keepdim)
+
+
+def _var_correction(dim, unbiased, correction):
+    # torch: var(x, unbiased) with a bool in dim's place; unbiased and
+    # correction are exclusive; the default is correction=1.
+    if isinstance(dim, (bool, np.bool_)):
+        if unbiased is not None:
+            raise TypeError("var()/std(): unbiased given twice (positionally in place of dim and by keyword)")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("var()/std(): cannot specify both `unbiased` and `correction`; use correction= only")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+cdef object k_var(object a, object dim, object unbiased, bint keepdim, object correction):
+    dim, correction = _var_correction(dim, unbiased, correction)
+    if _arr(a).dtype.kind not in "fc":
+        raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
+                           f"{_arr(a).dtype}; convert with .to(float) first")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.var(a, axis=_axis_of(a, dim), ddof=correction, keepdims=keepdim)
+
+
+cdef object k_std(object a, object dim, object unbiased, bint keepdim, object correction):
+    return np.sqrt(k_var(a, dim, unbiased, keepdim, correction))
+
+
+cdef object k_logsumexp(object a, object dim, bint keepdim):
+    a = _arr(a)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)                     # integer inputs: the default float (NumPy's)
+    axis = _axis_of(a, dim)
+    m = np.amax(a, axis=axis, keepdims=True) if np.size(a) else np.zeros_like(a, shape=(1,) * np.ndim(a))
+    m = np.where(np.isfinite(m), m, 0)                  # all -inf (or inf) slices: no shift
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    if not keepdim:
+        out = np.squeeze(out, axis=_axes_tuple(axis, np.ndim(a))) if np.ndim(a) else np.reshape(out, ())
+    return out.astype(a.dtype, copy=False)
+
+
+cdef object _norm_p(object p):
+    if p is None or p == "fro":
+        return 2.0
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: p={p!r} is a matrix norm; use rg.linalg.matrix_norm / rg.linalg.norm "
+                           "with a 2-tuple dim (supported here: p='fro' and numeric p)")
+    return float(p)
+
+
+cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
+    arr = _arr(a)
+    if arr.dtype.kind not in "fc":
+        raise RuntimeError(f"norm(): input dtype should be floating point or complex, got {arr.dtype}; "
+                           "convert with .to(float) first")
+    if dtype is not None:
+        arr = arr.astype(dtype)
+    pf = _norm_p(p)
+    axis = _axis_of(arr, dim)
+    x = np.abs(arr)
+    if pf == 2.0:
+        out = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
+    elif pf == 1.0:
+        out = np.sum(x, axis=axis, keepdims=keepdim)
+    elif pf == np.inf:
+        out = np.amax(x, axis=axis, keepdims=keepdim)
+    elif pf == -np.inf:
+        out = np.amin(x, axis=axis, keepdims=keepdim)
+    elif pf == 0.0:
+        out = np.sum(x != 0, axis=axis, keepdims=keepdim).astype(arr.dtype)
+    else:
+        with np.errstate(divide="ignore"):
+            out = np.sum(x ** pf, axis=axis, keepdims=keepdim) ** (1.0 / pf)
+    return _arr(out).astype(arr.dtype, copy=False)
+
+
+cdef object k_cumsum(object a, object dim, object dtype):
+    cdef int n = np.ndim(a)
+    d = _wrap_dim(dim, n)
+    arr = _arr(a)
+    if dtype is None and arr.dtype.kind in "biu":
+        dtype = np.int64                                   # torch promotes integer cumsum to int64
+    if n == 0:
+        return arr.astype(dtype if dtype is not None else arr.dtype, copy=True)
+    return np.cumsum(a, axis=d, dtype=dtype)
+
+
+cdef object k_cumprod(object a, object dim, object dtype):
+    cdef int n = np.ndim(a)
+    d = _wrap_dim(dim, n)
+    arr = _arr(a)
+    if dtype is None and arr.dtype.kind in "biu":
+        dtype = np.int64
+    if n == 0:
+        return arr.astype(dtype if dtype is not None else arr.dtype, copy=True)
+    return np.cumprod(a, axis=d, dtype=dtype)
+
+
+cdef object _argext(object a, object dim, bint keepdim, object fn, str name):
+    arr = _arr(a)
+    if arr.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+    if dim is None:
+        out = _arr(fn(arr.reshape(-1))).astype(np.int64)
+        if keepdim:
+            out = out.reshape((1,) * arr.ndim)
+        return out
+    d = _wrap_dim(dim, arr.ndim)
+    if arr.ndim == 0:
+        return np.zeros_like(arr, dtype=np.int64)
+    return _arr(fn(arr, axis=d, keepdims=keepdim)).astype(np.int64, copy=False)
+
+
+cdef object k_argmax(object a, object dim, bint keepdim):
+    return _argext(a, dim, keepdim, np.argmax, "argmax")
+
+
+cdef object k_argmin(object a, object dim, bint keepdim):
+    return _argext(a, dim, keepdim, np.argmin, "argmin")
+
+
+cdef object k_take_dim(object a, object indices, object dim, bint keepdim):
+    # a's values at `indices` (kept-dim shape) along `dim`: max/min's values.
+    arr = _arr(a)
+    if arr.ndim == 0:
+        return arr.copy()
+    d = _wrap_dim(dim, arr.ndim)
+    out = np.take_along_axis(arr, indices, axis=d)
+    return out if keepdim else np.squeeze(out, axis=d)
+
+
+cdef object k_take_dim_backward(object g, object indices, object dim, bint keepdim, object shape, object dtype):
+    # zeros on g's device (np.zeros_like dispatches to CuPy for a cupy g)
+    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray or isinstance(g, np.generic) \
+        else np.zeros_like(g, dtype=dtype, shape=shape)
+    if len(shape) == 0:
+        z[...] = g
+        return z
+    d = _wrap_dim(dim, len(shape))
+    gk = g if keepdim else np.expand_dims(g, d)
+    np.put_along_axis(z, indices, gk, axis=d)
+    return z
+
+
+cdef object k_mm(object a, object b):
+    if np.ndim(a) != 2:
+        raise RuntimeError(f"self must be a matrix, got a {np.ndim(a)}-D tensor; use matmul for other shapes")
+    if np.ndim(b) != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got a {np.ndim(b)}-D tensor; use matmul for other shapes")
+    if np.shape(a)[1] != np.shape(b)[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({np.shape(a)[0]}x{np.shape(a)[1]} "
+                           f"and {np.shape(b)[0]}x{np.shape(b)[1]})")
+    return np.matmul(a, b)
+
+
+cdef object k_bmm(object a, object b):
+    if np.ndim(a) != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, got {np.ndim(a)}-D; use matmul for other shapes")
+    if np.ndim(b) != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor, got {np.ndim(b)}-D; use matmul for other shapes")
+    sa, sb = np.shape(a), np.shape(b)
+    if sa[0] != sb[0] or sa[2] != sb[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{sa[0]}, {sa[2]}] "
+                           f"but got: [{sb[0]}, {sb[1]}].")
+    return np.matmul(a, b)
+
+
+cdef object k_dot(object a, object b):
+    if np.ndim(a) != 1 or np.ndim(b) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
+    if np.shape(a)[0] != np.shape(b)[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{np.shape(a)[0]}] and src "
+                           f"[{np.shape(b)[0]}] to have the same number of elements, but got "
+                           f"{np.shape(a)[0]} and {np.shape(b)[0]} elements respectively")
+    return np.dot(a, b)
+
+
+cdef object k_outer(object a, object b):
+    if np.ndim(a) != 1 or np.ndim(b) != 1:
+        raise RuntimeError(f"outer: expected 1D tensors, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
+    return np.multiply.outer(a, b)
+
+
+cdef object k_einsum(object a, object b, object equation):
+    try:
+        if "," in equation.split("->")[0]:
+            return np.einsum(equation, a, b, optimize=True)
+        return _arr(np.einsum(equation, a)).copy()        # a view for transposes: copy
+    except ValueError as exc:
+        raise RuntimeError(f"einsum(): {exc} (equation {equation!r})") from None
+
+
+cdef object _check_square(object a, str name):
+    if np.ndim(a) < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    s = np.shape(a)
+    if s[-1] != s[-2]:
+        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
+                           f"{s[-2]} by {s[-1]} matrices")
+    if _arr(a).dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_arr(a).dtype}")
+
+
+cdef object k_inv(object a):
+    _check_square(a, "inv")
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.inv: The diagonal element of the LU factorization is zero: the matrix "
+                          "is singular and has no inverse") from None
+
+
+cdef object k_det(object a):
+    _check_square(a, "det")
+    return np.linalg.det(a)
+
+
+cdef object k_logabsdet(object a):
+    _check_square(a, "slogdet")
+    return np.linalg.slogdet(a)[1]
+
+
+cdef bint _solve_vector_case(object a, object b):
+    # torch.linalg.solve: B is a (batch of) vector(s) when B.ndim == 1 or
+    # B.shape == A.shape[:-1] (B.ndim == A.ndim - 1).
+    return np.ndim(b) == 1 or (np.ndim(b) == np.ndim(a) - 1 and tuple(np.shape(b)) == tuple(np.shape(a)[:-1]))
+
+
+cdef object k_solve(object a, object b):
+    _check_square(a, "solve")
+    try:
+        if _solve_vector_case(a, b):
+            return np.linalg.solve(a, _arr(b)[..., None])[..., 0]
+        if np.ndim(b) < 2:
+            raise RuntimeError("linalg.solve: B must have at least 1 dimension")
+        if np.shape(b)[-2] != np.shape(a)[-1]:
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                               f"({np.shape(a)[-2]}x{np.shape(a)[-1]} and {np.shape(b)[-2]}x{np.shape(b)[-1]})")
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular.") from None
+    except ValueError as exc:
+        raise RuntimeError(f"linalg.solve: {exc}") from None
+
+
+cdef object k_cholesky(object a):
+    _check_square(a, "cholesky")
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input "
+                          "is not positive-definite.") from None

@@ -574,6 +574,16 @@ cdef class Tensor:
     def triu(self, diagonal=0):
         return triu(self, diagonal)
 
+    # --- reductions and linear algebra ---
+    # max/min return (values, indices) with a dim: composites, not table ops.
+    def max(self, dim=None, keepdim=False):
+        from retrograd.core._composites_reductions_linalg import max as _max
+        return _max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        from retrograd.core._composites_reductions_linalg import min as _min
+        return _min(self, dim, keepdim)
+
     # @@GENERATED_METHODS@@ (gen_ops.py puts the methods of derivatives.yaml here)
 
 

@@ -1,0 +1,270 @@
+"""Composite reductions and linear algebra: max/min (values and indices),
+einsum and tensordot, written over entries of derivatives.yaml (no entries
+of their own; their gradients come from the entries they call).
+
+- max/min with a dim: indices from argmax/argmin (no gradient), values from
+  the private `_take_dim` entry, so the gradient goes to the one selected
+  element as torch's max(dim) does; without a dim, amax/amin (ties share the
+  gradient evenly, as torch's max()).
+- einsum: the equation is canonicalized (ellipses and implicit outputs
+  turned into explicit letters, size-1 dims broadcast) and the operands are
+  contracted left to right, two at a time, with the private `_einsum` entry,
+  whose backward is an einsum again (so any order of derivative works).
+"""
+from __future__ import annotations
+
+import builtins
+import string
+from collections import namedtuple
+
+import numpy as np
+
+from retrograd.core import abi as _abi
+from retrograd.core.abi import Tensor
+
+__all__ = ["max", "min", "einsum", "tensordot", "return_types"]
+
+
+class return_types:
+    """Named tuples returned by ops with several results (torch.return_types)."""
+    max = namedtuple("max", ["values", "indices"])
+    min = namedtuple("min", ["values", "indices"])
+    slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
+
+
+for _t in (return_types.max, return_types.min, return_types.slogdet):
+    _t.__module__ = "retrograd.return_types"
+    _t.__qualname__ = _t.__name__          # repr: retrograd.return_types.max, as torch.return_types.max
+del _t
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else _abi._wrap(np.asarray(x))
+
+
+def _extreme(name, input, dim, keepdim, other):
+    x = _tensor(input)
+    if other is not None:
+        raise TypeError(f"{name}(): got both a dim and `other`")
+    if isinstance(dim, (Tensor, np.ndarray)):
+        # torch.max(a, b): the elementwise maximum
+        fn = getattr(_abi, "maximum" if name == "max" else "minimum", None)
+        if fn is None:
+            raise NotImplementedError(f"{name}(a, b) needs rg.{'maximum' if name == 'max' else 'minimum'}, "
+                                      "which this build does not have")
+        return fn(x, dim)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}(): keepdim=True needs a dim; use amax/amin(x, dim=(), keepdim=True)")
+        if x.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return (_abi.amax if name == "max" else _abi.amin)(x)
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): dim must be an int (use amax/amin to reduce several dims)")
+    if x.numel() == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    arr = x._array                                       # ndarray (or cupy array: np.* dispatch)
+    d = _abi._wrap_dim_py(dim, arr.ndim)                 # IndexError for a bad dim, as torch
+    if arr.ndim:
+        idx = (np.argmax if name == "max" else np.argmin)(arr, axis=d, keepdims=True).astype(np.int64)
+    else:
+        idx = np.zeros((), dtype=np.int64)
+    values = _abi._take_dim_op(x, idx, dim, keepdim)
+    if arr.ndim and not keepdim:
+        idx = np.squeeze(idx, axis=d)
+    indices = _abi._wrap(idx, device=x.device)
+    return getattr(return_types, name)(values, indices)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    """torch.max: ``max(x)`` is a 0-d tensor; ``max(x, dim, keepdim=False)``
+    a named tuple ``(values, indices)``; ``max(a, b)`` the elementwise maximum."""
+    return _extreme("max", input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    """torch.min: see max."""
+    return _extreme("min", input, dim, keepdim, other)
+
+
+# --- einsum --------------------------------------------------------------------------
+
+def _fresh_letters(used, n):
+    free = [c for c in string.ascii_letters if c not in used]
+    if len(free) < n:
+        raise RuntimeError("einsum(): the equation uses too many distinct dimensions (at most 52)")
+    return free[:n]
+
+
+def _parse_einsum(equation, shapes):
+    """(operand subscripts, output subscripts, target shape per operand or
+    None): explicit letters only."""
+    eq = equation.replace(" ", "")
+    if "->" in eq:
+        lhs, rhs = eq.split("->", 1)
+        if "->" in rhs:
+            raise RuntimeError("einsum(): the equation has more than one '->'")
+    else:
+        lhs, rhs = eq, None
+    subs = lhs.split(",")
+    if len(subs) != len(shapes):
+        more = "more" if len(shapes) > len(subs) else "fewer"
+        raise RuntimeError(f"einsum(): {more} operands were provided than specified in the equation "
+                           f"{equation!r} ({len(shapes)} operands, {len(subs)} in the equation)")
+    for s in subs + ([rhs] if rhs is not None else []):
+        body = s.replace("...", "")
+        if "." in body:
+            raise RuntimeError(f"einsum(): found '.' in {s!r} that is not part of any ellipsis ('...')")
+        if any(c not in string.ascii_letters for c in body):
+            raise RuntimeError(f"einsum(): invalid subscript in {s!r}: subscripts must be letters in "
+                               "[a-zA-Z]")
+        if s.count("...") > 1:
+            raise RuntimeError(f"einsum(): more than one ellipsis in {s!r}")
+    used = set(eq)
+    ell_n = []
+    for i, (s, shape) in enumerate(zip(subs, shapes)):
+        k = len(s.replace("...", ""))
+        if "..." in s:
+            if k > len(shape):
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({k}) is more than "
+                                   f"the number of dimensions ({len(shape)}) for operand {i}")
+            ell_n.append(len(shape) - k)
+        else:
+            if k != len(shape):
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({k}) does not match "
+                                   f"the number of dimensions ({len(shape)}) for operand {i} and no ellipsis "
+                                   "was given")
+            ell_n.append(0)
+    n_ell = builtins.max(ell_n) if ell_n else 0
+    ell = "".join(_fresh_letters(used, n_ell))
+    subs = [s.replace("...", ell[n_ell - e:] if e else "") for s, e in zip(subs, ell_n)]
+    # letter sizes, with torch's broadcasting of size-1 dims
+    sizes = {}
+    for i, (s, shape) in enumerate(zip(subs, shapes)):
+        for c, n in zip(s, shape):
+            m = sizes.get(c, 1)
+            if n != 1 and m != 1 and n != m:
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes "
+                                   f"(subscript {c!r} has sizes {m} and {n}; operand {i} has shape "
+                                   f"{tuple(shape)})")
+            sizes[c] = n if n != 1 else m
+    if rhs is None:
+        counts = {}
+        for s in subs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        # torch's order: ellipsis dims first, then letters A-Z before a-z
+        rhs = ell + "".join(sorted(c for c in counts if counts[c] == 1 and c not in ell))
+    else:
+        rhs = rhs.replace("...", ell)
+        for c in rhs:
+            if rhs.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c!r} appears more than once in the output")
+            if not any(c in s for s in subs):
+                raise RuntimeError(f"einsum(): output subscript {c!r} does not appear in the equation for "
+                                   "any input operand")
+    targets = []
+    for s, shape in zip(subs, shapes):
+        want = tuple(sizes[c] for c in s)
+        targets.append(want if want != tuple(shape) else None)
+    return subs, rhs, targets
+
+
+
+def _sublist_equation(args):
+    # torch's sublist form: einsum(op0, [0, 1], op1, [1, 2], [0, 2]), with
+    # Ellipsis for '...'; subscripts 0..51 stand for the letters A-Za-z
+    def letters(sub):
+        out = ""
+        for i in sub:
+            if i is Ellipsis:
+                out += "..."
+            elif isinstance(i, (int, np.integer)) and 0 <= i < 52:
+                out += string.ascii_letters[i]
+            else:
+                raise RuntimeError(f"einsum(): subscript in a sublist must be an int in [0, 52) or "
+                                   f"Ellipsis, got {i!r}")
+        return out
+    ops = list(args[0::2])
+    subs = list(args[1::2])
+    out = None
+    if len(ops) > len(subs):          # a trailing output sublist
+        out = ops.pop()
+        if isinstance(out, (Tensor, np.ndarray)):
+            raise RuntimeError("einsum(): the sublist form needs one sublist per operand "
+                               "(einsum(op0, sub0, op1, sub1, ..., [out]))")
+    eq = ",".join(letters(s) for s in subs)
+    if out is not None:
+        eq += "->" + letters(out)
+    return eq, tuple(ops)
+
+
+def einsum(equation, *operands):
+    """torch.einsum(equation, *operands) (or a single list of operands, or
+    torch's sublist form einsum(op0, [0, 1], op1, [1, 2], [0, 2])).
+    Ellipses, implicit outputs, repeated subscripts (diagonals, traces) and
+    size-1 broadcasting as torch's."""
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation((equation,) + operands)
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError("einsum(): the first argument must be the equation string, as in "
+                        "einsum('ij,jk->ik', a, b)")
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    ts = [_tensor(o) for o in operands]
+    subs, rhs, targets = _parse_einsum(equation, [tuple(t.shape) for t in ts])
+    ts = [t if tgt is None else _abi.expand(t, tgt) for t, tgt in zip(ts, targets)]
+    if len(ts) == 1:
+        return _abi._einsum_op(ts[0], None, f"{subs[0]}->{rhs}")
+    acc, sacc = ts[0], subs[0]
+    for k in range(1, len(ts)):
+        if k == len(ts) - 1:
+            new = rhs
+        else:
+            needed = set(rhs).union(*[set(s) for s in subs[k + 1:]])
+            new = ""
+            for c in sacc + subs[k]:
+                if c in needed and c not in new:
+                    new += c
+        acc = _abi._einsum_op(acc, ts[k], f"{sacc},{subs[k]}->{new}")
+        sacc = new
+    return acc
+
+
+def tensordot(a, b, dims=2, out=None):
+    """torch.tensordot: contract a's last `dims` dims with b's first, or the
+    dims listed in ``dims=([a dims], [b dims])``."""
+    a, b = _tensor(a), _tensor(b)
+    na, nb = a.ndim, b.ndim
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > na or dims > nb:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(na - dims, na)), list(range(dims))
+    else:
+        if len(dims) != 2:
+            raise RuntimeError("tensordot expects dims to be an int or a pair of dim lists ([a dims], [b dims])")
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError(f"both dimension lists should have same length, got {len(da)} and {len(db)}")
+    da = [_abi._wrap_dim_py(d, na) for d in da]
+    db = [_abi._wrap_dim_py(d, nb) for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
+                               f"{x} and second has size {b.shape[y]} in dim {y}")
+    letters = string.ascii_letters
+    sa = list(letters[:na])
+    sb = list(letters[na:na + nb])
+    for x, y in zip(da, db):
+        sb[y] = sa[x]
+    out_s = [sa[i] for i in range(na) if i not in da] + [sb[j] for j in range(nb) if j not in db]
+    return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out_s)}", a, b)

@@ -1,0 +1,118 @@
+"""retrograd.linalg (rg.linalg): torch.linalg's inv, solve, det, slogdet,
+norm (with vector_norm / matrix_norm) and cholesky, batched over leading
+dims. Each is an entry of derivatives.yaml (private, reached from here) or
+a composite of entries; failures of a factorization raise
+``rg.linalg.LinAlgError`` (a RuntimeError, as torch.linalg.LinAlgError)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from retrograd.core import abi as _abi
+from retrograd.core.abi import LinAlgError, Tensor
+from retrograd.core._composites_reductions_linalg import return_types
+
+__all__ = ["inv", "solve", "det", "slogdet", "norm", "vector_norm", "matrix_norm", "cholesky",
+           "LinAlgError"]
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else _abi._wrap(np.asarray(x))
+
+
+def inv(A, *, out=None):
+    """The inverse of each square matrix of ``A`` (..., n, n)."""
+    return _abi._linalg_inv_op(_tensor(A))
+
+
+def det(A, *, out=None):
+    """The determinant of each square matrix of ``A``."""
+    return _abi._linalg_det_op(_tensor(A))
+
+
+def slogdet(A, *, out=None):
+    """``(sign, logabsdet)`` of each square matrix of ``A``; ``sign`` has no gradient."""
+    A = _tensor(A)
+    logabsdet = _abi._linalg_logabsdet_op(A)
+    sign = np.linalg.slogdet(A._array)[0]
+    return return_types.slogdet(_abi._wrap(np.asarray(sign), device=A.device), logabsdet)
+
+
+def solve(A, B, *, left=True, out=None):
+    """X with ``A @ X = B`` (``X @ A = B`` with left=False). B is a (batch of)
+    vector(s) when it is 1-D or has A's batch shape plus one dim, as torch."""
+    A, B = _tensor(A), _tensor(B)
+    if left:
+        return _abi._linalg_solve_op(A, B)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve: left=False needs B to be a (batch of) matrices")
+    return _abi.transpose(_abi._linalg_solve_op(_abi.transpose(A, -2, -1), _abi.transpose(B, -2, -1)), -2, -1)
+
+
+def cholesky(A, *, upper=False, out=None):
+    """The lower Cholesky factor L (``A = L @ L.mH``) of each symmetric positive
+    definite matrix of ``A``; upper=True gives ``L.mH``. Only A's lower
+    triangle is read, and the gradient is symmetric, as torch's."""
+    L = _abi._linalg_cholesky_op(_tensor(A))
+    return _abi.transpose(L, -2, -1) if upper else L
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm: the ord-norm over ``dim`` (all dims when None)."""
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    return _abi.norm(_tensor(x), ord, dim, keepdim, dtype=dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """torch.linalg.matrix_norm for ord 'fro', 1, -1, inf, -inf over the two
+    dims ``dim``. ('nuc', 2 and -2 need singular values: not supported yet.)"""
+    A = _tensor(A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions, got {A.ndim}")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = (_abi._wrap_dim_py(d, A.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _abi.norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, which this "
+                                  "version does not differentiate; use 'fro', 1, -1, inf or -inf")
+    if ord in (1, -1):
+        s = _abi.norm(A, 1, d0, True)                    # column sums of |A|
+        red = d1
+    elif ord in (math.inf, -math.inf):
+        s = _abi.norm(A, 1, d1, True)                    # row sums of |A|
+        red = d0
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    out = (_abi.amax if ord > 0 else _abi.amin)(s, red, True)
+    if not keepdim:
+        shape = tuple(n for i, n in enumerate(A.shape) if i not in (d0, d1))
+        out = _abi.reshape(out, shape)
+    return out
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """torch.linalg.norm: a vector norm when ``dim`` is an int or A is 1-D, a
+    matrix norm when ``dim`` is a 2-tuple or A is 2-D with an ord given; with
+    ord and dim None, the 2-norm of A flattened."""
+    A = _tensor(A)
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is None and ord is not None:
+        if A.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        if A.ndim != 1:
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or "
+                               f"2D. Got {A.ndim}D.")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.norm: ord={ord!r} is a matrix norm: pass a 2-tuple dim")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
