@@ -86,3 +86,8 @@ __all__ = [
     "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "backward", "grad", "get_include", "check_abi", "sum_to", *OPS, *_creation_all,
 ]
+
+# --- elementwise ops (issue 3) ---------------------------------------------------
+# torch's alias: clip is clamp (same op, same ClampBackward0 node).
+clip = clamp  # noqa: F821 (a generated op, set in globals() above)
+__all__.append("clip")

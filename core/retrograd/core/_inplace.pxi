@@ -45,26 +45,7 @@ cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, 
             raise RuntimeError(f"{name}: {exc}") from None
         self._version_counter.version += 1
         return self
-    if self._base is not None and (self._base.needs_grad() or _needs(t_other)):
-        raise RuntimeError(
-            f"{name} on a view of a tensor that is part of the autograd graph is not supported "
-            "in this version; use the out-of-place op, or clone() the view first")
-    snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, self._grad_fn, self._output_nr) \
-        if self._grad_fn is not None else rg_wrap(self._array.copy(), self._device)
-    snap._requires_grad = self._requires_grad
-    res = <Tensor>op(snap, other)
-    if res._array.shape != self._array.shape:
-        raise RuntimeError(
-            f"{name}: output with shape {tuple(self._array.shape)} doesn't match the broadcast "
-            f"shape {tuple(res._array.shape)}")
-    try:
-        np.copyto(self._array, res._array, casting="same_kind")
-    except TypeError as exc:
-        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
-                           f"output type {self._array.dtype}") from None
-    self._version_counter.version += 1
-    _rebase_history(self, res)
-    return self
+    return _inplace_record(self, op, (other,), name, _needs(t_other))
 
 
 cdef _rebase_history(Tensor self, Tensor res):
@@ -79,3 +60,66 @@ cdef _rebase_history(Tensor self, Tensor res):
         if hooks is not None:
             hooks.pop(self._output_nr, None)
         _install_retains_grad_hook(self)
+
+
+# --- the general path: every generated `<op>_` method (derivatives.yaml's
+# `inplace:` key) ---------------------------------------------------------------
+
+cdef bint _any_arg_needs(tuple args):
+    for a in args:
+        if type(a) is Tensor and _needs(<Tensor>a):
+            return True
+    return False
+
+
+cdef Tensor _inplace_call(Tensor self, object fn, tuple args, str name):
+    """self.<name>(*args): fn(self, *args) written back into self.
+
+    One mechanism for unary ops (exp_), ops with extra arguments (clamp_(min,
+    max), lerp_(end, weight)) and binary ones (floor_divide_): the out-of-place
+    op computes the value (so values and gradients are the twin's by
+    construction), then the result is cast back into self's array; while
+    recording, the op runs on a snapshot and self's history is rebased onto
+    its node."""
+    cdef Tensor res
+    cdef bint others = _any_arg_needs(args)
+    _check_inplace(self)
+    if rg_tls_grad_enabled and (self.needs_grad() or others) and _record(self._array):
+        return _inplace_record(self, fn, args, name, others)
+    res = <Tensor>fn(self, *args)
+    _copy_back(self, res, name)
+    self._version_counter.version += 1
+    return self
+
+
+cdef int _copy_back(Tensor self, Tensor res, str name) except -1:
+    if res._array.shape != self._array.shape:
+        raise RuntimeError(
+            f"{name}: output with shape {tuple(self._array.shape)} doesn't match the broadcast "
+            f"shape {tuple(res._array.shape)}")
+    try:
+        np.copyto(self._array, res._array, casting="same_kind")
+    except TypeError:
+        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
+                           f"output type {self._array.dtype}; use the out-of-place op, or "
+                           f"convert the tensor first (.to(dtype))") from None
+    return 0
+
+
+cdef Tensor _inplace_record(Tensor self, object fn, tuple args, str name, bint others):
+    # The op runs out of place on a snapshot of self's old value (a node that
+    # saves `self` keeps the value it needs), then the result is copied into
+    # self's array and self's history is rebased onto the new node.
+    cdef Tensor snap, res
+    if self._base is not None and (self._base.needs_grad() or others):
+        raise RuntimeError(
+            f"{name} on a view of a tensor that is part of the autograd graph is not supported "
+            "in this version; use the out-of-place op, or clone() the view first")
+    snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, self._grad_fn, self._output_nr) \
+        if self._grad_fn is not None else rg_wrap(self._array.copy(), self._device)
+    snap._requires_grad = self._requires_grad
+    res = <Tensor>fn(snap, *args)
+    _copy_back(self, res, name)
+    self._version_counter.version += 1
+    _rebase_history(self, res)
+    return self

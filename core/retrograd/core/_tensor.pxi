@@ -202,6 +202,11 @@ cdef class Tensor:
                 "t.detach() / np.asarray(t) if you want a plain array")
         return func(*_arrays_of(args), **_arrays_of(kwargs))
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # np.exp(t), np.add(t, 1), np.maximum(a, t): the retrograd op, which
+        # records the graph (_ufunc.pxi).
+        return _array_ufunc(ufunc, method, inputs, kwargs)
+
     def __float__(self):
         return float(self.item())
 

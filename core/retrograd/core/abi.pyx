@@ -32,6 +32,7 @@ include "_op_support.pxi"
 include "_inplace.pxi"
 include "_formula_helpers.pxi"
 include "_generated_ops.pxi"
+include "_ufunc.pxi"
 
 
 # -- Python-level entry points used by core's Python modules ------------------
