@@ -6,8 +6,9 @@
 # Tensor that records the graph. Must never silently drop a graph: a ufunc,
 # ufunc method (reduce, accumulate, at, outer, ...) or keyword (out=,
 # where=, dtype=, ...) without a retrograd counterpart raises TypeError naming
-# it when a tensor input requires grad (grad mode on); with no graph at stake
-# it runs on the arrays and gives Tensors, as __array_function__ does.
+# it when a tensor input requires grad (grad mode on) and the result is
+# floating; with no graph at stake it runs on the arrays and gives Tensors
+# (np.isnan(t) gives a bool Tensor even when t requires grad).
 
 # ufunc name -> the retrograd function (looked up at call time: generated ops)
 _UFUNC_OPS = {
@@ -58,6 +59,13 @@ cdef object _array_ufunc(object ufunc, str method, tuple inputs, dict kwargs):
             and not (name in _INT_ARRAY_PATH and _all_integer(inputs)):
         return getattr(_abi_module(), opname)(*inputs)
     if _graph_at_stake(inputs, kwargs):
+        if method == "__call__" and "out" not in extra:
+            # np.isnan(t), np.signbit(t): a bool or integer result carries no
+            # gradient, so no graph is dropped
+            res = ufunc(*_arrays_of(inputs), **_arrays_of(extra))
+            rs = res if isinstance(res, tuple) else (res,)
+            if all(np.asarray(r).dtype.kind in "biu" for r in rs):
+                return _wrap_results(res, inputs)
         what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
         if method == "__call__" and opname is not None:
             why = f"with keyword(s) {', '.join(sorted(extra))}"
@@ -75,11 +83,6 @@ cdef object _array_ufunc(object ufunc, str method, tuple inputs, dict kwargs):
 cdef object _ufunc_on_arrays(object ufunc, str method, tuple inputs, dict kwargs):
     # No graph at stake: NumPy computes on the arrays; results are Tensors
     # (out= tensors are written in place, their versions bumped).
-    cdef Device dev = _CPU
-    for a in inputs:
-        if isinstance(a, Tensor):
-            dev = (<Tensor>a)._device
-            break
     out = kwargs.get("out")
     outs = ()
     if out is not None:
@@ -101,6 +104,15 @@ cdef object _ufunc_on_arrays(object ufunc, str method, tuple inputs, dict kwargs
             if isinstance(a, Tensor):
                 (<Tensor>a)._version_counter.version += 1
         return None
+    return _wrap_results(res, inputs)
+
+
+cdef object _wrap_results(object res, tuple inputs):
+    cdef Device dev = _CPU
+    for a in inputs:
+        if isinstance(a, Tensor):
+            dev = (<Tensor>a)._device
+            break
     if isinstance(res, tuple):
         return tuple(rg_wrap(_ensure_array(np.asarray(r)), dev) for r in res)
     return rg_wrap(_ensure_array(np.asarray(res)), dev)

@@ -64,7 +64,9 @@ class Entry:
 
     @property
     def node_name(self):
-        base = "".join(part.capitalize() for part in self.name.strip("_").split("_"))
+        # torch's node names: str.title() capitalizes after digits too
+        # (log1p -> Log1PBackward0, atan2 -> Atan2Backward0)
+        base = "".join(part.title() for part in self.name.strip("_").split("_"))
         return f"{base}Backward0"
 
 
