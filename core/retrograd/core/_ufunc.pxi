@@ -57,7 +57,7 @@ cdef object _array_ufunc(object ufunc, str method, tuple inputs, dict kwargs):
     opname = _UFUNC_OPS.get(name)
     if method == "__call__" and opname is not None and not extra \
             and not (name in _INT_ARRAY_PATH and _all_integer(inputs)):
-        return getattr(_abi_module(), opname)(*inputs)
+        return _UFUNC_FUNCS[opname](*inputs)
     if _graph_at_stake(inputs, kwargs):
         if method == "__call__" and "out" not in extra:
             # np.isnan(t), np.signbit(t): a bool or integer result carries no
@@ -118,6 +118,5 @@ cdef object _wrap_results(object res, tuple inputs):
     return rg_wrap(_ensure_array(np.asarray(res)), dev)
 
 
-cdef object _abi_module():
-    import sys
-    return sys.modules["retrograd.core.abi"]
+# the generated op functions, by name (this file is included after them)
+_UFUNC_FUNCS = {name: globals()[name] for name in set(_UFUNC_OPS.values())}
