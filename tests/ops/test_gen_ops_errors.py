@@ -49,7 +49,7 @@ def test_good_table_generates(tmp_path):
 
 
 BAD = [
-    ("unknown_function", "  self: grad * cosh(self)\n", "unknown function 'cosh'"),
+    ("unknown_function", "  self: grad * cbrt(self)\n", "unknown function 'cbrt'"),
     ("unknown_name", "  self: grad * othr\n", "unknown name 'othr'"),
     ("syntax", "  self: grad * (self\n", "not a valid expression"),
     ("attribute", "  self: grad * self.T\n", "attribute access"),

@@ -143,7 +143,7 @@ def _method_cases():
     return cases
 
 
-_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
+_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__", "__rfloordiv__", "__rmod__"}
 
 
 @pytest.mark.parametrize("name,method", _method_cases())

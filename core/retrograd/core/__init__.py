@@ -95,3 +95,8 @@ from retrograd.core._composites_reductions_linalg import (  # noqa: E402,F401
 from retrograd.core import linalg  # noqa: E402,F401
 
 __all__ += ["max", "min", "einsum", "tensordot", "return_types", "linalg"]
+
+# --- elementwise ops (issue 3) ---------------------------------------------------
+# torch's alias: clip is clamp (same op, same ClampBackward0 node).
+clip = clamp  # noqa: F821 (a generated op, set in globals() above)
+__all__.append("clip")

@@ -51,11 +51,7 @@ cdef int _copy_slices(Tensor view, Tensor res, str name) except -1:
     cdef Tensor new_base, new_view
     cdef tuple geo = _view_geometry(view, base, name)
     new_base = <Tensor>_op__view_scatter(base, res, geo[0], geo[1], geo[2])
-    try:
-        np.copyto(view._array, res._array, casting="same_kind")
-    except TypeError:
-        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
-                           f"output type {view._array.dtype}") from None
+    _copy_back(view, res, name)
     view._version_counter.version += 1
     _rebase_history(base, new_base)
     new_view = <Tensor>_op__as_strided(base, geo[0], geo[1], geo[2])

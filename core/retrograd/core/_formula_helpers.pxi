@@ -418,6 +418,17 @@ cdef object _ns_mean(object ns, object x, object dim, bint keepdim):
     if ns is A:
         return np.mean(x, axis=_axis_of(x, dim), keepdims=keepdim)
     return _op_mean(x, dim, keepdim, None)
+# --- elementwise ops (issue 3) ---------------------------------------------------
+
+cdef object _op_zeros_like(object x):
+    # zeros shaped like a gradient: a constant in both modes
+    if isinstance(x, Tensor):
+        return rg_wrap(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
+    return np.zeros_like(x)
+
+
+cdef object _ns_erf(object ns, object x):
+    return k_erf(x) if ns is A else _op_erf(x)
 
 
 cdef object _ns_exp(object ns, object x):
@@ -896,3 +907,93 @@ def _linalg_cholesky_op(x):
 
 def _wrap_dim_py(dim, ndim):
     return _wrap_dim(dim, ndim)
+cdef object _ns_tanh(object ns, object x):
+    return np.tanh(x) if ns is A else _op_tanh(x)
+
+
+cdef object _ns_sigmoid(object ns, object x):
+    return k_sigmoid(x) if ns is A else _op_sigmoid(x)
+
+
+def gelu_backward(ns, grad, self, approximate):
+    # torch's GeluBackward formulas (aten/src/ATen/native/cpu/Activation.cpp)
+    if approximate == "tanh":
+        x_sq = self * self
+        inner = 0.7978845608028654 * (self + 0.044715 * (x_sq * self))
+        t = _ns_tanh(ns, inner)
+        left_derivative = 0.5 * (1 + t)
+        right_derivative = (0.5 * self) * (1 - t * t) * (0.7978845608028654 * (1 + 3 * 0.044715 * x_sq))
+        return grad * (left_derivative + right_derivative)
+    cdf = 0.5 * (1 + _ns_erf(ns, self * 0.7071067811865476))
+    pdf = _ns_exp(ns, -0.5 * (self * self)) * 0.3989422804014327
+    return grad * (cdf + self * pdf)
+
+
+def softplus_backward(ns, grad, self, beta, threshold):
+    # where x*beta > threshold the forward is x itself (gradient 1)
+    z = _ns_sigmoid(ns, self * beta)
+    above = ns.mask(ns.data(self) * beta > threshold)
+    return ns.where(above, grad, grad * z)
+
+
+def clamp_backward(ns, grad, self, min, max):
+    # gradient flows where min <= x <= max (torch's clamp_backward)
+    x = ns.data(self)
+    if min is None:
+        keep = x <= ns.data(max)
+    elif max is None:
+        keep = x >= ns.data(min)
+    else:
+        keep = (x >= ns.data(min)) & (x <= ns.data(max))
+    return ns.where(ns.mask(keep), grad, 0.0)
+
+
+def clamp_bound_backward(ns, grad, self, min, max, int which):
+    # torch's clamp_backward_min_max: min gets the gradient where x < min
+    # (and min < max); max where x > max, or everywhere max < min wins
+    x = ns.data(self)
+    if which == 0:
+        keep = x < ns.data(min)
+        if max is not None:
+            keep = keep & (ns.data(min) < ns.data(max))
+    else:
+        keep = x > ns.data(max)
+        if min is not None:
+            keep = keep | (ns.data(max) < ns.data(min))
+    return ns.where(ns.mask(keep), grad, 0.0)
+
+
+def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):
+    out = clamp_backward(T, self_t, self_p, min_p, max_p)
+    if min_p is not None and not _is_zero(min_t):
+        out = out + clamp_bound_backward(T, min_t, self_p, min_p, max_p, 0)
+    if max_p is not None and not _is_zero(max_t):
+        out = out + clamp_bound_backward(T, max_t, self_p, min_p, max_p, 1)
+    return out
+
+
+cdef bint _is_zero(object t):
+    return t is None or (type(t) is float and t == 0.0) or (type(t) is int and t == 0)
+
+
+def max_min_backward(ns, grad, self, other, bint is_max, int which):
+    # torch: the larger (smaller) input gets the gradient, ties split it half/half
+    a = ns.data(self)
+    b = ns.data(other)
+    wins = (a > b) if is_max else (a < b)
+    if which == 1:
+        wins = (b > a) if is_max else (b < a)
+    tie = ns.mask(a == b)
+    return ns.where(tie, grad / 2, ns.where(ns.mask(wins), grad, 0.0))
+
+
+def max_min_jvp(self_p, self_t, other_p, other_t, bint is_max):
+    # torch: other_t + where(self == other, 0.5, self wins) * (self_t - other_t)
+    a = T.data(self_p)
+    b = T.data(other_p)
+    wins = (a > b) if is_max else (a < b)
+    return _op_where(a == b, (self_t + other_t) / 2, _op_where(wins, self_t, other_t))
+
+
+def fill_jvp(result, value_t):
+    return _op_zeros_like(result) + value_t

@@ -45,8 +45,7 @@ cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, 
             raise RuntimeError(f"{name}: {exc}") from None
         self._version_counter.version += 1
         return self
-    res = <Tensor>op(_snapshot(self), other)
-    return _commit_inplace(self, res, name)
+    return _inplace_record(self, op, (other,), name, _needs(t_other))
 
 
 cdef Tensor _snapshot(Tensor self):
@@ -63,18 +62,10 @@ cdef Tensor _commit_inplace(Tensor self, Tensor res, str name):
     # `res` (computed out of place, with history) is self's new value: write
     # it into self's memory, bump the version, and rebase history -- self's
     # own, or, for a view, its base's (see _copy_slices.pxi).
-    if res._array.shape != self._array.shape:
-        raise RuntimeError(
-            f"{name}: output with shape {tuple(self._array.shape)} doesn't match the broadcast "
-            f"shape {tuple(res._array.shape)}")
     if self._base is not None and (self._base.needs_grad() or res.needs_grad()):
         _copy_slices(self, res, name)
         return self
-    try:
-        np.copyto(self._array, res._array, casting="same_kind")
-    except TypeError as exc:
-        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
-                           f"output type {self._array.dtype}") from None
+    _copy_back(self, res, name)
     self._version_counter.version += 1
     _rebase_history(self, res)
     return self
@@ -92,3 +83,55 @@ cdef _rebase_history(Tensor self, Tensor res):
         if hooks is not None:
             hooks.pop(self._output_nr, None)
         _install_retains_grad_hook(self)
+
+
+# --- the general path: every generated `<op>_` method (derivatives.yaml's
+# `inplace:` key) ---------------------------------------------------------------
+
+cdef bint _any_arg_needs(tuple args):
+    for a in args:
+        if type(a) is Tensor and _needs(<Tensor>a):
+            return True
+    return False
+
+
+cdef Tensor _inplace_call(Tensor self, object fn, tuple args, str name):
+    """self.<name>(*args): fn(self, *args) written back into self.
+
+    One mechanism for unary ops (exp_), ops with extra arguments (clamp_(min,
+    max), lerp_(end, weight)) and binary ones (floor_divide_): the out-of-place
+    op computes the value (so values and gradients are the twin's by
+    construction), then the result is cast back into self's array; while
+    recording, the op runs on a snapshot and self's history is rebased onto
+    its node."""
+    cdef Tensor res
+    cdef bint others = _any_arg_needs(args)
+    _check_inplace(self)
+    if rg_tls_grad_enabled and (self.needs_grad() or others) and _record(self._array):
+        return _inplace_record(self, fn, args, name, others)
+    res = <Tensor>fn(self, *args)
+    _copy_back(self, res, name)
+    self._version_counter.version += 1
+    return self
+
+
+cdef int _copy_back(Tensor self, Tensor res, str name) except -1:
+    if res._array.shape != self._array.shape:
+        raise RuntimeError(
+            f"{name}: output with shape {tuple(self._array.shape)} doesn't match the broadcast "
+            f"shape {tuple(res._array.shape)}")
+    try:
+        np.copyto(self._array, res._array, casting="same_kind")
+    except TypeError:
+        raise RuntimeError(f"{name}: result type {res._array.dtype} can't be cast to the desired "
+                           f"output type {self._array.dtype}; use the out-of-place op, or "
+                           f"convert the tensor first (.to(dtype))") from None
+    return 0
+
+
+cdef Tensor _inplace_record(Tensor self, object fn, tuple args, str name, bint others):
+    # The op runs out of place on a snapshot of self's old value (a node that
+    # saves `self` keeps the value it needs); the result is then committed
+    # into self's memory and history (for a view: its base's, see
+    # _copy_slices.pxi).
+    return _commit_inplace(self, <Tensor>fn(_snapshot(self), *args), name)

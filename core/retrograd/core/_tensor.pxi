@@ -205,6 +205,11 @@ cdef class Tensor:
                                      rg_tls_grad_enabled and _any_needs_grad(args, kwargs),
                                      lambda x: _arrays_of(x))
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # np.exp(t), np.add(t, 1), np.maximum(a, t): the retrograd op, which
+        # records the graph (_ufunc.pxi).
+        return _array_ufunc(ufunc, method, inputs, kwargs)
+
     def __float__(self):
         return float(self.item())
 

@@ -34,6 +34,7 @@ include "_copy_slices.pxi"
 include "_formula_helpers.pxi"
 include "_generated_ops.pxi"
 include "_composites_shape.pxi"
+include "_ufunc.pxi"
 
 
 # -- Python-level entry points used by core's Python modules ------------------

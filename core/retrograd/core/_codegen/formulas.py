@@ -96,3 +96,23 @@ NS_HELPERS |= {
     "einsum_jvp", "det_backward", "det_jvp", "logabsdet_backward", "logabsdet_jvp", "solve_backward",
     "solve_jvp", "cholesky_backward", "cholesky_jvp",
 }
+# --- elementwise ops (issue 3) ---------------------------------------------------
+PRIMITIVES.update({
+    "sqrt": ("np.sqrt", "_op_sqrt"),
+    "sinh": ("np.sinh", "_op_sinh"),
+    "cosh": ("np.cosh", "_op_cosh"),
+    "sign": ("np.sign", "_op_sign"),
+    "erf": ("k_erf", "_op_erf"),
+    "floor_divide": ("np.floor_divide", "_op_floor_divide"),
+    # zeros shaped like its argument: a constant, never differentiated
+    "zeros_like": ("np.zeros_like", "_op_zeros_like"),
+})
+NS_HELPERS |= {
+    "gelu_backward",
+    "softplus_backward",
+    "clamp_backward",
+    "clamp_bound_backward",
+    "max_min_backward",
+}
+# JVP-only helpers: called with tensors (forward AD runs in tensor mode)
+VALUE_HELPERS |= {"clamp_jvp", "max_min_jvp", "fill_jvp"}

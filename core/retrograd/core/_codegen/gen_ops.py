@@ -75,7 +75,9 @@ class Entry:
 
     @property
     def node_name(self):
-        base = "".join(part.capitalize() for part in self.name.strip("_").split("_"))
+        # torch's node names: str.title() capitalizes after digits too
+        # (log1p -> Log1PBackward0, atan2 -> Atan2Backward0)
+        base = "".join(part.title() for part in self.name.strip("_").split("_"))
         return f"{base}Backward0"
 
 
@@ -128,7 +130,7 @@ def parse_signature(sig, where):
 
 
 KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondifferentiable",
-              "nondifferentiable_inputs", "public", "__line__"}
+              "nondifferentiable_inputs", "public", "inplace", "__line__"}
 
 
 def load(path):
@@ -186,7 +188,8 @@ def load(path):
                 methods.append((m, False))
             else:
                 raise TableError(f"{where}: methods: {m!r} is neither a name nor `name: reflected`")
-        for mname, _ in methods:
+        inplace = _inplace_names(raw.get("inplace"), name, where)
+        for mname in [m for m, _ in methods] + inplace:
             if mname in bound:
                 raise TableError(f"{where}: method {mname!r} is already bound to op {bound[mname]!r}")
             bound[mname] = name
@@ -197,6 +200,7 @@ def load(path):
                   jvp=raw.get("result"), methods=methods, view=view,
                   device_param=raw.get("device"), nondifferentiable=nondiff,
                   nondiff_inputs=nondiff_inputs, public=raw.get("public", True), line=line, raw=raw)
+        e.raw["__inplace__"] = inplace
         check_entry(e, where, kernels)
         check_methods(e, where)
         entries.append(e)
@@ -228,6 +232,22 @@ def _check_tensorlist(name, params, raw, where):
         if mname.startswith("__") or isinstance(m, dict):
             raise TableError(f"{where}: {name}: method {mname!r}: TensorList ops bind plain "
                              "methods only")
+
+
+def _inplace_names(spec, name, where):
+    """`inplace:` -> the in-place Tensor methods of an entry: `true` gives
+    `<name>_`, a name or a list of names binds those (operators such as
+    __ifloordiv__ included). Each runs the op out of place and writes the
+    result back through _inplace.pxi's one mechanism (_inplace_call)."""
+    if spec is None or spec is False:
+        return []
+    if spec is True:
+        return [name.lstrip("_") + "_"]
+    if isinstance(spec, str):
+        return [spec]
+    if isinstance(spec, list) and all(isinstance(m, str) for m in spec):
+        return list(spec)
+    raise TableError(f"{where}: inplace must be true, a method name or a list of names")
 
 
 def _known_kernels(path):
@@ -529,7 +549,12 @@ def emit_op(e, saved, uses, out):
     w(f"cdef object _op_{e.name}({_cparams(e)}):")
     for p in tensors:
         w(f"    cdef Tensor t_{p.name} = <Tensor>{p.name} if type({p.name}) is Tensor else None")
-        w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else _arg_array({p.name})")
+        if p.default == "None":
+            # an optional Tensor argument (clamp's min/max): None stays None
+            w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
+              f"(None if {p.name} is None else _arg_array({p.name}))")
+        else:
+            w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else _arg_array({p.name})")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")
     if e.device_param:
@@ -622,6 +647,11 @@ def emit_op(e, saved, uses, out):
     w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
     w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
     w("")
+    if e.raw.get("__inplace__"):
+        # what the in-place methods run on the snapshot of `self`
+        w(f"def _ip_{e.name}({', '.join(p.name for p in e.params)}):")
+        w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
+        w("")
     w("")
 
 
@@ -775,6 +805,25 @@ def emit_list_op(e, saved, out):
     w("")
 
 
+def emit_inplace_methods(e, out):
+    w = out.append
+    for mname in e.raw.get("__inplace__", []):
+        if mname.startswith("__"):
+            binary = len(e.params) >= 2 and e.params[1].default is None
+            rest = [p.default for p in e.params[2 if binary else 1:]]
+            if any(d is None for d in rest):
+                raise TableError(f"{e.name}: operator {mname} needs defaults for the other parameters")
+            w(f"    def {mname}(self{', other' if binary else ''}):")
+            args = (["other"] if binary else []) + rest
+        else:
+            params = _pyparams(e, skip_first=True)
+            w(f"    def {mname}(self{', ' + params if params else ''}):")
+            args = [p.name for p in e.params[1:]]
+        tup = "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"
+        w(f'        return _inplace_call(self, _ip_{e.name}, {tup}, "{mname}")')
+        w("")
+
+
 def main(argv):
     src, out_ops, out_info, tensor_template, out_tensor = argv[1:6]
     try:
@@ -800,6 +849,12 @@ def main(argv):
                 saved, uses = emit_node(e, ops)
             emit_op(e, saved, uses, ops)
             emit_methods(e, methods)
+
+
+            saved, uses = emit_node(e, ops)
+        emit_op(e, saved, uses, ops)
+        emit_methods(e, methods)
+        emit_inplace_methods(e, methods)
         info[e.name] = {
             "signature": e.raw["name"],
             "inputs": [p.name for p in e.tensors],
@@ -809,6 +864,7 @@ def main(argv):
             "jvp": e.jvp,
             "node": None if e.nondifferentiable else e.node_name,
             "methods": [m for m, _ in e.methods],
+            "inplace": list(e.raw.get("__inplace__", [])),
             "view": e.view,
             "public": e.public,
             "nondifferentiable": e.nondifferentiable,
