@@ -841,18 +841,12 @@ def main(argv):
                       "differentiable", file=sys.stderr)
                 return 1
             emit_list_op(e, emit_list_node(e, ops), ops)
-            emit_methods(e, methods)
         else:
             if e.nondifferentiable:
                 saved, uses = [], {}
             else:
                 saved, uses = emit_node(e, ops)
             emit_op(e, saved, uses, ops)
-            emit_methods(e, methods)
-
-
-            saved, uses = emit_node(e, ops)
-        emit_op(e, saved, uses, ops)
         emit_methods(e, methods)
         emit_inplace_methods(e, methods)
         info[e.name] = {
