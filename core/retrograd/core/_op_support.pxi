@@ -363,6 +363,9 @@ def _expandable(shape, target):
 
 
 # --- shape and indexing (issue 3) ---
+# Python's builtins by their full name: the table's ops (sum, max, min, abs,
+# round, ...) are module-level functions of this module and shadow them.
+import builtins as _bi
 
 cdef object k_cat(list arrs, object dim):
     for i, a in enumerate(arrs):
@@ -398,7 +401,7 @@ cdef object k_diagonal(object a, object offset, object dim1, object dim2):
     cdef Py_ssize_t off = offset
     b = np.moveaxis(a, (d1, d2), (-2, -1))
     b = b[..., :, off:] if off >= 0 else b[..., -off:, :]
-    n = max(min(b.shape[-2], b.shape[-1]), 0)
+    n = _bi.max(_bi.min(b.shape[-2], b.shape[-1]), 0)
     if type(b) is ndarray:
         return np.lib.stride_tricks.as_strided(
             b, b.shape[:-2] + (n,), b.strides[:-2] + (b.strides[-2] + b.strides[-1],))
@@ -432,7 +435,7 @@ cdef object _check_gather_index(str op, object a, object index, int d, object ot
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
     cdef int nd = np.ndim(a)
-    if index.ndim != max(nd, 1) and not (nd == 0 and index.ndim == 0):
+    if index.ndim != _bi.max(nd, 1) and not (nd == 0 and index.ndim == 0):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"({op}: index has {index.ndim}, input {nd})")
     for i in range(index.ndim):
@@ -498,7 +501,7 @@ cdef object _accumulate(object z, object index, object g):
         if not (c is None or c is Ellipsis or isinstance(c, (int, slice, np.integer))):
             adv.append(i)
     # Boolean masks select each position at most once: plain += is exact.
-    if all(isinstance(comps[i], ndarray) and comps[i].dtype == np.bool_ for i in adv):
+    if _bi.all(isinstance(comps[i], ndarray) and comps[i].dtype == np.bool_ for i in adv):
         z[index] += g
         return
     # One integer array on one axis, every other component a full slice:
@@ -508,10 +511,10 @@ cdef object _accumulate(object z, object index, object g):
         for i, c in enumerate(comps):
             if i != adv[0] and not (c is Ellipsis or (isinstance(c, slice) and c == slice(None))):
                 full = False
-        if full and sum(1 for c in comps if c is Ellipsis) <= 1:
+        if full and _bi.sum(1 for c in comps if c is Ellipsis) <= 1:
             k = adv[0]
             if Ellipsis in comps[:k]:
-                k += z.ndim - (len(comps) - 1)
+                k += z.ndim - len(comps)          # the dims the Ellipsis stands for, minus itself
             arr = np.asarray(comps[adv[0]])
             if arr.dtype.kind in "iu":
                 _segment_add(z, k, arr, g)
