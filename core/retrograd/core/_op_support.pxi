@@ -523,19 +523,26 @@ cdef object _accumulate(object z, object index, object g):
 
 
 cdef void _segment_add(object z, int k, object arr, object g):
-    cdef Py_ssize_t n = z.shape[k]
+    # z[(:,)*k + (arr,)] += g, repeats accumulated. No repeats (a
+    # permutation: roll, pad): a plain fancy +=. Repeats: one np.bincount over
+    # (position, column) pairs, ~2x faster than np.add.at on large inputs;
+    # small ones stay with np.add.at (its fixed cost is lower).
+    cdef Py_ssize_t n = z.shape[k], r = 1
     flat = arr.ravel().astype(np.intp, copy=False)
     if flat.size == 0:
         return
     flat = np.where(flat < 0, flat + n, flat)
     rest = z.shape[:k] + z.shape[k + 1:]
+    for s in rest:
+        r *= s
     g = np.broadcast_to(g, z.shape[:k] + arr.shape + z.shape[k + 1:])
     gm = np.moveaxis(g, tuple(range(k, k + arr.ndim)), tuple(range(arr.ndim))).reshape((flat.size,) + rest)
     zm = np.moveaxis(z, k, 0)                          # a view: writes land in z
-    order = np.argsort(flat, kind="stable")
-    sf = flat[order]
-    starts = np.flatnonzero(np.concatenate(([True], sf[1:] != sf[:-1])))
-    if starts.size == sf.size:                          # no repeats
-        zm[sf] += gm[order]
+    if np.bincount(flat, minlength=n).max() <= 1:
+        zm[flat] += gm
+    elif z.dtype.kind == "f" and flat.size * r > 65536:
+        lin = flat if r == 1 else (flat[:, None] * r + np.arange(r)).ravel()
+        acc = np.bincount(lin, weights=gm.reshape(-1).astype(np.float64, copy=False), minlength=n * r)
+        zm += acc.reshape(zm.shape)
     else:
-        zm[sf[starts]] += np.add.reduceat(gm[order], starts, axis=0)
+        np.add.at(zm, flat, gm)
