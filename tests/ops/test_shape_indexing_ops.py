@@ -387,3 +387,39 @@ def test_numpy_function_without_counterpart():
     assert type(r) is np.ndarray
     with rg.no_grad():
         assert type(np.nancumsum(a)) is np.ndarray
+
+
+# --- Tensor method forms (torch's varargs) --------------------------------------------
+
+METHODS = [
+    ("flip_varargs", lambda t: t.flip(0, 2), lambda t: torch.flip(t, (0, 2))),
+    ("flip_tuple", lambda t: t.flip((1,)), lambda t: torch.flip(t, (1,))),
+    ("repeat_tuple", lambda t: t.repeat((1, 2, 1)), lambda t: t.repeat(1, 2, 1)),
+    ("tile_varargs", lambda t: t.tile(2, 1), lambda t: t.tile(2, 1)),
+    ("squeeze_tuple", lambda t: t[:1, :, :1].squeeze((0, 2)), lambda t: t[:1, :, :1].squeeze((0, 2))),
+    ("moveaxis", lambda t: t.moveaxis(-1, 0), lambda t: t.moveaxis(-1, 0)),
+    ("swapdims", lambda t: t.swapdims(0, 1), lambda t: t.swapdims(0, 1)),
+    ("roll_no_dims", lambda t: t.roll(3), lambda t: t.roll(3)),
+    ("split_method", lambda t: t.split(1, 1)[2], lambda t: t.split(1, 1)[2]),
+    ("index_select", lambda t: t.index_select(2, rg.tensor([3, 3, 0])),
+     lambda t: t.index_select(2, torch.tensor([3, 3, 0]))),
+    ("take_along_dim_flat", lambda t: t.take_along_dim(rg.tensor([0, 5, 5])),
+     lambda t: t.take_along_dim(torch.tensor([0, 5, 5]))),
+    ("gather", lambda t: t.gather(0, rg.tensor(np.zeros((1, 3, 4), np.int64))),
+     lambda t: t.gather(0, torch.zeros((1, 3, 4), dtype=torch.int64))),
+    ("scatter_add", lambda t: t.scatter_add(2, rg.tensor(np.ones((2, 3, 1), np.int64)), t[..., :1]),
+     lambda t: t.scatter_add(2, torch.ones((2, 3, 1), dtype=torch.int64), t[..., :1])),
+    ("flatten_method", lambda t: t.flatten(0, 1), lambda t: t.flatten(0, 1)),
+    ("tril_method", lambda t: t.tril(-1), lambda t: t.tril(-1)),
+]
+
+
+@pytest.mark.parametrize("name,f,tf", METHODS, ids=[m[0] for m in METHODS])
+def test_method_forms_match_torch(name, f, tf):
+    x, tx = _pair(np.random.default_rng(10).standard_normal((2, 3, 4)))
+    out, tout = f(x), tf(tx)
+    _close(out, tout)
+    v = np.random.default_rng(11).standard_normal(tuple(out.shape))
+    g, = rg.autograd.grad(out, x, grad_outputs=rg.from_numpy(v))
+    tg, = torch.autograd.grad(tout, tx, grad_outputs=torch.from_numpy(v))
+    _close(g, tg)
