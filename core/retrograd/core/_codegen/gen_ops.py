@@ -717,7 +717,9 @@ def emit_list_op(e, saved, out):
     w("    cdef bint needs = False")
     w(f"    for i in range(n):")
     w(f"        x = {tl}[i]")
-    w("        if type(x) is Tensor:")
+    # isinstance, not `type(x) is Tensor`: a subclass element must never be
+    # turned into a bare array (that would cut it off the graph silently).
+    w("        if isinstance(x, Tensor):")
     w("            t = <Tensor>x")
     w("            ts[i] = t")
     w("            arrs[i] = t._array")
