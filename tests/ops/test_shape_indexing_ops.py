@@ -175,6 +175,7 @@ def test_generator_tensorlist_entry(tmp_path):
     ("- name: f(TensorList a)\n  kernel: k_f(a)\n  a: grad\n  result: a_t * 2\n",
      "only `auto_linear`"),
     ("- name: f(TensorList a)\n  kernel: k_f(a)\n  a: grad\n  view: always\n", "cannot be a view"),
+    ("- name: f(TensorList a)\n  kernel: k_f(a)\n  nondifferentiable: true\n", "must be differentiable"),
     ("- name: f(TensorList a)\n  kernel: k_f(a)\n  a: grad\n  methods: [__add__]\n",
      "plain methods only"),
 ])

@@ -220,6 +220,9 @@ def _check_tensorlist(name, params, raw, where):
         raise TableError(f"{where}: {name}: the TensorList parameter must come first")
     if raw.get("view") is not None:
         raise TableError(f"{where}: {name}: a TensorList op cannot be a view (`view:`)")
+    if raw.get("nondifferentiable"):
+        raise TableError(f"{where}: {name}: a TensorList op must be differentiable (write a "
+                         "nondifferentiable op as a composite)")
     if raw.get("nondifferentiable_inputs"):
         raise TableError(f"{where}: {name}: nondifferentiable_inputs is not supported with a "
                          "TensorList parameter")
@@ -789,10 +792,6 @@ def main(argv):
     info = {}
     for e in entries:
         if e.tensorlist is not None:
-            if e.nondifferentiable:
-                print(f"error: derivatives.yaml:{e.line}: {e.name}: a TensorList op must be "
-                      "differentiable", file=sys.stderr)
-                return 1
             emit_list_op(e, emit_list_node(e, ops), ops)
             emit_methods(e, methods)
         else:
