@@ -424,3 +424,17 @@ def test_method_forms_match_torch(name, f, tf):
     g, = rg.autograd.grad(out, x, grad_outputs=rg.from_numpy(v))
     tg, = torch.autograd.grad(tout, tx, grad_outputs=torch.from_numpy(v))
     _close(g, tg)
+
+
+def test_multi_array_index_with_repeats_vs_torch():
+    rng = np.random.default_rng(12)
+    a, ta = _pair(rng.standard_normal((6, 5, 3)))
+    rows = rng.integers(-6, 6, (400, 2))
+    cols = rng.integers(0, 5, (1, 2))
+    out = a[rows, cols]
+    tout = ta[torch.from_numpy(rows), torch.from_numpy(cols)]
+    _close(out, tout)
+    v = rng.standard_normal(tuple(out.shape))
+    g, = rg.autograd.grad(out, a, grad_outputs=rg.from_numpy(v))
+    tg, = torch.autograd.grad(tout, ta, grad_outputs=torch.from_numpy(v))
+    _close(g, tg)

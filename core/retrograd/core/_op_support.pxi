@@ -519,6 +519,16 @@ cdef object _accumulate(object z, object index, object g):
             if arr.dtype.kind in "iu":
                 _segment_add(z, k, arr, g)
                 return
+    # Integer arrays on the leading dims (x[rows, cols], as in picking the
+    # target logits): their flat positions are one integer array on one axis.
+    if len(adv) == len(comps) > 1 and z.dtype.kind in "fc" and z.flags.c_contiguous:
+        arrs = [np.asarray(c) for c in comps]
+        if _bi.all(a.dtype.kind in "iu" for a in arrs):
+            lead = z.shape[:len(arrs)]
+            arrs = [np.where(a < 0, a + lead[i], a) for i, a in enumerate(arrs)]
+            lin = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrs)), lead)
+            _segment_add(z.reshape((-1,) + z.shape[len(arrs):]), 0, lin, g)
+            return
     np.add.at(z, index, g)
 
 
