@@ -261,12 +261,15 @@ def dispatch(func, args, kwargs, needs_grad, arrays_of):
     """What ``np.<func>(*args, **kwargs)`` does when a tensor is among the
     arguments (called by Tensor.__array_function__)."""
     name = getattr(func, "__name__", str(func))
-    impl = TABLE.get(name) if getattr(func, "__module__", "").startswith("numpy") else None
+    module = getattr(func, "__module__", None) or "numpy"
+    # Only NumPy's top-level functions: numpy.linalg.diagonal, say, shares a
+    # name with numpy.diagonal but not its arguments.
+    impl = TABLE.get(name) if module == "numpy" else None
     if impl is not None:
         return impl(*args, **kwargs)
     if needs_grad:
         raise TypeError(
-            f"numpy.{name} has no retrograd counterpart, and calling it on a tensor that requires "
+            f"{module}.{name} has no retrograd counterpart, and calling it on a tensor that requires "
             "grad would drop the autograd graph: use a retrograd op, or pass t.detach() / "
             "np.asarray(t) if you want a plain array")
     return func(*arrays_of(args), **arrays_of(kwargs))
