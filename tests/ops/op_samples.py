@@ -649,11 +649,275 @@ OP_DB += [
     OpInfo("_zero", _unary_samples, op=_rg_zero, torch_fn=lambda torch, x: (x * 1.0).zero_()),
 ]
 
+# --- shape and indexing (issue 3) ---
+# Composite ops (written in terms of table ops: retrograd.core.SHAPE_COMPOSITES)
+# are sampled here as well; TensorList ops take their tensors as separate
+# positional arrays (so make_tensors turns them into leaves) and the list is
+# rebuilt by the op wrapper. Ops returning tuples (split, chunk) are checked
+# through a weighted cat of their pieces.
+
+def _cat_samples(g):
+    return [
+        SampleInput((g(2, 3), g(4, 3)), desc="rows"),
+        SampleInput((g(2, 3), g(2, 1), g(2, 2)), {"dim": 1}, desc="three_cols"),
+        SampleInput((g(2, 3, 2), g(2, 3, 1)), {"dim": -1}, desc="negative_dim"),
+        SampleInput((g(3),), desc="single"),
+        SampleInput((g(2, 3), g(0, 3), g(1, 3)), desc="empty_piece"),
+    ]
+
+
+def _stack_samples(g):
+    return [
+        SampleInput((g(2, 3), g(2, 3)), desc="two"),
+        SampleInput((g(2, 3), g(2, 3), g(2, 3)), {"dim": 1}, desc="dim1"),
+        SampleInput((g(4), g(4)), {"dim": -1}, desc="negative_dim"),
+        SampleInput((g(), g()), desc="zero_d"),
+    ]
+
+
+def _list_op(name):
+    def op(*xs, dim=0):
+        return getattr(rg, name)(list(xs), dim)
+    return op
+
+
+def _torch_list_op(name):
+    def fn(torch, *xs, dim=0):
+        return getattr(torch, name)(list(xs), dim)
+    return fn
+
+
+def _weighted_join(cat, pieces, dim):
+    # every piece reaches the output, each with its own weight
+    return cat([p * float(i + 1) for i, p in enumerate(pieces)], dim)
+
+
+def _diagonal_samples(g):
+    return [
+        SampleInput((g(3, 4),), desc="matrix"),
+        SampleInput((g(3, 4), 1), desc="offset"),
+        SampleInput((g(4, 3), -2), desc="negative_offset"),
+        SampleInput((g(2, 3, 4), 0, 2, 0), desc="dims_swapped"),
+        SampleInput((g(2, 3, 4), -1, -1, 1), desc="negative_dims"),
+        SampleInput((g(3, 3), 5), desc="empty"),
+    ]
+
+
+def _idx(*shape, high):
+    return np.random.default_rng(sum(shape) + high).integers(0, high, size=shape)
+
+
+def _gather_samples(g):
+    return [
+        SampleInput((g(3, 4), 1, _idx(3, 5, high=4)), desc="repeats"),
+        SampleInput((g(3, 4), 0, _idx(2, 4, high=3)), desc="dim0"),
+        SampleInput((g(3, 4, 2), -1, _idx(2, 3, 2, high=2)), desc="smaller_index"),
+    ]
+
+
+def _scatter_add_samples(g):
+    return [
+        SampleInput((g(3, 4), 1, _idx(3, 5, high=4), g(3, 5)), desc="repeats"),
+        SampleInput((g(3, 4), 0, _idx(2, 4, high=3), g(2, 4)), desc="dim0"),
+        # src larger than index has no gradient shape in torch either (its
+        # engine rejects gather's index-shaped result), so src matches index
+        SampleInput((g(3, 4, 2), -1, _idx(2, 3, 2, high=2), g(2, 3, 2)), desc="smaller_index"),
+    ]
+
+
+def _flatten_samples(g):
+    return [
+        SampleInput((g(2, 3, 4),), desc="all"),
+        SampleInput((g(2, 3, 4), 1), desc="start"),
+        SampleInput((g(2, 3, 4, 2), 1, -2), desc="middle"),
+        SampleInput((g(),), desc="zero_d"),
+    ]
+
+
+def _squeeze_samples(g):
+    return [
+        SampleInput((g(3, 1, 4, 1),), desc="all"),
+        SampleInput((g(3, 1, 4, 1), 1), desc="dim"),
+        SampleInput((g(3, 1, 4, 1), 0), desc="not_one"),
+        SampleInput((g(3, 1, 4, 1), (1, -1)), desc="tuple"),
+        SampleInput((g(),), desc="zero_d"),
+    ]
+
+
+def _unsqueeze_samples(g):
+    return [
+        SampleInput((g(3, 4), 0), desc="front"),
+        SampleInput((g(3, 4), -1), desc="back"),
+        SampleInput((g(3, 4), 1), desc="middle"),
+        SampleInput((g(), 0), desc="zero_d"),
+    ]
+
+
+def _swap_samples(g):
+    return [
+        SampleInput((g(2, 3, 4), 0, 2), desc="outer"),
+        SampleInput((g(2, 3, 4), -1, 1), desc="negative"),
+    ]
+
+
+def _movedim_samples(g):
+    return [
+        SampleInput((g(2, 3, 4), 0, -1), desc="int"),
+        SampleInput((g(2, 3, 4), (0, 1), (2, 0)), desc="tuple"),
+        SampleInput((g(2, 3, 4, 5), -1, 1), desc="4d"),
+    ]
+
+
+def _split_samples(g):
+    return [
+        SampleInput((g(5, 3), 2), desc="size"),
+        SampleInput((g(5, 3), [1, 3, 1]), desc="sections"),
+        SampleInput((g(3, 6), 3, 1), desc="dim"),
+        SampleInput((g(3, 4), [4, 0], -1), desc="empty_section"),
+    ]
+
+
+def _chunk_samples(g):
+    return [
+        SampleInput((g(5, 3), 2), desc="uneven"),
+        SampleInput((g(3, 6), 3, 1), desc="even"),
+        SampleInput((g(3, 2), 4, 1), desc="more_than_size"),
+    ]
+
+
+def _flip_samples(g):
+    return [
+        SampleInput((g(3, 4), (0,)), desc="dim0"),
+        SampleInput((g(2, 3, 4), (0, -1)), desc="two_dims"),
+    ]
+
+
+def _roll_samples(g):
+    return [
+        SampleInput((g(3, 4), 1, 1), desc="dim"),
+        SampleInput((g(3, 4), -5, 0), desc="negative_wrap"),
+        SampleInput((g(2, 3, 4), (1, 2), (0, 2)), desc="two_dims"),
+        SampleInput((g(3, 4), 5), desc="flattened"),
+    ]
+
+
+def _repeat_samples(g):
+    return [
+        SampleInput((g(2, 3), 2, 1), desc="rows"),
+        SampleInput((g(2, 3), 2, 2, 3), desc="new_dim"),
+        SampleInput((g(3), 1, 2), desc="vector"),
+        SampleInput((g(), 3), desc="zero_d"),
+    ]
+
+
+def _tile_samples(g):
+    return [
+        SampleInput((g(2, 3), (2, 2)), desc="both"),
+        SampleInput((g(2, 3), (3,)), desc="short"),
+        SampleInput((g(2, 3), (2, 1, 2)), desc="long"),
+    ]
+
+
+def _pad_samples(g):
+    return [
+        SampleInput((g(2, 3), (1, 2)), desc="last_dim"),
+        SampleInput((g(2, 3, 4), (1, 0, 2, 1)), {"value": 1.5}, desc="two_dims_value"),
+        SampleInput((g(2, 5), (-1, 2)), desc="negative_crop"),
+        SampleInput((g(2, 3, 5), (2, 1)), {"mode": "reflect"}, desc="reflect"),
+        SampleInput((g(2, 3, 4, 5), (1, 1, 2, 0)), {"mode": "replicate"}, desc="replicate"),
+        SampleInput((g(2, 3, 5), (2, 3)), {"mode": "circular"}, desc="circular"),
+    ]
+
+
+def _index_select_samples(g):
+    return [
+        SampleInput((g(3, 4), 0, np.array([2, 0, 2, 2])), desc="repeats"),
+        SampleInput((g(3, 4), -1, np.array([3])), desc="one"),
+        SampleInput((g(2, 3, 4), 1, np.array([], dtype=np.int64)), desc="empty"),
+    ]
+
+
+def _masked_fill_samples(g):
+    return [
+        SampleInput((g(3, 4), g.mask(3, 4), 0.5), desc="scalar"),
+        SampleInput((g(3, 4), g.mask(4), -2.0), desc="broadcast_mask"),
+        SampleInput((g(3, 4), g.mask(3, 1), g()), desc="tensor_value"),
+    ]
+
+
+def _take_along_dim_samples(g):
+    return [
+        SampleInput((g(3, 4), _idx(3, 2, high=4), 1), desc="dim"),
+        SampleInput((g(3, 4), _idx(5, 1, high=3), 0), desc="broadcast"),
+        SampleInput((g(3, 4), _idx(5, high=12)), desc="flat"),
+    ]
+
+
+def _narrow_samples(g):
+    return [
+        SampleInput((g(3, 5), 1, 1, 3), desc="middle"),
+        SampleInput((g(3, 5), -1, -3, 2), desc="negative"),
+        SampleInput((g(3, 5), 0, 0, 0), desc="empty"),
+    ]
+
+
+def _tri_samples(g):
+    return [
+        SampleInput((g(3, 4),), desc="main"),
+        SampleInput((g(4, 3), 1), desc="above"),
+        SampleInput((g(2, 3, 4), -1), desc="batched_below"),
+    ]
+
+
+def _torch_pad(torch, x, pad, mode="constant", value=None):
+    if mode == "constant":
+        return torch.nn.functional.pad(x, pad, value=0.0 if value is None else value)
+    return torch.nn.functional.pad(x, pad, mode=mode)
+
+
+OP_DB += [
+    OpInfo("cat", _cat_samples, op=_list_op("cat"), torch_fn=_torch_list_op("cat")),
+    OpInfo("stack", _stack_samples, op=_list_op("stack"), torch_fn=_torch_list_op("stack")),
+    OpInfo("concatenate", _cat_samples, op=_list_op("concatenate"),
+           torch_fn=_torch_list_op("concatenate")),
+    OpInfo("concat", _cat_samples, op=_list_op("concat"), torch_fn=_torch_list_op("concat")),
+    OpInfo("diagonal", _diagonal_samples),
+    OpInfo("gather", _gather_samples),
+    OpInfo("scatter_add", _scatter_add_samples),
+    OpInfo("flatten", _flatten_samples),
+    OpInfo("squeeze", _squeeze_samples),
+    OpInfo("unsqueeze", _unsqueeze_samples),
+    OpInfo("swapaxes", _swap_samples),
+    OpInfo("swapdims", _swap_samples),
+    OpInfo("movedim", _movedim_samples),
+    OpInfo("moveaxis", _movedim_samples),
+    OpInfo("split", _split_samples,
+           op=lambda x, s, dim=0: _weighted_join(rg.cat, rg.split(x, s, dim), dim),
+           torch_fn=lambda torch, x, s, dim=0: _weighted_join(torch.cat, torch.split(x, s, dim), dim)),
+    OpInfo("chunk", _chunk_samples,
+           op=lambda x, c, dim=0: _weighted_join(rg.cat, rg.chunk(x, c, dim), dim),
+           torch_fn=lambda torch, x, c, dim=0: _weighted_join(torch.cat, torch.chunk(x, c, dim), dim)),
+    OpInfo("flip", _flip_samples),
+    OpInfo("roll", _roll_samples),
+    OpInfo("repeat", _repeat_samples, op=lambda x, *s: x.repeat(*s),
+           torch_fn=lambda torch, x, *s: x.repeat(*s)),
+    OpInfo("tile", _tile_samples),
+    OpInfo("pad", _pad_samples, torch_fn=_torch_pad),
+    OpInfo("index_select", _index_select_samples),
+    OpInfo("masked_fill", _masked_fill_samples,
+           torch_fn=lambda torch, x, m, v: torch.masked_fill(x, m, v)),
+    OpInfo("take_along_dim", _take_along_dim_samples),
+    OpInfo("narrow", _narrow_samples),
+    OpInfo("tril", _tri_samples),
+    OpInfo("triu", _tri_samples),
+]
+
 OPS_BY_NAME = {o.name: o for o in OP_DB}
 
 # Table ops that are checked through another op rather than sampled directly
 # (private ops only; a public op is never allowed here).
 COVERED_ELSEWHERE = {
+    "_diagonal_backward": "the backward of diagonal: every diagonal sample's second-order check runs it",
     "_index_backward": "the backward of getitem: every getitem sample's second-order check runs it",
     "_to_device": "needs a second device: test_op_gradients.py::test_to_device_gradients "
                   "(virtual CPU device cpu:1)",

@@ -37,6 +37,8 @@ def test_private_ops_are_covered():
 
 def test_registry_matches_table():
     for op in OP_DB:
+        if op.name in rg.core.SHAPE_COMPOSITES:        # composites of table ops
+            continue
         assert op.name in TABLE, f"registry entry {op.name!r} is not an op of derivatives.yaml"
         assert op.differentiable == (not TABLE[op.name]["nondifferentiable"]), op.name
 

@@ -46,6 +46,7 @@ __version__ = "0.1.0"
 
 # Every public op of derivatives.yaml, as a module-level function.
 OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)
+SHAPE_COMPOSITES = tuple(_abi.SHAPE_COMPOSITES)
 for _name in OPS:
     globals()[_name] = getattr(_abi, _name)
 del _name

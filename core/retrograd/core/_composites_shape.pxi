@@ -146,7 +146,7 @@ def split(tensor, split_size_or_sections, dim=0):
             sizes = [step] * (size // step) + ([size % step] if size % step else [])
     else:
         sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != size or any(s < 0 for s in sizes):
+        if _bi.sum(sizes) != size or _bi.any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
     out = []
@@ -168,7 +168,7 @@ def chunk(input, chunks, dim=0):
     if t._array.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     size = t._array.shape[_wrap_dim(dim, t._array.ndim)]
-    step = max(-(-size // chunks), 1)
+    step = _bi.max(-(-size // chunks), 1)
     return split(t, step, dim)
 
 
@@ -218,7 +218,7 @@ def repeat(input, *sizes):
     if len(reps) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
-    if any(r < 0 for r in reps):
+    if _bi.any(r < 0 for r in reps):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(reps)}")
     shape = (1,) * (len(reps) - len(shape)) + tuple(shape)
     inter = []
@@ -268,12 +268,12 @@ def pad(input, pad, mode="constant", value=None):
             l, r = pad[2 * i], pad[2 * i + 1]
             if l < 0 or r < 0:
                 size = out._array.shape[d]
-                cl, cr = max(-l, 0), max(-r, 0)
+                cl, cr = _bi.max(-l, 0), _bi.max(-r, 0)
                 if cl + cr > size:
                     raise RuntimeError(f"pad: negative padding ({l}, {r}) removes more than dim {d}'s "
                                        f"size {size}")
                 out = narrow(out, d, cl, size - cl - cr)
-                l, r = max(l, 0), max(r, 0)
+                l, r = _bi.max(l, 0), _bi.max(r, 0)
             if l or r:
                 parts = []
                 sh = list(out._array.shape)

@@ -135,11 +135,16 @@ def _clip(a, a_min=np._NoValue if hasattr(np, "_NoValue") else None, a_max=None,
     return t
 
 
+def _nd(x):
+    # np.ndim on a tensor would come back through __array_function__
+    return x.ndim if isinstance(x, Tensor) else np.ndim(x)
+
+
 def _dot(a, b, out=None):
     _no_out("dot", out)
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+    if _nd(a) == 0 or _nd(b) == 0:
         return _rg.mul(a, b)
-    if np.ndim(b) > 2:
+    if _nd(b) > 2:
         raise TypeError("numpy.dot with an N-D second argument (N > 2) is not supported on "
                         "retrograd tensors; use rg.tensordot or rg.matmul")
     return _rg.matmul(a, b)
@@ -226,7 +231,7 @@ TABLE = {
     "amax": _minmax("amax", "amax"),
     "min": _minmax("amin", "min"),
     "amin": _minmax("amin", "amin"),
-    "matmul": _matmul,
+    "matmul": _matmul,           # np.matmul is a ufunc (NumPy >= 2): reached only via np.dot paths
     "dot": _dot,
     "concatenate": _concatenate,
     "stack": _stack,
@@ -256,12 +261,15 @@ def dispatch(func, args, kwargs, needs_grad, arrays_of):
     """What ``np.<func>(*args, **kwargs)`` does when a tensor is among the
     arguments (called by Tensor.__array_function__)."""
     name = getattr(func, "__name__", str(func))
-    impl = TABLE.get(name) if getattr(func, "__module__", "").startswith("numpy") else None
+    module = getattr(func, "__module__", None) or "numpy"
+    # Only NumPy's top-level functions: numpy.linalg.diagonal, say, shares a
+    # name with numpy.diagonal but not its arguments.
+    impl = TABLE.get(name) if module == "numpy" else None
     if impl is not None:
         return impl(*args, **kwargs)
     if needs_grad:
         raise TypeError(
-            f"numpy.{name} has no retrograd counterpart, and calling it on a tensor that requires "
+            f"{module}.{name} has no retrograd counterpart, and calling it on a tensor that requires "
             "grad would drop the autograd graph: use a retrograd op, or pass t.detach() / "
             "np.asarray(t) if you want a plain array")
     return func(*arrays_of(args), **arrays_of(kwargs))

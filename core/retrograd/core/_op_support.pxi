@@ -390,6 +390,9 @@ cdef object k_index_put(object a, object index, object values):
     out[_unwrap_index(index)] = values
     return out
 # --- shape and indexing (issue 3) ---
+# Python's builtins by their full name: the table's ops (sum, max, min, abs,
+# round, ...) are module-level functions of this module and shadow them.
+import builtins as _bi
 
 cdef object k_cat(list arrs, object dim):
     for i, a in enumerate(arrs):
@@ -425,7 +428,7 @@ cdef object k_diagonal(object a, object offset, object dim1, object dim2):
     cdef Py_ssize_t off = offset
     b = np.moveaxis(a, (d1, d2), (-2, -1))
     b = b[..., :, off:] if off >= 0 else b[..., -off:, :]
-    n = max(min(b.shape[-2], b.shape[-1]), 0)
+    n = _bi.max(_bi.min(b.shape[-2], b.shape[-1]), 0)
     if type(b) is ndarray:
         return np.lib.stride_tricks.as_strided(
             b, b.shape[:-2] + (n,), b.strides[:-2] + (b.strides[-2] + b.strides[-1],))
@@ -459,7 +462,7 @@ cdef object _check_gather_index(str op, object a, object index, int d, object ot
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): Expected dtype int64 for index, got {index.dtype}")
     cdef int nd = np.ndim(a)
-    if index.ndim != max(nd, 1) and not (nd == 0 and index.ndim == 0):
+    if index.ndim != _bi.max(nd, 1) and not (nd == 0 and index.ndim == 0):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"({op}: index has {index.ndim}, input {nd})")
     for i in range(index.ndim):
@@ -525,7 +528,7 @@ cdef object _accumulate(object z, object index, object g):
         if not (c is None or c is Ellipsis or isinstance(c, (int, slice, np.integer))):
             adv.append(i)
     # Boolean masks select each position at most once: plain += is exact.
-    if all(isinstance(comps[i], ndarray) and comps[i].dtype == np.bool_ for i in adv):
+    if _bi.all(isinstance(comps[i], ndarray) and comps[i].dtype == np.bool_ for i in adv):
         z[index] += g
         return
     # One integer array on one axis, every other component a full slice:
@@ -535,32 +538,49 @@ cdef object _accumulate(object z, object index, object g):
         for i, c in enumerate(comps):
             if i != adv[0] and not (c is Ellipsis or (isinstance(c, slice) and c == slice(None))):
                 full = False
-        if full and sum(1 for c in comps if c is Ellipsis) <= 1:
+        if full and _bi.sum(1 for c in comps if c is Ellipsis) <= 1:
             k = adv[0]
             if Ellipsis in comps[:k]:
-                k += z.ndim - (len(comps) - 1)
+                k += z.ndim - len(comps)          # the dims the Ellipsis stands for, minus itself
             arr = np.asarray(comps[adv[0]])
             if arr.dtype.kind in "iu":
                 _segment_add(z, k, arr, g)
                 return
+    # Integer arrays on the leading dims (x[rows, cols], as in picking the
+    # target logits): their flat positions are one integer array on one axis.
+    if len(adv) == len(comps) > 1 and z.dtype.kind in "fc" and z.flags.c_contiguous:
+        arrs = [np.asarray(c) for c in comps]
+        if _bi.all(a.dtype.kind in "iu" for a in arrs):
+            lead = z.shape[:len(arrs)]
+            arrs = [np.where(a < 0, a + lead[i], a) for i, a in enumerate(arrs)]
+            lin = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrs)), lead)
+            _segment_add(z.reshape((-1,) + z.shape[len(arrs):]), 0, lin, g)
+            return
     np.add.at(z, index, g)
 
 
 cdef void _segment_add(object z, int k, object arr, object g):
-    cdef Py_ssize_t n = z.shape[k]
+    # z[(:,)*k + (arr,)] += g, repeats accumulated. No repeats (a
+    # permutation: roll, pad): a plain fancy +=. Repeats: one np.bincount over
+    # (position, column) pairs, ~2x faster than np.add.at on large inputs;
+    # small ones stay with np.add.at (its fixed cost is lower).
+    cdef Py_ssize_t n = z.shape[k], r = 1
     flat = arr.ravel().astype(np.intp, copy=False)
     if flat.size == 0:
         return
     flat = np.where(flat < 0, flat + n, flat)
     rest = z.shape[:k] + z.shape[k + 1:]
+    for s in rest:
+        r *= s
     g = np.broadcast_to(g, z.shape[:k] + arr.shape + z.shape[k + 1:])
     gm = np.moveaxis(g, tuple(range(k, k + arr.ndim)), tuple(range(arr.ndim))).reshape((flat.size,) + rest)
     zm = np.moveaxis(z, k, 0)                          # a view: writes land in z
-    order = np.argsort(flat, kind="stable")
-    sf = flat[order]
-    starts = np.flatnonzero(np.concatenate(([True], sf[1:] != sf[:-1])))
-    if starts.size == sf.size:                          # no repeats
-        zm[sf] += gm[order]
+    if np.bincount(flat, minlength=n).max() <= 1:
+        zm[flat] += gm
+    elif z.dtype.kind == "f" and flat.size * r > 65536:
+        lin = flat if r == 1 else (flat[:, None] * r + np.arange(r)).ravel()
+        acc = np.bincount(lin, weights=gm.reshape(-1).astype(np.float64, copy=False), minlength=n * r)
+        zm += acc.reshape(zm.shape)
     else:
         zm[sf[starts]] += np.add.reduceat(gm[order], starts, axis=0)
 # --- nn.functional ---------------------------------------------------------
@@ -1297,3 +1317,4 @@ cdef object k_fill(object a, object value):
     out = np.empty_like(a)
     out[...] = v
     return out
+        np.add.at(zm, flat, gm)

@@ -224,6 +224,9 @@ def _check_tensorlist(name, params, raw, where):
         raise TableError(f"{where}: {name}: the TensorList parameter must come first")
     if raw.get("view") is not None:
         raise TableError(f"{where}: {name}: a TensorList op cannot be a view (`view:`)")
+    if raw.get("nondifferentiable"):
+        raise TableError(f"{where}: {name}: a TensorList op must be differentiable (write a "
+                         "nondifferentiable op as a composite)")
     if raw.get("nondifferentiable_inputs"):
         raise TableError(f"{where}: {name}: nondifferentiable_inputs is not supported with a "
                          "TensorList parameter")
@@ -747,7 +750,9 @@ def emit_list_op(e, saved, out):
     w("    cdef bint needs = False")
     w(f"    for i in range(n):")
     w(f"        x = {tl}[i]")
-    w("        if type(x) is Tensor:")
+    # isinstance, not `type(x) is Tensor`: a subclass element must never be
+    # turned into a bare array (that would cut it off the graph silently).
+    w("        if isinstance(x, Tensor):")
     w("            t = <Tensor>x")
     w("            ts[i] = t")
     w("            arrs[i] = t._array")
@@ -836,10 +841,6 @@ def main(argv):
     info = {}
     for e in entries:
         if e.tensorlist is not None:
-            if e.nondifferentiable:
-                print(f"error: derivatives.yaml:{e.line}: {e.name}: a TensorList op must be "
-                      "differentiable", file=sys.stderr)
-                return 1
             emit_list_op(e, emit_list_node(e, ops), ops)
         else:
             if e.nondifferentiable:
