@@ -466,11 +466,47 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     w = np.asarray(w)
     _check_conv(x, w, groups)
     O, Cg, kh, kw = w.shape
-    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     N = x.shape[0]
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    if tuple(stride) == (1, 1):
+        cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
+        out = np.matmul(wm, cols).reshape(N, O, Ho, Wp)
+        return np.ascontiguousarray(out[:, :, :, :Wo]) if Wp != Wo else out
+    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     out = np.matmul(wm, cols)                 # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
     return out.reshape(N, O, Ho, Wo)
+
+
+cdef tuple _im2col_pitched(object x, int kh, int kw, tuple padding, tuple dilation, int groups,
+                           bint zero_tail):
+    # Stride-1 im2col with rows of pitch Wp (the padded width) instead of Wo:
+    # window (i, j) of every image is then ONE contiguous range of the
+    # flattened padded image (offset i*dh*Wp + j*dw), so each kernel position
+    # is a long contiguous copy instead of N*C*Ho short rows. Columns
+    # wo >= Wo of each row hold neighbouring pixels (zeroed when zero_tail).
+    cdef int pt = padding[0], pb = padding[1], pl = padding[2], pr = padding[3]
+    cdef int dh = dilation[0], dw = dilation[1]
+    N, C, H, W = x.shape
+    Hp, Wp = H + pt + pb, W + pl + pr
+    Ho, Wo = Hp - (kh - 1) * dh, Wp - (kw - 1) * dw
+    if Ho <= 0 or Wo <= 0:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({Hp} x {Wp}). Kernel size: "
+            f"({(kh - 1) * dh + 1} x {(kw - 1) * dw + 1}). Kernel size can't be greater than actual input size")
+    # one extra zero row at the bottom: the last window's range runs past
+    # the last row by (kw - 1) * dw elements
+    xp = np.zeros((N, C, Hp + 1, Wp), dtype=x.dtype)
+    xp[:, :, pt:pt + H, pl:pl + W] = x
+    xf = xp.reshape(N, C, (Hp + 1) * Wp)
+    L = Ho * Wp
+    cols = np.empty((N, C, kh, kw, L), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            off = i * dh * Wp + j * dw
+            cols[:, :, i, j] = xf[:, :, off:off + L]
+    if zero_tail and Wp != Wo:
+        cols.reshape(N, C, kh, kw, Ho, Wp)[..., Wo:] = 0
+    return cols.reshape(N, groups, (C // groups) * kh * kw, L), Ho, Wo, Wp
 
 
 cdef object k_conv2d_input_grad(object g, object w, object input_shape, object stride, object padding,
@@ -485,8 +521,24 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
     sh, sw = stride[0], stride[1]
     dh, dw = dilation[0], dilation[1]
     pt, pb, pl, pr = padding
-    gm = g.reshape(N, groups, O // groups, Ho * Wo)
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    if sh == 1 and sw == 1:
+        # col2im on the pitched layout of _im2col_pitched: g gets zero
+        # columns up to the padded width, and each kernel position is one
+        # contiguous range add
+        Hp, Wp = H + pt + pb, W + pl + pr
+        gp = np.zeros((N, O, Ho, Wp), dtype=g.dtype)
+        gp[:, :, :, :Wo] = g
+        L = Ho * Wp
+        gcols = np.matmul(np.swapaxes(wm, 1, 2), gp.reshape(N, groups, O // groups, L))
+        gcols = gcols.reshape(N, C, kh, kw, L)
+        gxf = np.zeros((N, C, (Hp + 1) * Wp), dtype=gcols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                off = i * dh * Wp + j * dw
+                gxf[:, :, off:off + L] += gcols[:, :, i, j]
+        return np.ascontiguousarray(gxf.reshape(N, C, Hp + 1, Wp)[:, :, pt:pt + H, pl:pl + W])
+    gm = g.reshape(N, groups, O // groups, Ho * Wo)
     gcols = np.matmul(np.swapaxes(wm, 1, 2), gm).reshape(N, C, kh, kw, Ho, Wo)
     gx = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=gcols.dtype)
     for i in range(kh):
@@ -502,8 +554,17 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
     x = np.asarray(x)
     g = np.asarray(g)
     O, Cg, kh, kw = weight_shape
-    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     N = x.shape[0]
+    if tuple(stride) == (1, 1):
+        # pitched columns (tail zeroed) against g with zero tail columns
+        cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, True)
+        if Wp != Wo:
+            gp = np.zeros((N, O, Ho, Wp), dtype=g.dtype)
+            gp[:, :, :, :Wo] = g
+            g = gp
+        Wo = Wp
+    else:
+        cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     gm = g.reshape(N, groups, O // groups, Ho * Wo)
     if N == 1:
         gw = np.matmul(gm[0], np.swapaxes(cols[0], 1, 2))
