@@ -616,9 +616,66 @@ cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object 
     return out, am, (ks, st, pd, dl)
 
 
+cdef tuple _max_pool_windows(object x, object kernel_size, object stride, object padding,
+                             object dilation, bint ceil_mode):
+    # (padded 4-d input, params, Ho, Wo): window position (i, j) of every
+    # output is xp[:, :, i*dh::sh, j*dw::sw] (cropped to Ho, Wo)
+    ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
+    x = np.asarray(x)
+    x4 = x if x.ndim == 4 else x[None]
+    fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+    if pd[0] or pd[1]:
+        x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0]), (pd[1], pd[1])), constant_values=fill)
+    Ho = (x4.shape[2] - (ks[0] - 1) * dl[0] - 1) // st[0] + 1
+    Wo = (x4.shape[3] - (ks[1] - 1) * dl[1] - 1) // st[1] + 1
+    if Ho <= 0 or Wo <= 0:
+        raise RuntimeError(f"max_pool2d: output size is too small ({Ho} x {Wo}): the kernel does not "
+                           "fit in the (padded) input")
+    return x4, ks, st, pd, dl, Ho, Wo
+
+
 cdef object k_max_pool2d(object x, object kernel_size, object stride, object padding, object dilation,
                          bint ceil_mode):
-    return _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)[0]
+    # running maximum over the kh*kw window positions (strided views, no
+    # window copy); np.maximum propagates NaN, as torch
+    x4, ks, st, pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
+    out = None
+    for i in range(ks[0]):
+        for j in range(ks[1]):
+            s = x4[:, :, i * dl[0]:i * dl[0] + st[0] * (Ho - 1) + 1:st[0],
+                   j * dl[1]:j * dl[1] + st[1] * (Wo - 1) + 1:st[1]]
+            out = s.copy() if out is None else np.maximum(out, s, out=out)
+    return out if np.ndim(x) == 4 else out[0]
+
+
+cdef object k_max_pool2d_backward_fast(object g, object x, object result, object kernel_size,
+                                       object stride, object padding, object dilation, bint ceil_mode):
+    # The gradient goes to the first window position (scan order, as torch)
+    # holding the maximum: one pass per kernel position over strided views.
+    x4, ks, st, pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
+    g = np.asarray(g)
+    r = np.asarray(result)
+    if r.ndim == 3:
+        r = r[None]
+        g = g[None] if g.ndim == 3 else g
+    g = np.broadcast_to(g, r.shape)
+    gx = np.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
+    pending = np.ones(r.shape, dtype=bool)
+    nan_out = r != r
+    for i in range(ks[0]):
+        for j in range(ks[1]):
+            sl = (slice(None), slice(None),
+                  slice(i * dl[0], i * dl[0] + st[0] * (Ho - 1) + 1, st[0]),
+                  slice(j * dl[1], j * dl[1] + st[1] * (Wo - 1) + 1, st[1]))
+            s = x4[sl]
+            hit = (s == r) if not nan_out.any() else ((s == r) | ((s != s) & nan_out))
+            hit &= pending
+            pending &= ~hit
+            gx[sl] += np.where(hit, g, 0)
+    H, W = np.shape(x)[-2], np.shape(x)[-1]
+    if pd[0] or pd[1]:
+        gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
+    return gx if np.ndim(x) == 4 else gx[0]
 
 
 cdef tuple _max_pool_index(object x, object kernel_size, object stride, object padding, object dilation,
