@@ -470,11 +470,20 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if tuple(stride) == (1, 1):
         cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
-        out = np.matmul(wm, cols).reshape(N, O, Ho, Wp)
-        return np.ascontiguousarray(out[:, :, :, :Wo]) if Wp != Wo else out
+        out = np.matmul(wm, cols).reshape(O, N, Ho, Wp)      # (G, Og, K) @ (G, K, N*L)
+        return np.ascontiguousarray(out[:, :, :, :Wo].transpose(1, 0, 2, 3))
     cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     out = np.matmul(wm, cols)                 # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
     return out.reshape(N, O, Ho, Wo)
+
+
+cdef object _pitched_grad(object g, Py_ssize_t Wp):
+    # g (N, O, Ho, Wo) as (O, N, Ho, Wp), zero beyond Wo: the layout of
+    # _im2col_pitched's columns
+    N, O, Ho, Wo = g.shape
+    gp = np.zeros((O, N, Ho, Wp), dtype=g.dtype) if Wp != Wo else np.empty((O, N, Ho, Wp), dtype=g.dtype)
+    gp[:, :, :, :Wo] = g.transpose(1, 0, 2, 3)
+    return gp
 
 
 cdef tuple _im2col_pitched(object x, int kh, int kw, tuple padding, tuple dilation, int groups,
@@ -499,14 +508,17 @@ cdef tuple _im2col_pitched(object x, int kh, int kw, tuple padding, tuple dilati
     xp[:, :, pt:pt + H, pl:pl + W] = x
     xf = xp.reshape(N, C, (Hp + 1) * Wp)
     L = Ho * Wp
-    cols = np.empty((N, C, kh, kw, L), dtype=x.dtype)
+    # channel-major (C, kh, kw, N, L): each group's columns are one matrix
+    # (Kg, N*L), so every convolution GEMM is a single large one per group
+    cols = np.empty((C, kh, kw, N, L), dtype=x.dtype)
+    xt = xf.transpose(1, 0, 2)
     for i in range(kh):
         for j in range(kw):
             off = i * dh * Wp + j * dw
-            cols[:, :, i, j] = xf[:, :, off:off + L]
+            cols[:, i, j] = xt[:, :, off:off + L]
     if zero_tail and Wp != Wo:
-        cols.reshape(N, C, kh, kw, Ho, Wp)[..., Wo:] = 0
-    return cols.reshape(N, groups, (C // groups) * kh * kw, L), Ho, Wo, Wp
+        cols.reshape(C, kh, kw, N, Ho, Wp)[..., Wo:] = 0
+    return cols.reshape(groups, (C // groups) * kh * kw, N * L), Ho, Wo, Wp
 
 
 cdef object k_conv2d_input_grad(object g, object w, object input_shape, object stride, object padding,
@@ -527,17 +539,17 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
         # columns up to the padded width, and each kernel position is one
         # contiguous range add
         Hp, Wp = H + pt + pb, W + pl + pr
-        gp = np.zeros((N, O, Ho, Wp), dtype=g.dtype)
-        gp[:, :, :, :Wo] = g
         L = Ho * Wp
-        gcols = np.matmul(np.swapaxes(wm, 1, 2), gp.reshape(N, groups, O // groups, L))
-        gcols = gcols.reshape(N, C, kh, kw, L)
-        gxf = np.zeros((N, C, (Hp + 1) * Wp), dtype=gcols.dtype)
+        gp = _pitched_grad(g, Wp)
+        gcols = np.matmul(np.swapaxes(wm, 1, 2), gp.reshape(groups, O // groups, N * L))
+        gcols = gcols.reshape(C, kh, kw, N, L)
+        gxf = np.zeros((C, N, (Hp + 1) * Wp), dtype=gcols.dtype)
         for i in range(kh):
             for j in range(kw):
                 off = i * dh * Wp + j * dw
-                gxf[:, :, off:off + L] += gcols[:, :, i, j]
-        return np.ascontiguousarray(gxf.reshape(N, C, Hp + 1, Wp)[:, :, pt:pt + H, pl:pl + W])
+                gxf[:, :, off:off + L] += gcols[:, i, j]
+        return np.ascontiguousarray(
+            gxf.reshape(C, N, Hp + 1, Wp)[:, :, pt:pt + H, pl:pl + W].transpose(1, 0, 2, 3))
     gm = g.reshape(N, groups, O // groups, Ho * Wo)
     gcols = np.matmul(np.swapaxes(wm, 1, 2), gm).reshape(N, C, kh, kw, Ho, Wo)
     gx = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=gcols.dtype)
@@ -556,13 +568,11 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
     if tuple(stride) == (1, 1):
-        # pitched columns (tail zeroed) against g with zero tail columns
+        # pitched channel-major columns (tail zeroed) against g laid out the
+        # same way: one GEMM (Og, N*L) @ (N*L, Kg) per group
         cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, True)
-        if Wp != Wo:
-            gp = np.zeros((N, O, Ho, Wp), dtype=g.dtype)
-            gp[:, :, :, :Wo] = g
-            g = gp
-        Wo = Wp
+        gp = _pitched_grad(g, Wp).reshape(groups, O // groups, -1)
+        return np.matmul(gp, np.swapaxes(cols, 1, 2)).reshape(tuple(weight_shape))
     else:
         cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     gm = g.reshape(N, groups, O // groups, Ho * Wo)
@@ -690,19 +700,6 @@ cdef tuple _max_pool_index(object x, object kernel_size, object stride, object p
     if np.ndim(x) == 3:
         return (c, hh[0], ww[0])
     return (np.arange(N).reshape(N, 1, 1, 1), c[None], hh, ww)
-
-
-cdef object k_max_pool2d_backward(object g, object x, object kernel_size, object stride, object padding,
-                                  object dilation, bint ceil_mode):
-    # scatter-add to the argmax positions through bincount (windows may
-    # overlap, so positions repeat)
-    idx = _max_pool_index(x, kernel_size, stride, padding, dilation, ceil_mode)
-    shape = np.shape(x)
-    flat = np.ravel_multi_index(np.broadcast_arrays(*idx), shape)
-    g = np.asarray(g)
-    gb = np.broadcast_to(g, flat.shape)
-    out = np.bincount(flat.ravel(), weights=gb.ravel(), minlength=int(np.prod(shape)))
-    return out.reshape(shape).astype(g.dtype, copy=False)
 
 
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
