@@ -669,19 +669,45 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         r = r[None]
         g = g[None] if g.ndim == 3 else g
     g = np.broadcast_to(g, r.shape)
+    cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
+                       and pd[0] == 0 and pd[1] == 0
+                       and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
+                       and not (r.dtype.kind in "fc" and np.isnan(r).any()))
+    if tiled:
+        # windows tile the input exactly: compare the (N, C, Ho, kh, Wo, kw)
+        # view with the result in one pass; valid when no window holds its
+        # maximum twice (ties and NaN take the general path below)
+        # (rows of the result repeated kw times keep the inner loops long)
+        N, C = x4.shape[0], x4.shape[1]
+        W4 = x4.shape[3]
+        r5 = np.repeat(r, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
+        hit = np.equal(x4.reshape(N, C, Ho, ks[0], W4), r5)
+        if np.count_nonzero(hit) == r.size:
+            g5 = np.repeat(g, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
+            gx = np.multiply(hit, g5, dtype=np.result_type(g.dtype, r.dtype)).reshape(x4.shape)
+            return gx if np.ndim(x) == 4 else gx[0]
     gx = np.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
     pending = np.ones(r.shape, dtype=bool)
     nan_out = r != r
+    has_nan = bool(nan_out.any())
+    # windows that do not overlap (stride >= effective kernel) own their
+    # input positions: a masked copy instead of an accumulation
+    disjoint = st[0] >= (ks[0] - 1) * dl[0] + 1 and st[1] >= (ks[1] - 1) * dl[1] + 1
     for i in range(ks[0]):
         for j in range(ks[1]):
             sl = (slice(None), slice(None),
                   slice(i * dl[0], i * dl[0] + st[0] * (Ho - 1) + 1, st[0]),
                   slice(j * dl[1], j * dl[1] + st[1] * (Wo - 1) + 1, st[1]))
             s = x4[sl]
-            hit = (s == r) if not nan_out.any() else ((s == r) | ((s != s) & nan_out))
+            hit = np.equal(s, r)
+            if has_nan:
+                hit |= (s != s) & nan_out
             hit &= pending
-            pending &= ~hit
-            gx[sl] += np.where(hit, g, 0)
+            pending ^= hit                  # hit is a subset of pending
+            if disjoint:
+                np.copyto(gx[sl], g, where=hit)
+            else:
+                gx[sl] += np.where(hit, g, 0)
     H, W = np.shape(x)[-2], np.shape(x)[-1]
     if pd[0] or pd[1]:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
