@@ -84,3 +84,44 @@ try:
 except ImportError:
     import per_op as P
 PerOpOverhead.params = P.available()
+
+
+# --- nn.functional ---
+class Conv2dStep:
+    """Two conv layers (3->16->32 channels, 3x3, padding 1), batch 32, 32x32:
+    forward + backward."""
+    params = (["retrograd", "numpy"], ["float32", "float64"])
+    param_names = ["framework", "dtype"]
+
+    def setup(self, framework, dtype):
+        self.fn = W.conv2d_step(framework, dtype)
+
+    def time_conv2d_step(self, framework, dtype):
+        self.fn()
+
+
+class CNNStep:
+    """conv-relu-maxpool x2, linear, cross-entropy: one training step."""
+    params = (["retrograd", "numpy"], ["float32"])
+    param_names = ["framework", "dtype"]
+
+    def setup(self, framework, dtype):
+        self.fn = W.cnn_step(framework, dtype)
+
+    def time_cnn_step(self, framework, dtype):
+        self.fn()
+
+    def peakmem_cnn_step(self, framework, dtype):
+        self.fn()
+
+
+class IndexBackward:
+    """w[idx] with 100k repeated indices into 1000 rows, backward."""
+    params = (["retrograd", "numpy"], ["float32"])
+    param_names = ["framework", "dtype"]
+
+    def setup(self, framework, dtype):
+        self.fn = W.index_backward(framework, dtype)
+
+    def time_index_backward(self, framework, dtype):
+        self.fn()

@@ -220,3 +220,164 @@ def deep_chain(framework, ops=DEEP_OPS):
         y.sum().backward()
         return x.grad
     return run
+
+
+# --- nn.functional ---------------------------------------------------------
+# conv2d_step: two conv layers (3->16->32 channels, 3x3, padding 1) on a batch
+# of 32 32x32 images, forward + backward of the sum.
+# cnn_step: conv-relu-maxpool twice, linear, cross-entropy: one training step.
+# index_backward: w[idx] with many repeated indices, backward (embedding-like).
+
+CONV_BATCH = 32
+CONV_HW = 32
+INDEX_ROWS, INDEX_COLS, INDEX_COUNT = 1000, 64, 100_000
+
+
+def _np_conv_fwd(x, w, b):
+    # im2col (sliding_window_view) + one GEMM: padding 1, stride 1
+    from numpy.lib.stride_tricks import sliding_window_view
+    N, C, H, W_ = x.shape
+    O, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cols = np.ascontiguousarray(sliding_window_view(xp, (kh, kw), axis=(2, 3)).transpose(0, 1, 4, 5, 2, 3))
+    cols = cols.reshape(N, C * kh * kw, H * W_)
+    out = np.matmul(w.reshape(O, -1), cols).reshape(N, O, H, W_) + b.reshape(1, O, 1, 1)
+    return out, cols
+
+
+def _np_conv_bwd(g, cols, w, need_input=True):
+    N, O, H, W_ = g.shape
+    _, C, kh, kw = w.shape
+    g2 = g.reshape(N, O, H * W_)
+    gw = np.matmul(g2, cols.transpose(0, 2, 1)).sum(0).reshape(w.shape)
+    gb = g.sum((0, 2, 3))
+    if not need_input:
+        return None, gw, gb
+    gcols = np.matmul(w.reshape(O, -1).T, g2).reshape(N, C, kh, kw, H, W_)
+    gx = np.zeros((N, C, H + 2, W_ + 2), dtype=g.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            gx[:, :, i:i + H, j:j + W_] += gcols[:, :, i, j]
+    return gx[:, :, 1:-1, 1:-1], gw, gb
+
+
+def _conv_data(dtype):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((CONV_BATCH, 3, CONV_HW, CONV_HW)).astype(dtype)
+    w1 = (rng.standard_normal((16, 3, 3, 3)) / np.sqrt(27)).astype(dtype)
+    w2 = (rng.standard_normal((32, 16, 3, 3)) / np.sqrt(144)).astype(dtype)
+    b1, b2 = np.zeros(16, dtype), np.zeros(32, dtype)
+    return x, w1, b1, w2, b2
+
+
+def conv2d_step(framework, dtype="float32"):
+    dtype = np.dtype(dtype)
+    x, w1, b1, w2, b2 = _conv_data(dtype)
+    if framework == "numpy":
+        def run():
+            h, c1 = _np_conv_fwd(x, w1, b1)
+            y, c2 = _np_conv_fwd(h, w2, b2)
+            g = np.ones_like(y)
+            gh, gw2, gb2 = _np_conv_bwd(g, c2, w2)
+            _, gw1, gb1 = _np_conv_bwd(gh, c1, w1, need_input=False)
+            return gw1, gb1, gw2, gb2
+        return run
+    lib = _autograd_lib(framework)
+    F = lib.nn.functional
+    P = [lib.tensor(a, requires_grad=True) for a in (w1, b1, w2, b2)]
+    X = lib.from_numpy(x)
+
+    def run():
+        for p in P:
+            p.grad = None
+        y = F.conv2d(F.conv2d(X, P[0], P[1], padding=1), P[2], P[3], padding=1)
+        y.sum().backward()
+        return P[0].grad
+    return run
+
+
+def cnn_step(framework, dtype="float32"):
+    dtype = np.dtype(dtype)
+    x, w1, b1, w2, b2 = _conv_data(dtype)
+    rng = np.random.default_rng(5)
+    feat = 32 * (CONV_HW // 4) ** 2
+    w3 = (rng.standard_normal((10, feat)) / np.sqrt(feat)).astype(dtype)
+    b3 = np.zeros(10, dtype)
+    labels = rng.integers(0, 10, CONV_BATCH)
+    if framework == "numpy":
+        onehot = np.eye(10, dtype=dtype)[labels]
+
+        def pool_fwd(a):
+            N, C, H, W_ = a.shape
+            r = a.reshape(N, C, H // 2, 2, W_ // 2, 2)
+            m = r.max(axis=(3, 5))
+            return m, r == m[:, :, :, None, :, None]
+
+        def pool_bwd(g, mask):
+            N, C, H, W_ = g.shape
+            return (mask * g[:, :, :, None, :, None]).reshape(N, C, 2 * H, 2 * W_)
+
+        def run():
+            h1p, c1 = _np_conv_fwd(x, w1, b1)
+            h1 = np.maximum(h1p, 0)
+            p1, m1 = pool_fwd(h1)
+            h2p, c2 = _np_conv_fwd(p1, w2, b2)
+            h2 = np.maximum(h2p, 0)
+            p2, m2 = pool_fwd(h2)
+            f = p2.reshape(CONV_BATCH, -1)
+            logits = f @ w3.T + b3
+            s = logits - logits.max(1, keepdims=True)
+            e = np.exp(s)
+            z = e.sum(1, keepdims=True)
+            loss = -(onehot * (s - np.log(z))).sum() / CONV_BATCH
+            gl = (e / z - onehot) / CONV_BATCH
+            gw3, gb3 = gl.T @ f, gl.sum(0)
+            gp2 = (gl @ w3).reshape(p2.shape)
+            gh2 = pool_bwd(gp2, m2) * (h2p > 0)
+            gp1, gw2, gb2 = _np_conv_bwd(gh2, c2, w2)
+            gh1 = pool_bwd(gp1, m1) * (h1p > 0)
+            _, gw1, gb1 = _np_conv_bwd(gh1, c1, w1, need_input=False)
+            return loss, (gw1, gb1, gw2, gb2, gw3, gb3)
+        return run
+    lib = _autograd_lib(framework)
+    F = lib.nn.functional
+    P = [lib.tensor(a, requires_grad=True) for a in (w1, b1, w2, b2, w3, b3)]
+    X = lib.from_numpy(x)
+    L = lib.from_numpy(labels)
+
+    def run():
+        for p in P:
+            p.grad = None
+        h = F.max_pool2d(F.conv2d(X, P[0], P[1], padding=1).relu(), 2)
+        h = F.max_pool2d(F.conv2d(h, P[2], P[3], padding=1).relu(), 2)
+        logits = F.linear(h.reshape((CONV_BATCH, feat)), P[4], P[5])
+        loss = F.cross_entropy(logits, L)
+        loss.backward()
+        return loss
+    return run
+
+
+def index_backward(framework, dtype="float32"):
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((INDEX_ROWS, INDEX_COLS)).astype(dtype)
+    idx = rng.integers(0, INDEX_ROWS, INDEX_COUNT)
+    c = rng.standard_normal((INDEX_COUNT, INDEX_COLS)).astype(dtype)
+    if framework == "numpy":
+        def run():
+            y = w[idx]
+            loss = (y * c).sum()
+            gw = np.zeros_like(w)
+            np.add.at(gw, idx, c)
+            return loss, gw
+        return run
+    lib = _autograd_lib(framework)
+    W_ = lib.tensor(w, requires_grad=True)
+    I = lib.from_numpy(idx)
+    C = lib.from_numpy(c)
+
+    def run():
+        W_.grad = None
+        (W_[I] * C).sum().backward()
+        return W_.grad
+    return run

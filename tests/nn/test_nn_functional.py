@@ -301,3 +301,19 @@ def test_conv_errors_say_what_is_wrong():
         F.conv2d(rg.zeros(1, 3, 5, 5), rg.zeros(2, 3, 3, 3), stride=2, padding="same")
     with pytest.raises(RuntimeError, match="Kernel size"):
         F.conv2d(rg.zeros(1, 3, 2, 2), rg.zeros(2, 3, 3, 3))
+
+
+def test_max_pool2d_tie_and_nan_in_other_windows():
+    # one window with a tie, another with NaN: the tiled fast path must not
+    # mistake the hit count for "one hit per window"
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    x[0, 0, 0, 0] = x[0, 0, 0, 1] = x[0, 0, 1, 0] = x[0, 0, 1, 1] = 7.0
+    x[0, 0, 2, 2] = np.nan
+    t = rg.tensor(x, requires_grad=True)
+    tt = torch.tensor(x, requires_grad=True)
+    F.max_pool2d(t, 2).sum().backward()
+    TF.max_pool2d(tt, 2).sum().backward()
+    g = np.asarray(t.grad)
+    assert g[0, 0, :2, :2].sum() == 1.0 and g[0, 0, 0, 0] == 1.0
+    np.testing.assert_array_equal(g[0, 0, :2], tt.grad.numpy()[0, 0, :2])
+    assert g[0, 0, 2:, 2:].sum() == 1.0

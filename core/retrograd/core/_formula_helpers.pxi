@@ -371,9 +371,10 @@ def conv2d_weight_grad_jvp(ns, x_t, g_p, x_p, g_t, weight_shape, stride, padding
                                                          dilation, groups), x_t, g_p, x_p, g_t)
 
 
-def max_pool2d_backward(ns, grad, self, kernel_size, stride, padding, dilation, ceil_mode):
+def max_pool2d_backward(ns, grad, self, result, kernel_size, stride, padding, dilation, ceil_mode):
     if ns is A:
-        return k_max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+        return k_max_pool2d_backward_fast(grad, self, result, kernel_size, stride, padding, dilation,
+                                          ceil_mode)
     # create_graph: the scatter as index_backward, whose backward (getitem)
     # makes max_pool2d twice differentiable
     idx = _max_pool_index(ns.data(self), kernel_size, stride, padding, dilation, ceil_mode)

@@ -687,11 +687,59 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     w = np.asarray(w)
     _check_conv(x, w, groups)
     O, Cg, kh, kw = w.shape
-    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     N = x.shape[0]
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    if tuple(stride) == (1, 1):
+        cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
+        out = np.matmul(wm, cols).reshape(O, N, Ho, Wp)      # (G, Og, K) @ (G, K, N*L)
+        return np.ascontiguousarray(out[:, :, :, :Wo].transpose(1, 0, 2, 3))
+    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     out = np.matmul(wm, cols)                 # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
     return out.reshape(N, O, Ho, Wo)
+
+
+cdef object _pitched_grad(object g, Py_ssize_t Wp):
+    # g (N, O, Ho, Wo) as (O, N, Ho, Wp), zero beyond Wo: the layout of
+    # _im2col_pitched's columns
+    N, O, Ho, Wo = g.shape
+    gp = np.zeros((O, N, Ho, Wp), dtype=g.dtype) if Wp != Wo else np.empty((O, N, Ho, Wp), dtype=g.dtype)
+    gp[:, :, :, :Wo] = g.transpose(1, 0, 2, 3)
+    return gp
+
+
+cdef tuple _im2col_pitched(object x, int kh, int kw, tuple padding, tuple dilation, int groups,
+                           bint zero_tail):
+    # Stride-1 im2col with rows of pitch Wp (the padded width) instead of Wo:
+    # window (i, j) of every image is then ONE contiguous range of the
+    # flattened padded image (offset i*dh*Wp + j*dw), so each kernel position
+    # is a long contiguous copy instead of N*C*Ho short rows. Columns
+    # wo >= Wo of each row hold neighbouring pixels (zeroed when zero_tail).
+    cdef int pt = padding[0], pb = padding[1], pl = padding[2], pr = padding[3]
+    cdef int dh = dilation[0], dw = dilation[1]
+    N, C, H, W = x.shape
+    Hp, Wp = H + pt + pb, W + pl + pr
+    Ho, Wo = Hp - (kh - 1) * dh, Wp - (kw - 1) * dw
+    if Ho <= 0 or Wo <= 0:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({Hp} x {Wp}). Kernel size: "
+            f"({(kh - 1) * dh + 1} x {(kw - 1) * dw + 1}). Kernel size can't be greater than actual input size")
+    # one extra zero row at the bottom: the last window's range runs past
+    # the last row by (kw - 1) * dw elements
+    xp = np.zeros((N, C, Hp + 1, Wp), dtype=x.dtype)
+    xp[:, :, pt:pt + H, pl:pl + W] = x
+    xf = xp.reshape(N, C, (Hp + 1) * Wp)
+    L = Ho * Wp
+    # channel-major (C, kh, kw, N, L): each group's columns are one matrix
+    # (Kg, N*L), so every convolution GEMM is a single large one per group
+    cols = np.empty((C, kh, kw, N, L), dtype=x.dtype)
+    xt = xf.transpose(1, 0, 2)
+    for i in range(kh):
+        for j in range(kw):
+            off = i * dh * Wp + j * dw
+            cols[:, i, j] = xt[:, :, off:off + L]
+    if zero_tail and Wp != Wo:
+        cols.reshape(C, kh, kw, N, Ho, Wp)[..., Wo:] = 0
+    return cols.reshape(groups, (C // groups) * kh * kw, N * L), Ho, Wo, Wp
 
 
 cdef object k_conv2d_input_grad(object g, object w, object input_shape, object stride, object padding,
@@ -706,8 +754,24 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
     sh, sw = stride[0], stride[1]
     dh, dw = dilation[0], dilation[1]
     pt, pb, pl, pr = padding
-    gm = g.reshape(N, groups, O // groups, Ho * Wo)
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    if sh == 1 and sw == 1:
+        # col2im on the pitched layout of _im2col_pitched: g gets zero
+        # columns up to the padded width, and each kernel position is one
+        # contiguous range add
+        Hp, Wp = H + pt + pb, W + pl + pr
+        L = Ho * Wp
+        gp = _pitched_grad(g, Wp)
+        gcols = np.matmul(np.swapaxes(wm, 1, 2), gp.reshape(groups, O // groups, N * L))
+        gcols = gcols.reshape(C, kh, kw, N, L)
+        gxf = np.zeros((C, N, (Hp + 1) * Wp), dtype=gcols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                off = i * dh * Wp + j * dw
+                gxf[:, :, off:off + L] += gcols[:, i, j]
+        return np.ascontiguousarray(
+            gxf.reshape(C, N, Hp + 1, Wp)[:, :, pt:pt + H, pl:pl + W].transpose(1, 0, 2, 3))
+    gm = g.reshape(N, groups, O // groups, Ho * Wo)
     gcols = np.matmul(np.swapaxes(wm, 1, 2), gm).reshape(N, C, kh, kw, Ho, Wo)
     gx = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=gcols.dtype)
     for i in range(kh):
@@ -723,8 +787,15 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
     x = np.asarray(x)
     g = np.asarray(g)
     O, Cg, kh, kw = weight_shape
-    cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     N = x.shape[0]
+    if tuple(stride) == (1, 1):
+        # pitched channel-major columns (tail zeroed) against g laid out the
+        # same way: one GEMM (Og, N*L) @ (N*L, Kg) per group
+        cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, True)
+        gp = _pitched_grad(g, Wp).reshape(groups, O // groups, -1)
+        return np.matmul(gp, np.swapaxes(cols, 1, 2)).reshape(tuple(weight_shape))
+    else:
+        cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     gm = g.reshape(N, groups, O // groups, Ho * Wo)
     if N == 1:
         gw = np.matmul(gm[0], np.swapaxes(cols[0], 1, 2))
@@ -776,9 +847,92 @@ cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object 
     return out, am, (ks, st, pd, dl)
 
 
+cdef tuple _max_pool_windows(object x, object kernel_size, object stride, object padding,
+                             object dilation, bint ceil_mode):
+    # (padded 4-d input, params, Ho, Wo): window position (i, j) of every
+    # output is xp[:, :, i*dh::sh, j*dw::sw] (cropped to Ho, Wo)
+    ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
+    x = np.asarray(x)
+    x4 = x if x.ndim == 4 else x[None]
+    fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+    if pd[0] or pd[1]:
+        x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0]), (pd[1], pd[1])), constant_values=fill)
+    Ho = (x4.shape[2] - (ks[0] - 1) * dl[0] - 1) // st[0] + 1
+    Wo = (x4.shape[3] - (ks[1] - 1) * dl[1] - 1) // st[1] + 1
+    if Ho <= 0 or Wo <= 0:
+        raise RuntimeError(f"max_pool2d: output size is too small ({Ho} x {Wo}): the kernel does not "
+                           "fit in the (padded) input")
+    return x4, ks, st, pd, dl, Ho, Wo
+
+
 cdef object k_max_pool2d(object x, object kernel_size, object stride, object padding, object dilation,
                          bint ceil_mode):
-    return _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)[0]
+    # running maximum over the kh*kw window positions (strided views, no
+    # window copy); np.maximum propagates NaN, as torch
+    x4, ks, st, pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
+    out = None
+    for i in range(ks[0]):
+        for j in range(ks[1]):
+            s = x4[:, :, i * dl[0]:i * dl[0] + st[0] * (Ho - 1) + 1:st[0],
+                   j * dl[1]:j * dl[1] + st[1] * (Wo - 1) + 1:st[1]]
+            out = s.copy() if out is None else np.maximum(out, s, out=out)
+    return out if np.ndim(x) == 4 else out[0]
+
+
+cdef object k_max_pool2d_backward_fast(object g, object x, object result, object kernel_size,
+                                       object stride, object padding, object dilation, bint ceil_mode):
+    # The gradient goes to the first window position (scan order, as torch)
+    # holding the maximum: one pass per kernel position over strided views.
+    x4, ks, st, pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
+    g = np.asarray(g)
+    r = np.asarray(result)
+    if r.ndim == 3:
+        r = r[None]
+        g = g[None] if g.ndim == 3 else g
+    g = np.broadcast_to(g, r.shape)
+    cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
+                       and pd[0] == 0 and pd[1] == 0
+                       and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
+                       and not (r.dtype.kind in "fc" and np.isnan(r).any()))
+    if tiled:
+        # windows tile the input exactly: compare the (N, C, Ho, kh, Wo, kw)
+        # view with the result in one pass; valid when no window holds its
+        # maximum twice (ties and NaN take the general path below)
+        # (rows of the result repeated kw times keep the inner loops long)
+        N, C = x4.shape[0], x4.shape[1]
+        W4 = x4.shape[3]
+        r5 = np.repeat(r, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
+        hit = np.equal(x4.reshape(N, C, Ho, ks[0], W4), r5)
+        if np.count_nonzero(hit) == r.size:
+            g5 = np.repeat(g, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
+            gx = np.multiply(hit, g5, dtype=np.result_type(g.dtype, r.dtype)).reshape(x4.shape)
+            return gx if np.ndim(x) == 4 else gx[0]
+    gx = np.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
+    pending = np.ones(r.shape, dtype=bool)
+    nan_out = r != r
+    has_nan = bool(nan_out.any())
+    # windows that do not overlap (stride >= effective kernel) own their
+    # input positions: a masked copy instead of an accumulation
+    disjoint = st[0] >= (ks[0] - 1) * dl[0] + 1 and st[1] >= (ks[1] - 1) * dl[1] + 1
+    for i in range(ks[0]):
+        for j in range(ks[1]):
+            sl = (slice(None), slice(None),
+                  slice(i * dl[0], i * dl[0] + st[0] * (Ho - 1) + 1, st[0]),
+                  slice(j * dl[1], j * dl[1] + st[1] * (Wo - 1) + 1, st[1]))
+            s = x4[sl]
+            hit = np.equal(s, r)
+            if has_nan:
+                hit |= (s != s) & nan_out
+            hit &= pending
+            pending ^= hit                  # hit is a subset of pending
+            if disjoint:
+                np.copyto(gx[sl], g, where=hit)
+            else:
+                gx[sl] += np.where(hit, g, 0)
+    H, W = np.shape(x)[-2], np.shape(x)[-1]
+    if pd[0] or pd[1]:
+        gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
+    return gx if np.ndim(x) == 4 else gx[0]
 
 
 cdef tuple _max_pool_index(object x, object kernel_size, object stride, object padding, object dilation,
@@ -793,19 +947,6 @@ cdef tuple _max_pool_index(object x, object kernel_size, object stride, object p
     if np.ndim(x) == 3:
         return (c, hh[0], ww[0])
     return (np.arange(N).reshape(N, 1, 1, 1), c[None], hh, ww)
-
-
-cdef object k_max_pool2d_backward(object g, object x, object kernel_size, object stride, object padding,
-                                  object dilation, bint ceil_mode):
-    # scatter-add to the argmax positions through bincount (windows may
-    # overlap, so positions repeat)
-    idx = _max_pool_index(x, kernel_size, stride, padding, dilation, ceil_mode)
-    shape = np.shape(x)
-    flat = np.ravel_multi_index(np.broadcast_arrays(*idx), shape)
-    g = np.asarray(g)
-    gb = np.broadcast_to(g, flat.shape)
-    out = np.bincount(flat.ravel(), weights=gb.ravel(), minlength=int(np.prod(shape)))
-    return out.reshape(shape).astype(g.dtype, copy=False)
 
 
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
