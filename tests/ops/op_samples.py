@@ -452,201 +452,6 @@ OP_DB: list[OpInfo] = [
            torch_fn=lambda torch, *a, **k: torch.nn.functional.max_pool2d(*a, **k)),
     OpInfo("avg_pool2d", _avg_pool2d_samples,
            torch_fn=lambda torch, *a, **k: torch.nn.functional.avg_pool2d(*a, **k)),
-    # --- reductions and linear algebra --- (samples in op_samples_reductions_linalg.py)
-    *__import__("op_samples_reductions_linalg").reductions_linalg_ops(OpInfo, SampleInput, _torch_dtype),
-]
-
-
-# --- elementwise ops (issue 3) ---------------------------------------------------
-# Values stay away from singularities, kinks and ties (finite differences),
-# except the samples that test ties on purpose (maximum/minimum split the
-# gradient half/half, which central differences also give). Integer samples
-# check that integer inputs work and give results that do not require grad.
-
-def _ints(*shape, low=-5, high=6, seed=0):
-    return np.random.default_rng(seed).integers(low, high, size=shape).astype(np.int64)
-
-
-def _nz_ints(*shape, seed=1):
-    a = _ints(*shape, seed=seed)
-    return np.where(a == 0, 3, a)
-
-
-def _floordiv_samples(g):
-    return _binary_samples(g, away=0.5, scalar=-1.5) + [
-        SampleInput((g(2, 3) * 4, 0.75), desc="python_scalar_fraction"),
-    ]
-
-
-def _torch_scalar_as(torch, a, like):
-    return a if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=like.dtype)
-
-
-def _torch_floor_divide(torch, a, b):
-    like = a if isinstance(a, torch.Tensor) else b
-    return torch.div(_torch_scalar_as(torch, a, like), _torch_scalar_as(torch, b, like),
-                     rounding_mode="floor")
-
-
-def _torch_binary_tensors(name):
-    # torch.maximum / minimum / atan2 want tensors on both sides
-    def fn(torch, a, b):
-        like = a if isinstance(a, torch.Tensor) else b
-        return getattr(torch, name)(_torch_scalar_as(torch, a, like), _torch_scalar_as(torch, b, like))
-    return fn
-
-
-def _unary_int_samples(g, **kw):
-    # integer inputs: tests/ops/test_elementwise_ops.py (no gradient to check here)
-    return _unary_samples(g, **kw)
-
-
-def _atan2_samples(g):
-    return _binary_samples(g, away=0.3, scalar=-1.5)
-
-
-def _gelu_samples(g):
-    return _unary_samples(g, low=-3.0, high=3.0) + [
-        SampleInput((g(3, 4, low=-3.0, high=3.0),), {"approximate": "tanh"}, desc="tanh"),
-        SampleInput((g(low=-3.0, high=3.0),), {"approximate": "tanh"}, desc="tanh_zero_d"),
-        SampleInput((g(2, 3),), {"approximate": "none"}, desc="none_explicit"),
-    ]
-
-
-def _away_from(a, k, d=0.1):
-    """`a` with every element at least `d` from `k` (an array or scalar)."""
-    k = np.broadcast_to(k, np.broadcast_shapes(np.shape(a), np.shape(k)))
-    a = np.broadcast_to(a, k.shape).copy() if np.shape(a) != k.shape else a.copy()
-    close = np.abs(a - k) < d
-    a[close] = (k + np.where(a >= k, 2 * d, -2 * d))[close]
-    return a
-
-
-def _softplus_samples(g):
-    x = _away_from(g(3, 4, low=-3, high=3), 0.5)          # kink at x*beta == threshold
-    return _unary_samples(g, low=-3.0, high=3.0) + [
-        SampleInput((x, 2.0, 1.0), desc="beta_threshold"),
-        SampleInput((g(2, 3),), {"beta": 0.5}, desc="beta_kw"),
-        SampleInput((_away_from(g(5, low=-3, high=3), 1.0),), {"threshold": 1.0}, desc="threshold_kw"),
-        SampleInput((g(low=-1, high=1),), {"beta": 3, "threshold": 10}, desc="zero_d"),
-    ]
-
-
-def _clamp_samples(g):
-    lo, hi = -0.5, 0.8
-    x = _away_from(_away_from(g(3, 4), lo), hi)
-    mn = g(3, 4, low=-1.5, high=0.0)
-    mx = g(4, low=0.2, high=1.5)
-    xt = _away_from(_away_from(g(3, 4), mn), mx)
-    m0 = g()
-    return [
-        SampleInput((x, lo, hi), desc="scalars"),
-        SampleInput((x, lo, None), desc="min_only"),
-        SampleInput((x, None, hi), desc="max_only"),
-        SampleInput((x, hi, lo), desc="min_above_max"),
-        SampleInput((xt, mn, mx), desc="tensors"),
-        SampleInput((xt, mn, None), desc="tensor_min_only"),
-        SampleInput((xt, None, mx), desc="tensor_max_only"),
-        SampleInput((_away_from(g(3, 4), mn), mn, 5.0), desc="tensor_min_scalar_max"),
-        SampleInput((_away_from(g(), 0.1), 0.1, None), desc="zero_d"),
-        SampleInput((_away_from(g(2, 3), m0), m0, None), desc="zero_d_min"),
-    ]
-
-
-def _torch_clamp(torch, x, min=None, max=None):
-    if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor):
-        min = min if min is None else _torch_scalar_as(torch, min, x)
-        max = max if max is None else _torch_scalar_as(torch, max, x)
-    return torch.clamp(x, min, max)
-
-
-def _max_min_samples(g):
-    # ties (the gradient is split half/half) are tested against torch in
-    # test_elementwise_ops.py: finite differences of the first gradient jump there
-    return _binary_samples(g) + [SampleInput((g(2, 3), g(2, 3)), desc="same_shape_2")]
-
-
-def _round_samples(g):
-    return _unary_samples(g) + [
-        SampleInput((g(3, 4),), {"decimals": 0}, desc="decimals_0"),
-        SampleInput((g(2, 3),), {"decimals": 1}, desc="decimals_1"),
-    ]
-
-
-def _lerp_samples(g):
-    return [
-        SampleInput((g(3, 4), g(3, 4), 0.3), desc="scalar_weight_low"),
-        SampleInput((g(3, 4), g(3, 4), 0.7), desc="scalar_weight_high"),
-        SampleInput((g(3, 4), g(4), g.pos(3, 4, low=0.0, high=1.0)), desc="tensor_weight"),
-        SampleInput((g(3, 1), g(1, 4), g(4)), desc="broadcast_all"),
-        SampleInput((g(), g(), g()), desc="zero_d"),
-        SampleInput((g(2, 3), g(2, 3), 1.5), desc="extrapolate"),
-    ]
-
-
-def _torch_lerp(torch, a, b, w):
-    return torch.lerp(a, b, w)
-
-
-def _fill_samples(g):
-    return [
-        SampleInput((g(3, 4), 2.5), desc="python_scalar"),
-        SampleInput((g(3, 4), g()), desc="zero_d_value"),
-        SampleInput((g(), g()), desc="zero_d"),
-    ]
-
-
-def _torch_fill(torch, x, value):
-    return torch.fill(x, value)
-
-
-def _rg_zero(x):
-    return rg.mul(x, 1.0).zero_()
-
-
-OP_DB += [
-    OpInfo("true_divide", _div_samples),
-    OpInfo("floor_divide", _floordiv_samples, torch_fn=_torch_floor_divide,
-           notes="piecewise constant: zero gradient (torch's div(rounding_mode='floor'))"),
-    OpInfo("remainder", _floordiv_samples, torch_fn=_torch_binary_tensors("remainder")),
-    OpInfo("exp2", _unary_samples),
-    OpInfo("log2", lambda g: _unary_samples(g, low=0.3, high=3.0)),
-    OpInfo("log10", lambda g: _unary_samples(g, low=0.3, high=3.0)),
-    OpInfo("log1p", lambda g: _unary_samples(g, low=-0.7, high=2.0)),
-    OpInfo("expm1", _unary_samples),
-    OpInfo("sqrt", lambda g: _unary_samples(g, low=0.3, high=3.0)),
-    OpInfo("rsqrt", lambda g: _unary_samples(g, low=0.3, high=3.0)),
-    OpInfo("square", _unary_int_samples),
-    OpInfo("reciprocal", lambda g: _unary_samples(g, away=0.5)),
-    # torch's double backward of abs hands out a ZeroTensor the oracle cannot
-    # read: the same function spelt with where
-    OpInfo("abs", lambda g: _unary_int_samples(g, away=0.1), notes="samples avoid the kink at 0",
-           torch_fn=lambda torch, x: torch.where(x < 0, -x, x)),
-    OpInfo("sign", lambda g: _unary_int_samples(g, away=0.1)),
-    OpInfo("tan", lambda g: _unary_samples(g, low=-1.2, high=1.2)),
-    OpInfo("asin", lambda g: _unary_samples(g, low=-0.9, high=0.9)),
-    OpInfo("acos", lambda g: _unary_samples(g, low=-0.9, high=0.9)),
-    OpInfo("atan", _unary_samples),
-    OpInfo("atan2", _atan2_samples, torch_fn=_torch_binary_tensors("atan2")),
-    OpInfo("sinh", _unary_samples),
-    OpInfo("cosh", _unary_samples),
-    OpInfo("gelu", _gelu_samples,
-           torch_fn=lambda torch, x, approximate="none": torch.nn.functional.gelu(x, approximate=approximate)),
-    OpInfo("silu", lambda g: _unary_samples(g, low=-4.0, high=4.0),
-           torch_fn=lambda torch, x: torch.nn.functional.silu(x)),
-    OpInfo("softplus", _softplus_samples,
-           torch_fn=lambda torch, x, beta=1, threshold=20: torch.nn.functional.softplus(x, beta, threshold)),
-    OpInfo("erf", lambda g: _unary_samples(g, low=-3.0, high=3.0)),
-    OpInfo("clamp", _clamp_samples, torch_fn=_torch_clamp, notes="samples avoid x == min / max"),
-    OpInfo("maximum", _max_min_samples, torch_fn=_torch_binary_tensors("maximum")),
-    OpInfo("minimum", _max_min_samples, torch_fn=_torch_binary_tensors("minimum")),
-    OpInfo("floor", _unary_samples),
-    OpInfo("ceil", _unary_samples),
-    OpInfo("round", _round_samples),
-    OpInfo("trunc", _unary_samples),
-    OpInfo("lerp", _lerp_samples, torch_fn=_torch_lerp),
-    OpInfo("fill", _fill_samples, torch_fn=_torch_fill),
-    OpInfo("_zero", _unary_samples, op=_rg_zero, torch_fn=lambda torch, x: (x * 1.0).zero_()),
 ]
 
 # --- shape and indexing (issue 3) ---
@@ -910,6 +715,202 @@ OP_DB += [
     OpInfo("narrow", _narrow_samples),
     OpInfo("tril", _tri_samples),
     OpInfo("triu", _tri_samples),
+
+    # --- reductions and linear algebra --- (samples in op_samples_reductions_linalg.py)
+    *__import__("op_samples_reductions_linalg").reductions_linalg_ops(OpInfo, SampleInput, _torch_dtype),
+]
+
+
+# --- elementwise ops (issue 3) ---------------------------------------------------
+# Values stay away from singularities, kinks and ties (finite differences),
+# except the samples that test ties on purpose (maximum/minimum split the
+# gradient half/half, which central differences also give). Integer samples
+# check that integer inputs work and give results that do not require grad.
+
+def _ints(*shape, low=-5, high=6, seed=0):
+    return np.random.default_rng(seed).integers(low, high, size=shape).astype(np.int64)
+
+
+def _nz_ints(*shape, seed=1):
+    a = _ints(*shape, seed=seed)
+    return np.where(a == 0, 3, a)
+
+
+def _floordiv_samples(g):
+    return _binary_samples(g, away=0.5, scalar=-1.5) + [
+        SampleInput((g(2, 3) * 4, 0.75), desc="python_scalar_fraction"),
+    ]
+
+
+def _torch_scalar_as(torch, a, like):
+    return a if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=like.dtype)
+
+
+def _torch_floor_divide(torch, a, b):
+    like = a if isinstance(a, torch.Tensor) else b
+    return torch.div(_torch_scalar_as(torch, a, like), _torch_scalar_as(torch, b, like),
+                     rounding_mode="floor")
+
+
+def _torch_binary_tensors(name):
+    # torch.maximum / minimum / atan2 want tensors on both sides
+    def fn(torch, a, b):
+        like = a if isinstance(a, torch.Tensor) else b
+        return getattr(torch, name)(_torch_scalar_as(torch, a, like), _torch_scalar_as(torch, b, like))
+    return fn
+
+
+def _unary_int_samples(g, **kw):
+    # integer inputs: tests/ops/test_elementwise_ops.py (no gradient to check here)
+    return _unary_samples(g, **kw)
+
+
+def _atan2_samples(g):
+    return _binary_samples(g, away=0.3, scalar=-1.5)
+
+
+def _gelu_samples(g):
+    return _unary_samples(g, low=-3.0, high=3.0) + [
+        SampleInput((g(3, 4, low=-3.0, high=3.0),), {"approximate": "tanh"}, desc="tanh"),
+        SampleInput((g(low=-3.0, high=3.0),), {"approximate": "tanh"}, desc="tanh_zero_d"),
+        SampleInput((g(2, 3),), {"approximate": "none"}, desc="none_explicit"),
+    ]
+
+
+def _away_from(a, k, d=0.1):
+    """`a` with every element at least `d` from `k` (an array or scalar)."""
+    k = np.broadcast_to(k, np.broadcast_shapes(np.shape(a), np.shape(k)))
+    a = np.broadcast_to(a, k.shape).copy() if np.shape(a) != k.shape else a.copy()
+    close = np.abs(a - k) < d
+    a[close] = (k + np.where(a >= k, 2 * d, -2 * d))[close]
+    return a
+
+
+def _softplus_samples(g):
+    x = _away_from(g(3, 4, low=-3, high=3), 0.5)          # kink at x*beta == threshold
+    return _unary_samples(g, low=-3.0, high=3.0) + [
+        SampleInput((x, 2.0, 1.0), desc="beta_threshold"),
+        SampleInput((g(2, 3),), {"beta": 0.5}, desc="beta_kw"),
+        SampleInput((_away_from(g(5, low=-3, high=3), 1.0),), {"threshold": 1.0}, desc="threshold_kw"),
+        SampleInput((g(low=-1, high=1),), {"beta": 3, "threshold": 10}, desc="zero_d"),
+    ]
+
+
+def _clamp_samples(g):
+    lo, hi = -0.5, 0.8
+    x = _away_from(_away_from(g(3, 4), lo), hi)
+    mn = g(3, 4, low=-1.5, high=0.0)
+    mx = g(4, low=0.2, high=1.5)
+    xt = _away_from(_away_from(g(3, 4), mn), mx)
+    m0 = g()
+    return [
+        SampleInput((x, lo, hi), desc="scalars"),
+        SampleInput((x, lo, None), desc="min_only"),
+        SampleInput((x, None, hi), desc="max_only"),
+        SampleInput((x, hi, lo), desc="min_above_max"),
+        SampleInput((xt, mn, mx), desc="tensors"),
+        SampleInput((xt, mn, None), desc="tensor_min_only"),
+        SampleInput((xt, None, mx), desc="tensor_max_only"),
+        SampleInput((_away_from(g(3, 4), mn), mn, 5.0), desc="tensor_min_scalar_max"),
+        SampleInput((_away_from(g(), 0.1), 0.1, None), desc="zero_d"),
+        SampleInput((_away_from(g(2, 3), m0), m0, None), desc="zero_d_min"),
+    ]
+
+
+def _torch_clamp(torch, x, min=None, max=None):
+    if isinstance(min, torch.Tensor) or isinstance(max, torch.Tensor):
+        min = min if min is None else _torch_scalar_as(torch, min, x)
+        max = max if max is None else _torch_scalar_as(torch, max, x)
+    return torch.clamp(x, min, max)
+
+
+def _max_min_samples(g):
+    # ties (the gradient is split half/half) are tested against torch in
+    # test_elementwise_ops.py: finite differences of the first gradient jump there
+    return _binary_samples(g) + [SampleInput((g(2, 3), g(2, 3)), desc="same_shape_2")]
+
+
+def _round_samples(g):
+    return _unary_samples(g) + [
+        SampleInput((g(3, 4),), {"decimals": 0}, desc="decimals_0"),
+        SampleInput((g(2, 3),), {"decimals": 1}, desc="decimals_1"),
+    ]
+
+
+def _lerp_samples(g):
+    return [
+        SampleInput((g(3, 4), g(3, 4), 0.3), desc="scalar_weight_low"),
+        SampleInput((g(3, 4), g(3, 4), 0.7), desc="scalar_weight_high"),
+        SampleInput((g(3, 4), g(4), g.pos(3, 4, low=0.0, high=1.0)), desc="tensor_weight"),
+        SampleInput((g(3, 1), g(1, 4), g(4)), desc="broadcast_all"),
+        SampleInput((g(), g(), g()), desc="zero_d"),
+        SampleInput((g(2, 3), g(2, 3), 1.5), desc="extrapolate"),
+    ]
+
+
+def _torch_lerp(torch, a, b, w):
+    return torch.lerp(a, b, w)
+
+
+def _fill_samples(g):
+    return [
+        SampleInput((g(3, 4), 2.5), desc="python_scalar"),
+        SampleInput((g(3, 4), g()), desc="zero_d_value"),
+        SampleInput((g(), g()), desc="zero_d"),
+    ]
+
+
+def _torch_fill(torch, x, value):
+    return torch.fill(x, value)
+
+
+def _rg_zero(x):
+    return rg.mul(x, 1.0).zero_()
+
+
+OP_DB += [
+    OpInfo("true_divide", _div_samples),
+    OpInfo("floor_divide", _floordiv_samples, torch_fn=_torch_floor_divide,
+           notes="piecewise constant: zero gradient (torch's div(rounding_mode='floor'))"),
+    OpInfo("remainder", _floordiv_samples, torch_fn=_torch_binary_tensors("remainder")),
+    OpInfo("exp2", _unary_samples),
+    OpInfo("log2", lambda g: _unary_samples(g, low=0.3, high=3.0)),
+    OpInfo("log10", lambda g: _unary_samples(g, low=0.3, high=3.0)),
+    OpInfo("log1p", lambda g: _unary_samples(g, low=-0.7, high=2.0)),
+    OpInfo("expm1", _unary_samples),
+    OpInfo("sqrt", lambda g: _unary_samples(g, low=0.3, high=3.0)),
+    OpInfo("rsqrt", lambda g: _unary_samples(g, low=0.3, high=3.0)),
+    OpInfo("square", _unary_int_samples),
+    OpInfo("reciprocal", lambda g: _unary_samples(g, away=0.5)),
+    # torch's double backward of abs hands out a ZeroTensor the oracle cannot
+    # read: the same function spelt with where
+    OpInfo("abs", lambda g: _unary_int_samples(g, away=0.1), notes="samples avoid the kink at 0",
+           torch_fn=lambda torch, x: torch.where(x < 0, -x, x)),
+    OpInfo("sign", lambda g: _unary_int_samples(g, away=0.1)),
+    OpInfo("tan", lambda g: _unary_samples(g, low=-1.2, high=1.2)),
+    OpInfo("asin", lambda g: _unary_samples(g, low=-0.9, high=0.9)),
+    OpInfo("acos", lambda g: _unary_samples(g, low=-0.9, high=0.9)),
+    OpInfo("atan", _unary_samples),
+    OpInfo("atan2", _atan2_samples, torch_fn=_torch_binary_tensors("atan2")),
+    OpInfo("sinh", _unary_samples),
+    OpInfo("cosh", _unary_samples),
+    OpInfo("gelu", _gelu_samples,
+           torch_fn=lambda torch, x, approximate="none": torch.nn.functional.gelu(x, approximate=approximate)),
+    OpInfo("silu", lambda g: _unary_samples(g, low=-4.0, high=4.0),
+           torch_fn=lambda torch, x: torch.nn.functional.silu(x)),
+    OpInfo("softplus", _softplus_samples,
+           torch_fn=lambda torch, x, beta=1, threshold=20: torch.nn.functional.softplus(x, beta, threshold)),
+    OpInfo("erf", lambda g: _unary_samples(g, low=-3.0, high=3.0)),
+    OpInfo("clamp", _clamp_samples, torch_fn=_torch_clamp, notes="samples avoid x == min / max"),
+    OpInfo("maximum", _max_min_samples, torch_fn=_torch_binary_tensors("maximum")),
+    OpInfo("minimum", _max_min_samples, torch_fn=_torch_binary_tensors("minimum")),
+    OpInfo("floor", _unary_samples),
+    OpInfo("ceil", _unary_samples),
+    OpInfo("round", _round_samples),
+    OpInfo("trunc", _unary_samples),
+    OpInfo("lerp", _lerp_samples, torch_fn=_torch_lerp),
+    OpInfo("fill", _fill_samples, torch_fn=_torch_fill),
+    OpInfo("_zero", _unary_samples, op=_rg_zero, torch_fn=lambda torch, x: (x * 1.0).zero_()),
 ]
 
 OPS_BY_NAME = {o.name: o for o in OP_DB}
@@ -924,6 +925,7 @@ COVERED_ELSEWHERE = {
     "_view_scatter": "in-place ops on views (CopySlices): tests/core/test_copy_slices.py, vs torch",
     "_as_strided": "views re-derived after CopySlices: tests/core/test_copy_slices.py, vs torch",
     "_index_put": "tracked __setitem__: tests/core/test_copy_slices.py, vs torch",
+
     # --- nn.functional ---
     "_conv2d_input_grad": "the input backward of _conv2d: every _conv2d sample's second-order check runs it",
     "_conv2d_weight_grad": "the weight backward of _conv2d: every _conv2d sample's second-order check runs it",

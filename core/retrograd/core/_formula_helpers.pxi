@@ -240,6 +240,9 @@ def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
         return k_view_scatter(np.zeros(shape, dtype=dtype), grad, offset, vshape, strides)
     return _op__view_scatter(rg_wrap(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
                              grad, offset, vshape, strides)
+
+
+
 # --- shape and indexing (issue 3) ---
 
 def cat_backward(ns, grad, tuple shapes, dim):
@@ -286,6 +289,9 @@ def scatter_add_jvp(ns, self_t, dim, index, src_t):
         return _op_scatter_add(np.zeros(np.shape(ns.data(index)), dtype=np.result_type(ns.data(src_t))),
                                dim, index, src_t)
     return _op_scatter_add(self_t, dim, index, src_t)
+
+
+
 # --- nn.functional ---------------------------------------------------------
 
 cdef inline bint _no_tangent(object t):
@@ -403,6 +409,9 @@ def avg_pool2d_backward(ns, grad, shape, kernel_size, stride, padding, ceil_mode
                                      count_include_pad, divisor_override)
     return _op__avg_pool2d_backward(grad, shape, kernel_size, stride, padding, ceil_mode,
                                     count_include_pad, divisor_override)
+
+
+
 # --- reductions and linear algebra ---
 # Helpers of the reduction and linear algebra entries. Primitives they need
 # beyond A/T go through small `_ns_*` dispatchers (array code in array mode,
@@ -419,17 +428,6 @@ cdef object _ns_mean(object ns, object x, object dim, bint keepdim):
     if ns is A:
         return np.mean(x, axis=_axis_of(x, dim), keepdims=keepdim)
     return _op_mean(x, dim, keepdim, None)
-# --- elementwise ops (issue 3) ---------------------------------------------------
-
-cdef object _op_zeros_like(object x):
-    # zeros shaped like a gradient: a constant in both modes
-    if isinstance(x, Tensor):
-        return rg_wrap(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
-    return np.zeros_like(x)
-
-
-cdef object _ns_erf(object ns, object x):
-    return k_erf(x) if ns is A else _op_erf(x)
 
 
 cdef object _ns_exp(object ns, object x):
@@ -908,6 +906,22 @@ def _linalg_cholesky_op(x):
 
 def _wrap_dim_py(dim, ndim):
     return _wrap_dim(dim, ndim)
+
+
+
+# --- elementwise ops (issue 3) ---------------------------------------------------
+
+cdef object _op_zeros_like(object x):
+    # zeros shaped like a gradient: a constant in both modes
+    if isinstance(x, Tensor):
+        return rg_wrap(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
+    return np.zeros_like(x)
+
+
+cdef object _ns_erf(object ns, object x):
+    return k_erf(x) if ns is A else _op_erf(x)
+
+
 cdef object _ns_tanh(object ns, object x):
     return np.tanh(x) if ns is A else _op_tanh(x)
 

@@ -389,6 +389,9 @@ cdef object k_index_put(object a, object index, object values):
     out = np.array(a, copy=True)
     out[_unwrap_index(index)] = values
     return out
+
+
+
 # --- shape and indexing (issue 3) ---
 # Python's builtins by their full name: the table's ops (sum, max, min, abs,
 # round, ...) are module-level functions of this module and shadow them.
@@ -582,7 +585,10 @@ cdef void _segment_add(object z, int k, object arr, object g):
         acc = np.bincount(lin, weights=gm.reshape(-1).astype(np.float64, copy=False), minlength=n * r)
         zm += acc.reshape(zm.shape)
     else:
-        zm[sf[starts]] += np.add.reduceat(gm[order], starts, axis=0)
+        np.add.at(zm, flat, gm)
+
+
+
 # --- nn.functional ---------------------------------------------------------
 # Kernels of rg.nn.functional's table entries (softmax, log_softmax,
 # logsigmoid, convolution, pooling). Convolution is im2col through
@@ -1000,6 +1006,9 @@ cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, ob
     if pd[0] or pd[1]:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if len(shape) == 4 else gx[0]
+
+
+
 # --- reductions and linear algebra ---
 # Kernels of the reduction and linear algebra entries (prod, amax, var,
 # logsumexp, norm, cumsum, argmax, mm, einsum, linalg.*). torch's argument
@@ -1334,6 +1343,9 @@ cdef object k_cholesky(object a):
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input "
                           "is not positive-definite.") from None
+
+
+
 # --- elementwise ops (issue 3) ---------------------------------------------------
 
 cdef inline object _float_type(object a):
@@ -1458,4 +1470,3 @@ cdef object k_fill(object a, object value):
     out = np.empty_like(a)
     out[...] = v
     return out
-        np.add.at(zm, flat, gm)

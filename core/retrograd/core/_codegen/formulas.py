@@ -59,6 +59,8 @@ PRIMITIVES.update({
     "_index_put": ("k_index_put", "_op__index_put"),
 })
 NS_HELPERS.add("as_strided_backward")
+
+
 # --- shape and indexing (issue 3) ---
 PRIMITIVES.update({
     "diagonal": ("k_diagonal", "_op_diagonal"),
@@ -71,6 +73,8 @@ NS_HELPERS |= {
     "gather_backward",
     "scatter_add_jvp",
 }
+
+
 # --- nn.functional ---
 NS_HELPERS.update({
     "softmax_backward",
@@ -88,6 +92,8 @@ NS_HELPERS.update({
     "avg_pool2d_backward",
 })
 
+
+
 # --- reductions and linear algebra ---
 NS_HELPERS |= {
     "prod_backward", "prod_jvp", "extreme_backward", "extreme_jvp", "var_backward", "var_jvp",
@@ -96,6 +102,8 @@ NS_HELPERS |= {
     "einsum_jvp", "det_backward", "det_jvp", "logabsdet_backward", "logabsdet_jvp", "solve_backward",
     "solve_jvp", "cholesky_backward", "cholesky_jvp",
 }
+
+
 # --- elementwise ops (issue 3) ---------------------------------------------------
 PRIMITIVES.update({
     "sqrt": ("np.sqrt", "_op_sqrt"),
