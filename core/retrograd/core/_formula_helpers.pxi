@@ -207,7 +207,9 @@ def index_backward(ns, grad, tuple shape, dtype, index):
 
 
 cdef object _a_positive(object x):
-    return (x > 0).astype(x.dtype)
+    # A bool mask: `grad * mask` keeps grad's float dtype, and skips the float
+    # copy of the mask (one array of the layer's size less at peak).
+    return x > 0
 
 
 cdef object _t_positive(object x):
