@@ -126,6 +126,15 @@ def _mlp_data(dtype):
     return ws, bs, x, labels
 
 
+def _mlp_logits(X, W, B):
+    """Clear the parameters' .grad and run the MLP's layers (retrograd or torch)."""
+    for p in W + B:
+        p.grad = None
+    h = (X @ W[0] + B[0]).relu()
+    h = (h @ W[1] + B[1]).relu()
+    return h @ W[2] + B[2]
+
+
 def mlp_step(framework, dtype="float64"):
     dtype = np.dtype(dtype)
     ws, bs, x, labels = _mlp_data(dtype)
@@ -166,11 +175,7 @@ def mlp_step(framework, dtype="float64"):
         OH = rg.from_numpy(onehot)
 
         def run():
-            for p in W + B:
-                p.grad = None
-            h = (X @ W[0] + B[0]).relu()
-            h = (h @ W[1] + B[1]).relu()
-            logits = h @ W[2] + B[2]
+            logits = _mlp_logits(X, W, B)
             shifted = logits - np.max(np.asarray(logits), axis=1, keepdims=True)
             logp = shifted - shifted.exp().sum(dim=1, keepdim=True).log()
             loss = -(OH * logp).sum() / n
@@ -185,12 +190,7 @@ def mlp_step(framework, dtype="float64"):
     L = torch.from_numpy(labels)
 
     def run():
-        for p in W + B:
-            p.grad = None
-        h = (X @ W[0] + B[0]).relu()
-        h = (h @ W[1] + B[1]).relu()
-        logits = h @ W[2] + B[2]
-        loss = F.cross_entropy(logits, L)
+        loss = F.cross_entropy(_mlp_logits(X, W, B), L)
         loss.backward()
         return loss
     return run

@@ -646,15 +646,20 @@ def emit_op(e, saved, uses, out):
     w("    return result")
     w("")
     # Private ops (public: false) get a function too, just not exported.
-    w(f"def {e.name}({_pyparams(e)}):")
-    w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
-    w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
-    w("")
+    emit_python_wrapper(e, w)
     if e.raw.get("__inplace__"):
         # what the in-place methods run on the snapshot of `self`
         w(f"def _ip_{e.name}({', '.join(p.name for p in e.params)}):")
         w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
         w("")
+    w("")
+
+
+def emit_python_wrapper(e, w):
+    """The Python-level function `<name>(...)` calling the C-level `_op_<name>`."""
+    w(f"def {e.name}({_pyparams(e)}):")
+    w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
+    w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
     w("")
 
 
@@ -803,10 +808,7 @@ def emit_list_op(e, saved, out):
     w("    return result")
     w("")
     if e.public:
-        w(f"def {e.name}({_pyparams(e)}):")
-        w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
-        w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
-        w("")
+        emit_python_wrapper(e, w)
     w("")
 
 
