@@ -45,7 +45,7 @@ cdef list _apply_per_sample(GraphTask gt, Node node, list inputs):
     cdef list rows = [[] for _ in range(n)]
     cdef list outs
     for b in range(gt.batch_size):
-        outs = node.apply([None if g is None else g[b] for g in inputs], gt.create_graph)
+        outs = node.apply([None if g is None else g[b, ...] for g in inputs], gt.create_graph)
         if len(outs) != n:
             raise RuntimeError(
                 f"function {node.name()} returned an incorrect number of gradients "
