@@ -252,8 +252,8 @@ def _worst_entries(a, n, in_shape, out_shape, count=5):
             break
         ii = tuple(int(v) for v in np.unravel_index(r, in_shape)) if in_shape else ()
         oi = tuple(int(v) for v in np.unravel_index(c, out_shape)) if out_shape else ()
-        lines.append(f"  input index {ii}, output index {oi}: numerical {n[r, c]!r}, "
-                     f"analytical {a[r, c]!r}, difference {a[r, c] - n[r, c]!r}")
+        lines.append(f"  input index {ii}, output index {oi}: numerical {float(n[r, c])!r}, "
+                     f"analytical {float(a[r, c])!r}, difference {float(a[r, c] - n[r, c])!r}")
     return lines
 
 
