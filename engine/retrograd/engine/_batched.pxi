@@ -12,9 +12,12 @@
 #   reduce-to-input-shape step keeps the leading batch dim. Every other node
 #   falls back, inside its own evaluation, to one apply per batch element,
 #   and the per-element results are stacked (PyTorch's vmap fallback for ops
-#   without a batching rule does the same).
+#   without a batching rule does the same). A few hot nodes whose formula
+#   is not batch-safe as written have a batching rule below instead
+#   (matmul, mm, sum, mean), like PyTorch's batching rules for its vmap.
 
 cdef object _batch_safe_types = None
+cdef dict _batching_rules = None      # node type -> rule(node, grad, create_graph) -> list
 
 
 cdef bint _is_batch_safe(Node node) except -1:
@@ -27,7 +30,27 @@ cdef bint _is_batch_safe(Node node) except -1:
             if info.get("batched") and info.get("node"):
                 types.add(getattr(_core_abi, info["node"]))
         _batch_safe_types = frozenset(types)
+        _init_batching_rules(_core_abi)
     return type(node) in <frozenset>_batch_safe_types
+
+
+cdef int _init_batching_rules(object core_abi) except -1:
+    global _batching_rules
+    _batching_rules = {
+        core_abi.MatmulBackward0: _matmul_rule,
+        core_abi.MmBackward0: _mm_rule,
+        core_abi.SumBackward0: _sum_rule,
+        core_abi.MeanBackward0: _mean_rule,
+    }
+    return 0
+
+
+def batching_rule_node_types():
+    """The node classes that run once on a whole batch through a batching
+    rule of the engine (see Note [Batched gradients])."""
+    if _batch_safe_types is None:
+        _is_batch_safe(None)
+    return frozenset(_batching_rules)
 
 
 def batch_safe_node_types():
@@ -39,9 +62,13 @@ def batch_safe_node_types():
 
 
 cdef list _apply_per_sample(GraphTask gt, Node node, list inputs):
-    # The vmap fallback: one apply per batch element, each result summed to
-    # its input's (unbatched) shape, then all stacked along a new first dim.
+    # A batching rule if the node has one; otherwise the vmap fallback: one
+    # apply per batch element, each result summed to its input's (unbatched)
+    # shape, then all stacked along a new first dim.
     cdef Py_ssize_t b, i, n = node._num_edges
+    rule = _batching_rules.get(type(node))
+    if rule is not None and len(inputs) == 1 and inputs[0] is not None:
+        return rule(node, inputs[0], gt.create_graph)
     cdef list rows = [[] for _ in range(n)]
     cdef list outs
     for b in range(gt.batch_size):
@@ -123,3 +150,99 @@ def run_batched_backward(tuple roots, tuple grads, bint keep_graph, bint create_
     if not inputs:
         raise RuntimeError("a batched backward needs inputs: it only computes grad(), never .grad")
     return _execute_task(roots, grads, keep_graph, create_graph, inputs, False, batch_size)
+
+
+# ---------------------------------------------------------------------------
+# Batching rules: the node's formula rewritten for a gradient with a leading
+# batch dim. Broadcast dims they leave are summed by _fix_batched_shape.
+
+cdef object _operand(object saved, bint create_graph):
+    # saved tensors as the formulas see them: Tensors when the backward
+    # records a graph, their arrays otherwise
+    return saved if create_graph else (<Tensor>saved)._array
+
+
+cdef object _mT(object x):
+    return x.transpose(-1, -2) if isinstance(x, Tensor) else x.swapaxes(-1, -2)
+
+
+cdef object _matmul_grads(Node node, object g, object a, object b):
+    # torch's 1-D promotion rules, as core's matmul_backward, with g of shape
+    # (B,) + the output's shape.
+    cdef bint need_a = rg_next_fn(node, 0) is not None
+    cdef bint need_b = rg_next_fn(node, 1) is not None
+    ga = gb = None
+    B = g.shape[0]
+    if a.ndim == 1 and b.ndim == 1:                 # dot: g is (B,)
+        g2 = g.reshape((B, 1))
+        ga = g2 * b if need_a else None
+        gb = g2 * a if need_b else None
+    elif b.ndim == 1:                               # (..., n, k) @ (k,): g (B, ..., n)
+        gcol = g.reshape(tuple(g.shape) + (1,))
+        ga = gcol * b if need_a else None
+        if need_b and a.ndim == 2:
+            gb = g @ a                              # one (B, n) @ (n, k) product
+        elif need_b:
+            gb = _mT(a) @ gcol
+            gb = gb.reshape(tuple(gb.shape[:-1]))
+    elif a.ndim == 1:                               # (k,) @ (..., k, m): g (B, ..., m)
+        if need_a and b.ndim == 2:
+            ga = g @ _mT(b)                         # one (B, m) @ (m, k) product
+        elif need_a:
+            ga = b @ g.reshape(tuple(g.shape) + (1,))
+            ga = ga.reshape(tuple(ga.shape[:-1]))
+        if need_b:
+            gb = a.reshape((a.shape[0], 1)) * g.reshape(tuple(g.shape[:-1]) + (1, g.shape[-1]))
+    else:
+        ga = g @ _mT(b) if need_a else None
+        gb = _mT(a) @ g if need_b else None
+    return [ga, gb]
+
+
+def _matmul_rule(Node node, g, bint create_graph):
+    return _matmul_grads(node, g, _operand(node._saved_self, create_graph),
+                         _operand(node._saved_other, create_graph))
+
+
+def _mm_rule(Node node, g, bint create_graph):
+    return _matmul_grads(node, g, _operand(node._saved_self, create_graph),
+                         _operand(node._saved_mat2, create_graph))
+
+
+cdef object _expand_reduced(object g, tuple shape, object dim, bint keepdim):
+    # sum_backward with a leading batch dim: put the reduced dims back as
+    # size 1 (unless keepdim kept them), then broadcast to (B,) + shape.
+    cdef Py_ssize_t n = len(shape)
+    B = g.shape[0]
+    if not keepdim:
+        if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) or n == 0:
+            kept = (1,) * n
+        else:
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            reduced = {d % n for d in dims}
+            kept = tuple(1 if k in reduced else shape[k] for k in range(n))
+        g = g.reshape((B,) + kept)
+    target = (B,) + shape
+    if isinstance(g, Tensor):
+        return g.expand(*target)
+    return np.broadcast_to(g, target)
+
+
+def _sum_rule(Node node, g, bint create_graph):
+    return [_expand_reduced(g, tuple(node._saved_self_shape), node._saved_dim,
+                            node._saved_keepdim)]
+
+
+def _mean_rule(Node node, g, bint create_graph):
+    shape = tuple(node._saved_self_shape)
+    dim = node._saved_dim
+    cdef Py_ssize_t n = len(shape)
+    count = 1
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        for s in shape:
+            count *= s
+    elif n > 0:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        for d in {d % n for d in dims}:
+            count *= shape[d]
+    return [_expand_reduced(g / count, shape, dim, node._saved_keepdim)]
