@@ -80,6 +80,11 @@ def test_batch_safe_types_are_the_marked_entries():
     assert "GraphRoot" in names
     assert {"MulBackward0", "ExpBackward0", "TanhBackward0"} <= names
     assert "SumBackward0" not in names and "MatmulBackward0" not in names
+    rules = {t.__name__ for t in _engine.batching_rule_node_types()}
+    assert {"MatmulBackward0", "MmBackward0", "SumBackward0", "MeanBackward0",
+            "ReshapeBackward0", "TransposeBackward0", "PermuteBackward0",
+            "ExpandBackward0"} <= rules
+    assert not (rules & names)
 
 
 def _torch_and_rg(fn_rg, fn_t, shapes, B=5, create_graph=False):

@@ -14,7 +14,8 @@
 #   and the per-element results are stacked (PyTorch's vmap fallback for ops
 #   without a batching rule does the same). A few hot nodes whose formula
 #   is not batch-safe as written have a batching rule below instead
-#   (matmul, mm, sum, mean), like PyTorch's batching rules for its vmap.
+#   (matmul, mm, sum, mean, reshape, view, transpose, permute, expand,
+#   broadcast_to), like PyTorch's batching rules for its vmap.
 
 cdef object _batch_safe_types = None
 cdef dict _batching_rules = None      # node type -> rule(node, grad, create_graph) -> list
@@ -41,6 +42,12 @@ cdef int _init_batching_rules(object core_abi) except -1:
         core_abi.MmBackward0: _mm_rule,
         core_abi.SumBackward0: _sum_rule,
         core_abi.MeanBackward0: _mean_rule,
+        core_abi.ReshapeBackward0: _reshape_rule,
+        core_abi.ViewBackward0: _reshape_rule,
+        core_abi.TransposeBackward0: _transpose_rule,
+        core_abi.PermuteBackward0: _permute_rule,
+        core_abi.ExpandBackward0: _sum_to_rule,
+        core_abi.BroadcastToBackward0: _sum_to_rule,
     }
     return 0
 
@@ -246,3 +253,42 @@ def _mean_rule(Node node, g, bint create_graph):
         for d in {d % n for d in dims}:
             count *= shape[d]
     return [_expand_reduced(g / count, shape, dim, node._saved_keepdim)]
+
+
+def _reshape_rule(Node node, g, bint create_graph):
+    shape = (g.shape[0],) + tuple(node._saved_self_shape)
+    if isinstance(g, Tensor):
+        from retrograd.core import abi as _core_abi
+        return [_core_abi.reshape(g, shape)]
+    return [g.reshape(shape)]
+
+
+def _transpose_rule(Node node, g, bint create_graph):
+    n = g.ndim - 1                      # the input's ndim
+    if n == 0:                          # transpose of a 0-d tensor is the identity
+        return [g]
+    d0 = node._saved_dim0 % n + 1       # past the batch dim
+    d1 = node._saved_dim1 % n + 1
+    if isinstance(g, Tensor):
+        from retrograd.core import abi as _core_abi
+        return [_core_abi.transpose(g, d0, d1)]
+    return [g.swapaxes(d0, d1)]
+
+
+def _permute_rule(Node node, g, bint create_graph):
+    n = node._saved_self_ndim
+    dims = [d % n for d in node._saved_dims] if n else []
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    perm = (0,) + tuple(i + 1 for i in inverse)
+    if isinstance(g, Tensor):
+        from retrograd.core import abi as _core_abi
+        return [_core_abi.permute(g, perm)]
+    return [g.transpose(perm)]
+
+
+def _sum_to_rule(Node node, g, bint create_graph):
+    # expand's backward is sum_to the input's shape, which the engine's
+    # batched shape fix does (keeping the batch dim)
+    return [g]
