@@ -75,8 +75,8 @@ def _check_inputs(inputs):
                 f"Input #{idx} requires gradient and is not a double precision floating point "
                 f"({inp.dtype}). This check will likely fail if all the inputs are not of double "
                 "precision floating point.", stacklevel=3)
-        arr = np.asarray(inp._array) if isinstance(inp._array, np.ndarray) else inp._array
-        if any(st == 0 and sz > 1 for st, sz in zip(arr.strides, arr.shape)):
+        arr = inp._array
+        if arr.size and any(st == 0 and sz > 1 for st, sz in zip(arr.strides, arr.shape)):
             raise RuntimeError(
                 f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs "
                 "that are non-overlapping to be able to compute the numerical gradients correctly. "
@@ -163,14 +163,10 @@ def get_numerical_jacobian(func, inputs, eps=1e-6):
         if not _is_diff(x):
             continue
         cols = list(_numerical_jacobian_cols(func, inputs, idx, eps, range(x.numel())))
-        n_out = len(cols[0]) if cols else len(_tensor_outputs(func(*inputs)))
-        per_out = []
-        for k in range(n_out):
-            if cols:
-                per_out.append(np.stack([c[k] for c in cols]))
-            else:
-                per_out.append(np.zeros((0, 0)))
-        result.append(per_out)
+        if cols:
+            result.append([np.stack([c[k] for c in cols]) for k in range(len(cols[0]))])
+        else:                           # an input without elements: (0, output.numel()) each
+            result.append([np.zeros((0, o.size)) for o in _eval_outputs(func, inputs)])
     return result
 
 
