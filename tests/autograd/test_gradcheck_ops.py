@@ -10,8 +10,8 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
 
 import retrograd as rg  # noqa: E402
-from retrograd.autograd import gradcheck  # noqa: E402
-from op_samples import DIFF_OPS, all_samples, make_tensors  # noqa: E402
+from retrograd.autograd import gradcheck, gradgradcheck  # noqa: E402
+from op_samples import DIFF_OPS, GRADGRAD_OPS, all_samples, make_tensors  # noqa: E402
 
 
 def _low_precision_output(op, sample):
@@ -40,3 +40,25 @@ def test_gradcheck_op_samples(op, sample, fast_mode):
         warnings.simplefilter("ignore")          # float32 inputs warn, as in torch
         assert gradcheck(f, tuple(leaves), fast_mode=fast_mode, check_batched_grad=True,
                          atol=op.atol * 10, rtol=op.rtol * 100)
+
+
+@pytest.mark.parametrize("op,sample", all_samples(GRADGRAD_OPS))
+def test_gradgradcheck_op_samples(op, sample):
+    # second order, with the batched check on the create_graph gradients
+    targs, leaves = make_tensors(sample)
+    if not leaves:
+        pytest.skip("no differentiable argument")
+    if _low_precision_output(op, sample):
+        pytest.skip("float32 output: finite differences at eps=1e-6 are below its precision")
+    pos = [i for i, a in enumerate(targs) if isinstance(a, rg.Tensor) and a.requires_grad]
+
+    def f(*xs):
+        args = list(targs)
+        for p, x in zip(pos, xs):
+            args[p] = x
+        return op.op(*args, **sample.kwargs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gradgradcheck(f, tuple(leaves), check_batched_grad=True,
+                             atol=op.atol * 10, rtol=op.rtol * 100)
