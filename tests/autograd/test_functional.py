@@ -239,3 +239,23 @@ def test_inputs_captured_by_the_function_are_not_differentiated():
     x = rg.tensor(np.array([1.0, 2.0]))
     tx = torch.tensor([1.0, 2.0], dtype=torch.float64)
     _same(F.jacobian(lambda a: a * x, x), TF.jacobian(lambda a: a * tx, tx))
+
+
+def test_forward_mode_outer_strategy_is_refused_clearly():
+    x = rg.tensor(np.ones(3))
+    f = lambda a: (a * a).sum()      # noqa: E731
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        F.hessian(f, x, outer_jacobian_strategy="forward-mode")
+    with pytest.raises((RuntimeError, NotImplementedError), match="retrograd-forward-ad"):
+        F.hessian(f, x, outer_jacobian_strategy="forward-mode", vectorize=True)
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        F.jacobian(f, x, strategy="forward-mode", create_graph=True)
+
+
+def test_hessian_must_be_scalar():
+    x = rg.tensor(np.ones(3))
+    tx = torch.ones(3, dtype=torch.float64)
+    assert (_message(lambda: F.hessian(lambda a: a * a, x))
+            == _message(lambda: TF.hessian(lambda a: a * a, tx)))
+    assert (_message(lambda: F.hessian(lambda a: (a, a.sum()), x))
+            == _message(lambda: TF.hessian(lambda a: (a, a.sum()), tx)))
