@@ -182,3 +182,17 @@ def test_batched_create_graph_gradients_pass_gradcheck(name, f):
     assert gradcheck(first, (x, W))
     gx, _ = rg.autograd.grad(f(x, W), (x, W), go, is_grads_batched=True)
     assert gx.grad_fn is None and not gx.requires_grad
+
+
+def test_empty_batch_is_refused():
+    x = rg.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="empty batch"):
+        rg.autograd.grad(x * 2.0, x, rg.tensor(np.ones((0, 3))), is_grads_batched=True)
+
+
+def test_hooks_see_the_batch_and_can_change_it():
+    x = rg.tensor(np.arange(3.0), requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: g * 2.0)
+    (g,) = rg.autograd.grad(y.sum(), x, rg.tensor(np.array([1.0, 3.0])), is_grads_batched=True)
+    np.testing.assert_allclose(_arr(g), np.array([[1.0], [3.0]]) * 4.0 * np.arange(3.0))

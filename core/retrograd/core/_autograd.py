@@ -237,6 +237,10 @@ def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unu
         raise RuntimeError(
             "is_grads_batched=True needs at least one batched grad_output Tensor for an output "
             "that requires grad")
+    if batch == 0:
+        raise RuntimeError(
+            "is_grads_batched=True got grad_outputs with an empty batch (first dimension 0): "
+            "pass at least one gradient per output")
     from retrograd.engine import _engine
     captured = _engine.run_batched_backward(
         _root_edges(tuple(roots)), tuple(grads), bool(retain_graph), bool(create_graph),

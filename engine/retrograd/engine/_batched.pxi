@@ -16,6 +16,8 @@
 #   is not batch-safe as written have a batching rule below instead
 #   (matmul, mm, sum, mean, reshape, view, transpose, permute, expand,
 #   broadcast_to), like PyTorch's batching rules for its vmap.
+#   Hooks on tensors and nodes see the batched gradients (B, ...): unlike
+#   torch's vmap, which shows them one element at a time.
 
 cdef object _batch_safe_types = None
 cdef dict _batching_rules = None      # node type -> rule(node, grad, create_graph) -> list
@@ -68,7 +70,7 @@ def batch_safe_node_types():
     return _batch_safe_types
 
 
-cdef list _apply_per_sample(GraphTask gt, Node node, list inputs):
+cdef list _apply_batched(GraphTask gt, Node node, list inputs):
     # A batching rule if the node has one; otherwise the vmap fallback: one
     # apply per batch element, each result summed to its input's (unbatched)
     # shape, then all stacked along a new first dim.

@@ -481,7 +481,7 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
         if post:
             inputs_copy = list(inputs)
     if gt.batch_size >= 0 and not _is_batch_safe(node):
-        outputs = _apply_per_sample(gt, node, inputs)
+        outputs = _apply_batched(gt, node, inputs)
     else:
         outputs = node.apply(inputs, gt.create_graph)
     if len(outputs) != node._num_edges:
