@@ -125,3 +125,23 @@ class IndexBackward:
 
     def time_index_backward(self, framework, dtype):
         self.fn()
+
+
+class JacobianVectorize:
+    """rg.autograd.functional.jacobian of tanh(W @ x), x of size 256: all rows
+    in one batched backward (vectorize=True) or one backward per row."""
+    params = [True, False]
+    param_names = ["vectorize"]
+
+    def setup(self, vectorize):
+        import numpy as np
+        import retrograd as rg
+        from retrograd.autograd import functional
+        rng = np.random.default_rng(0)
+        w = rg.tensor(rng.standard_normal((256, 256)) / 16)
+        self.x = rg.tensor(rng.standard_normal(256))
+        self.f = lambda v: (w @ v).tanh()
+        self.jacobian = functional.jacobian
+
+    def time_jacobian(self, vectorize):
+        self.jacobian(self.f, self.x, vectorize=vectorize)

@@ -189,63 +189,76 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
                   materialize_grads):
-    # torch runs one vmapped backward; here one backward per batch element,
-    # on the same graph, then the results are stacked along a new first dim.
-    if create_graph:
-        raise NotImplementedError(
-            "grad(..., is_grads_batched=True, create_graph=True) is not supported: loop over the "
-            "batch yourself, calling grad(..., create_graph=True) once per grad_output")
+    # One graph task over the whole batch (the engine's Note [Batched
+    # gradients]): every gradient carries the batch as its first dim.
     if grad_outputs is None:
         raise RuntimeError(
             "is_grads_batched=True needs grad_outputs: one batch of gradients per output, "
             "with the batch as the first dimension")
-    gos = _tensor_tuple(grad_outputs, "grad_outputs")
+    gos = _tensor_tuple(grad_outputs, "grad_outputs") if not isinstance(grad_outputs, Tensor) \
+        else (grad_outputs,)
     if len(gos) != len(outs):
         raise RuntimeError(
             f"got {len(gos)} grad_outputs for {len(outs)} outputs: pass one gradient (or None) per output")
     batch = None
+    roots, grads = [], []
     for i, (out, g) in enumerate(zip(outs, gos)):
-        if g is None or _is_gradient_edge(out):
+        if g is None:
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"grad_outputs[{i}] must be a Tensor or None, got {type(g).__name__}")
-        if tuple(g.shape[1:]) != tuple(out.shape) or g.ndim == 0:
-            raise RuntimeError(
-                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
-                "the batch dimension. The sizes of the remaining dimensions are expected to match the "
-                f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
-                f"shape of {tuple(g.shape)} and output[{i}] has a shape of {tuple(out.shape)}.")
+        if not _is_gradient_edge(out):
+            if not isinstance(out, Tensor):
+                raise TypeError(f"output {i} is a {type(out).__name__}, not a Tensor")
+            if g.ndim == 0 or tuple(g.shape[1:]) != tuple(out.shape):
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                    "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                    "match the shape of corresponding output, but a mismatch was detected: "
+                    f"grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] has a shape "
+                    f"of {tuple(out.shape)}. If you only want some tensors in `grad_output` to be "
+                    "considered batched, consider using vmap.")
+            if g.device != out.device:
+                raise RuntimeError(
+                    f"grad_output[{i}] is on {g.device} but output[{i}] is on {out.device}: move it with .to()")
+            if not out.requires_grad:
+                continue
+        elif g.ndim == 0:
+            raise RuntimeError(f"grad_output[{i}] must have a leading batch dimension, got a 0-d tensor")
         if batch is None:
             batch = g.shape[0]
         elif g.shape[0] != batch:
             raise RuntimeError(
                 f"grad_outputs have different batch sizes ({batch} and {g.shape[0]} at "
                 f"grad_output[{i}]): every batched gradient needs the same first dimension")
+        roots.append(out)
+        grads.append(g if create_graph else g._array)
     if batch is None:
-        raise RuntimeError("is_grads_batched=True needs at least one batched grad_output Tensor")
-    per_item = []
-    for b in range(batch):
-        item = [None if g is None else _abi._wrap(g._array[b], g.device) for g in gos]
-        per_item.append(grad(outs, ins, item, retain_graph=retain_graph or b < batch - 1,
-                             allow_unused=True, materialize_grads=False))
+        raise RuntimeError(
+            "is_grads_batched=True needs at least one batched grad_output Tensor for an output "
+            "that requires grad")
+    if batch == 0:
+        raise RuntimeError(
+            "is_grads_batched=True got grad_outputs with an empty batch (first dimension 0): "
+            "pass at least one gradient per output")
+    from retrograd.engine import _engine
+    captured = _engine.run_batched_backward(
+        _root_edges(tuple(roots)), tuple(grads), bool(retain_graph), bool(create_graph),
+        _input_edges(ins, False), batch)
     result = []
-    for i, t in enumerate(ins):
-        column = [r[i] for r in per_item]
-        if all(g is None for g in column):
+    for i, (t, g) in enumerate(zip(ins, captured)):
+        if g is None:
             if materialize_grads and isinstance(t, Tensor):
-                result.append(_abi._wrap(np.zeros((batch,) + tuple(t.shape), dtype=t.dtype), t.device))
-                continue
-            if not allow_unused:
+                xp = np if isinstance(t._array, np.ndarray) else _array_module(t._array)
+                g = _abi._wrap(xp.zeros((batch,) + tuple(t.shape), dtype=t.dtype), t.device)
+            elif not allow_unused:
                 raise RuntimeError(
                     f"One of the differentiated Tensors appears to not have been used in the graph: "
                     f"inputs[{i}] received no gradient. Set allow_unused=True if this is the "
                     "desired behavior.")
-            result.append(None)
-            continue
-        like = next(g for g in column if g is not None)
-        xp = np if isinstance(like._array, np.ndarray) else _array_module(like._array)
-        arrays = [xp.zeros_like(like._array) if g is None else g._array for g in column]
-        result.append(_abi._wrap(xp.stack(arrays), like.device))
+        elif not isinstance(g, Tensor):
+            g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
+        result.append(g)
     return tuple(result)
 
 

@@ -146,8 +146,10 @@ cdef class GraphTask:
     cdef RgMutex* mutex                 # guards dependencies and not_ready (see Note [Threading model])
     cdef list final_callbacks
     cdef Node graph_root                # keeps the graph alive while it runs
+    cdef readonly Py_ssize_t batch_size # is_grads_batched: B (see Note [Batched gradients]); else -1
 
     def __cinit__(self):
+        self.batch_size = -1
         self.done_event = new RgEvent()
         self.mutex = new RgMutex()
         self.not_ready = {}
@@ -478,19 +480,23 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
         post = node._extra is not None and bool(node._extra.post_hooks)
         if post:
             inputs_copy = list(inputs)
-    outputs = node.apply(inputs, gt.create_graph)
+    if gt.batch_size >= 0 and not _is_batch_safe(node):
+        outputs = _apply_batched(gt, node, inputs)
+    else:
+        outputs = node.apply(inputs, gt.create_graph)
     if len(outputs) != node._num_edges:
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients "
             f"(expected {node._num_edges}, got {len(outputs)})")
-    _validate_outputs(node, None, outputs, node)
+    _validate_outputs(node, None, outputs, node, gt.batch_size)
     if post:
         outputs = _call_post_hooks(node, outputs, inputs_copy, gt.create_graph)
-        _validate_outputs(node, None, outputs, node)
+        _validate_outputs(node, None, outputs, node, gt.batch_size)
     return outputs
 
 
-cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node) except -1:
+cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
+                           Py_ssize_t batch=-1) except -1:
     # Each gradient must match the input it flows into: a broadcast shape is
     # summed back (this is how broadcasting ops need no reduction of their
     # own), a different dtype is cast, anything else is an error.
@@ -518,19 +524,22 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node) excep
         nr = rg_next_nr(owner, i) if owner is not None else roots[2 * i + 1]
         meta = fn._meta0 if nr == 0 else fn.metadata_of(nr)
         mshape = meta.shape
+        if batch >= 0:
+            # A batched graph task's gradients carry the batch as their first dim.
+            mshape = (batch,) + mshape
         mdtype = meta.dtype
         mdevice = meta.device
         if type(g) is ndarray:
             # Fast path: compare dims and dtype at C level, no tuple built
             # (builtin dtypes are singletons, so identity usually decides).
             if not _same_shape(<cnp.ndarray>g, mshape):
-                g = _fix_shape(g, mshape, node, i)
+                g = _fix_shape(g, mshape, node, i, batch >= 0)
             if <object>cnp.PyArray_DESCR(<cnp.ndarray>g) is not mdtype and g.dtype != mdtype:
                 g = g.astype(mdtype)
         else:
             shape = g.shape
             if shape != mshape:
-                g = _fix_shape(g, mshape, node, i)
+                g = _fix_shape(g, mshape, node, i, batch >= 0)
             dt = g.dtype
             if dt is not mdtype and dt != mdtype:
                 if isinstance(g, Tensor):
@@ -563,8 +572,10 @@ cdef inline bint _same_shape(cnp.ndarray a, tuple shape):
     return True
 
 
-cdef object _fix_shape(object g, tuple mshape, Node node, Py_ssize_t i):
+cdef object _fix_shape(object g, tuple mshape, Node node, Py_ssize_t i, bint batched=False):
     shape = tuple(g.shape)
+    if batched:
+        return _fix_batched_shape(g, mshape, node, i)
     if _expandable(mshape, shape):
         return rg_sum_to(g, mshape)
     raise RuntimeError(
@@ -788,6 +799,11 @@ cdef inline void _mark_needed(GraphTask gt, Node fn):
 
 cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_graph,
                      tuple inputs, bint accumulate_grad):
+    return _execute_task(roots, grads, keep_graph, create_graph, inputs, accumulate_grad, -1)
+
+
+cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create_graph,
+                          tuple inputs, bint accumulate_grad, Py_ssize_t batch_size):
     cdef GraphTask gt = GraphTask.__new__(GraphTask)
     cdef Node graph_root
     cdef list buf
@@ -805,13 +821,14 @@ cdef object _execute(tuple roots, tuple grads, bint keep_graph, bint create_grap
     gt.keep_graph = keep_graph
     gt.create_graph = create_graph
     gt.final_callbacks = None
+    gt.batch_size = batch_size
 
     glist = list(grads)
     flat = []
     for x in roots:
         flat.append((<Edge>x).function)
         flat.append((<Edge>x).input_nr)
-    _validate_outputs(None, tuple(flat), glist, None)
+    _validate_outputs(None, tuple(flat), glist, None, batch_size)
     if len(roots) == 1:
         e = <Edge>roots[0]
         graph_root = e.function
@@ -919,6 +936,9 @@ def _pool_thread_main(GraphTask gt):
             gt.has_error = True
             gt.error = exc
         _mark_completed(gt)
+
+
+include "_batched.pxi"
 
 
 # ---------------------------------------------------------------------------

@@ -131,6 +131,11 @@ def parse_signature(sig, where):
 
 KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondifferentiable",
               "nondifferentiable_inputs", "public", "inplace", "__line__"}
+# `batched: true`: every backward formula of the entry is batch-safe (it only
+# broadcasts against `grad`), so a batched backward (is_grads_batched) runs the
+# node once on the whole batch instead of once per element (the engine's
+# Note [Batched gradients]). Read from the raw entry into the info table.
+KNOWN_KEYS.add("batched")
 
 
 def load(path):
@@ -866,6 +871,7 @@ def main(argv):
             "public": e.public,
             "nondifferentiable": e.nondifferentiable,
             "line": e.line,
+            "batched": bool(e.raw.get("batched", False)),
         }
     public = [e.name for e in entries if e.public]
     ops.append(f"GENERATED_OPS = {public!r}")

@@ -29,3 +29,13 @@ def __getattr__(name):
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
+
+# gradcheck and the functional API (torch.autograd.gradcheck / .functional)
+from retrograd.autograd import functional  # noqa: E402,F401
+from retrograd.autograd.gradcheck import (  # noqa: E402,F401
+    GradcheckError,
+    gradcheck,
+    gradgradcheck,
+)
+
+__all__ += ["gradcheck", "gradgradcheck", "GradcheckError", "functional"]
