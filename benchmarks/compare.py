@@ -149,10 +149,11 @@ def main(argv=None):
         if not only or "checkpoint_mlp" in only:
             # Activation checkpointing: peak of each mode as a share of the
             # same model without checkpointing (weights' gradients included).
-            for fw in [f for f in fws if f != "numpy"]:
-                peaks = {m: peak_rss_delta("checkpoint_mlp", fw, {"mode": m})
+            for fw, wg in [(f, wg) for wg in (1, 0) for f in fws if f != "numpy"]:
+                peaks = {m: peak_rss_delta("checkpoint_mlp", fw, {"mode": m, "weights_grad": wg})  # ints: json in code
                          for m in ("plain", "layer", "segments")}
-                line = f"{'checkpoint_mlp':<24}{fw}: " + " ".join(
+                label = "checkpoint_mlp" + ("" if wg else "[frozen]")
+                line = f"{label:<24}{fw}: " + " ".join(
                     f"{m}={peaks[m] / 2**20:7.1f}MB" for m in peaks)
                 line += (f" | layer/plain {100 * peaks['layer'] / peaks['plain']:5.1f}%"
                          f" | segments/plain {100 * peaks['segments'] / peaks['plain']:5.1f}%")

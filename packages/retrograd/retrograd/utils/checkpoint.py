@@ -187,9 +187,9 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
             raise ValueError("checkpoint(): passing context_fn or debug is only supported when "
                              "use_reentrant=False.")
         if kwargs:
-            raise ValueError("checkpoint(): unexpected keyword arguments "
-                             f"{sorted(kwargs)}; keyword arguments are only supported when "
-                             "use_reentrant=False.")
+            raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs)
+                             + " (keyword arguments of the function are only supported when "
+                             "use_reentrant=False)")
         from retrograd.utils._checkpoint_reentrant import _checkpoint_reentrant
         return _checkpoint_reentrant(function, *args, preserve_rng_state=preserve_rng_state)
     if determinism_check not in _DETERMINISM_MODES:
