@@ -351,3 +351,17 @@ def test_saved_tensors_report_views_of_one_buffer():
 def test_saved_tensors_report_rejects_non_tensor():
     with pytest.raises(TypeError):
         graph.saved_tensors_report(np.ones(3))
+
+
+def test_saved_tensors_report_sees_tensors_packed_in_tuples():
+    x = rg.tensor(np.ones((3, 4)), requires_grad=True)
+    with graph.saved_tensors_hooks(lambda t: ("cpu", t.detach().clone()), lambda p: p[1]):
+        y = (x * x).exp()
+    rep = graph.saved_tensors_report(y)
+    assert sorted(r.name for r in rep.rows) == ["other", "result", "self"]
+    # three clones: three distinct buffers
+    assert rep.total_bytes == 3 * 3 * 4 * 8
+    # an opaque packed object (no tensor in it) keeps nothing we can see
+    with graph.saved_tensors_hooks(lambda t: object(), lambda p: x):
+        z = x.exp()
+    assert graph.saved_tensors_report(z).rows == []

@@ -80,10 +80,16 @@ cdef Tensor _call_unpack_hook(object unpack_hook, object packed):
 
 cdef object _saved_array_of(object data):
     # The array a saved slot keeps alive (saved_tensors_report): the array
-    # itself, or the packed value when a pack hook returned a tensor (any
-    # other packed object, e.g. a checkpoint handle, holds no array we know of).
+    # itself, or the array of the tensor a pack hook returned, alone or in a
+    # tuple/list (torch's save_on_cpu packs (device, tensor)); any other
+    # packed object (e.g. a checkpoint handle) holds no array we know of.
     if type(data) is _PackedSaved:
         packed = (<_PackedSaved>data).packed
+        if isinstance(packed, (tuple, list)):
+            for item in packed:
+                if isinstance(item, Tensor):
+                    return (<Tensor>item)._array
+            return None
         if isinstance(packed, Tensor):
             return (<Tensor>packed)._array
         return None

@@ -50,11 +50,15 @@ def set_checkpoint_early_stop(enable: bool):
 
 
 class _Holder:
-    """What a node keeps for a tensor saved inside a checkpointed region."""
-    __slots__ = ("index", "__weakref__")
+    """What a node keeps for a tensor saved inside a checkpointed region.
+    `tensor` holds the saved tensor only while the checkpointed function
+    runs (its graph keeps those alive then anyway), so that a backward
+    inside the function itself can unpack it."""
+    __slots__ = ("index", "tensor", "__weakref__")
 
-    def __init__(self, index):
+    def __init__(self, index, tensor):
         self.index = index
+        self.tensor = tensor
 
 
 def _rng_state():
@@ -89,17 +93,23 @@ class _Frame:
         self.forward_done = False
 
     def pack(self, t):
-        holder = _Holder(len(self.weak_holders))
+        holder = _Holder(len(self.weak_holders), t.detach())
         self.weak_holders.append(weakref.ref(holder))
         self.metadata.append(_metadata(t))
         return holder
 
+    def end_forward(self):
+        # From here on, only the handles are kept: the arrays are freed.
+        self.forward_done = True
+        for ref in self.weak_holders:
+            h = ref()
+            if h is not None:
+                h.tensor = None
+
     def unpack(self, holder):
         if not self.forward_done:
-            raise CheckpointError(
-                "torch.utils.checkpoint: a tensor saved inside a checkpointed function is being "
-                "unpacked before that function returned (backward or grad inside the checkpointed "
-                "function); compute such gradients outside the checkpoint.")
+            # a backward inside the checkpointed function: still at hand
+            return holder.tensor
         if holder.index not in self.recomputed:
             self.recompute()
         try:
@@ -205,9 +215,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         fwd_ctx, recompute_ctx = contextlib.nullcontext(), contextlib.nullcontext()
     frame = _Frame(function, args, kwargs, preserve_rng_state, recompute_ctx, determinism_check,
                    _early_stop_enabled if early_stop is None else bool(early_stop))
-    with saved_tensors_hooks(frame.pack, frame.unpack), fwd_ctx:
-        out = function(*args, **kwargs)
-    frame.forward_done = True
+    try:
+        with saved_tensors_hooks(frame.pack, frame.unpack), fwd_ctx:
+            out = function(*args, **kwargs)
+    finally:
+        frame.end_forward()
     return out
 
 
