@@ -205,6 +205,8 @@ def test_bad_arguments():
         checkpoint(3, rg.ones(2))
     with pytest.raises(ValueError, match="determinism_check"):
         checkpoint(lambda t: t, rg.ones(2), determinism_check="bogus")
+    with pytest.raises(ValueError, match="debug"):
+        checkpoint(lambda t: t, rg.ones(2), debug=True)
     with pytest.raises(ValueError, match="context_fn"):
         checkpoint(lambda t: t, rg.ones(2), context_fn=lambda: None)
 

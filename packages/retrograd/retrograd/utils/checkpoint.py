@@ -202,6 +202,10 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                              "use_reentrant=False)")
         from retrograd.utils._checkpoint_reentrant import _checkpoint_reentrant
         return _checkpoint_reentrant(function, *args, preserve_rng_state=preserve_rng_state)
+    if debug:
+        raise ValueError("checkpoint(debug=True): retrograd does not record the operator traces "
+                         "torch's debug mode prints; pass debug=False (use "
+                         "retrograd.autograd.set_detect_anomaly(True) to locate a failing op).")
     if determinism_check not in _DETERMINISM_MODES:
         raise ValueError(f"checkpoint(): determinism_check should be one of {list(_DETERMINISM_MODES)}, "
                          f"but got {determinism_check!r}")
