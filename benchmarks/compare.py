@@ -149,8 +149,9 @@ def main(argv=None):
         if not only or "checkpoint_mlp" in only:
             # Activation checkpointing: peak of each mode as a share of the
             # same model without checkpointing (weights' gradients included).
+            # (weights_grad is passed as 0/1: the subprocess code embeds it as JSON)
             for fw, wg in [(f, wg) for wg in (1, 0) for f in fws if f != "numpy"]:
-                peaks = {m: peak_rss_delta("checkpoint_mlp", fw, {"mode": m, "weights_grad": wg})  # ints: json in code
+                peaks = {m: peak_rss_delta("checkpoint_mlp", fw, {"mode": m, "weights_grad": wg})
                          for m in ("plain", "layer", "segments")}
                 label = "checkpoint_mlp" + ("" if wg else "[frozen]")
                 line = f"{label:<24}{fw}: " + " ".join(
