@@ -148,7 +148,7 @@ def main(argv=None):
             print(line, flush=True)
         if not only or "checkpoint_mlp" in only:
             # Activation checkpointing: peak of each mode as a share of the
-            # same model without checkpointing (weights' gradients included).
+            # same model without checkpointing; [frozen]: gradient for the input only.
             # (weights_grad is passed as 0/1: the subprocess code embeds it as JSON)
             for fw, wg in [(f, wg) for wg in (1, 0) for f in fws if f != "numpy"]:
                 peaks = {m: peak_rss_delta("checkpoint_mlp", fw, {"mode": m, "weights_grad": wg})
