@@ -146,6 +146,19 @@ def main(argv=None):
             if "torch" in peaks:
                 line += f" | torch/numpy {fmt_ratio(peaks['torch'], peaks['numpy'])}"
             print(line, flush=True)
+        if not only or "checkpoint_mlp" in only:
+            # Activation checkpointing: peak of each mode as a share of the
+            # same model without checkpointing; [frozen]: gradient for the input only.
+            # (weights_grad is passed as 0/1: the subprocess code embeds it as JSON)
+            for fw, wg in [(f, wg) for wg in (1, 0) for f in fws if f != "numpy"]:
+                peaks = {m: peak_rss_delta("checkpoint_mlp", fw, {"mode": m, "weights_grad": wg})
+                         for m in ("plain", "layer", "segments")}
+                label = "checkpoint_mlp" + ("" if wg else "[frozen]")
+                line = f"{label:<24}{fw}: " + " ".join(
+                    f"{m}={peaks[m] / 2**20:7.1f}MB" for m in peaks)
+                line += (f" | layer/plain {100 * peaks['layer'] / peaks['plain']:5.1f}%"
+                         f" | segments/plain {100 * peaks['segments'] / peaks['plain']:5.1f}%")
+                print(line, flush=True)
     return rows
 
 

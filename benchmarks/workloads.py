@@ -384,3 +384,52 @@ def index_backward(framework, dtype="float32"):
         (W_[I] * C).sum().backward()
         return W_.grad
     return run
+
+
+# ---------------------------------------------------------------------------
+# checkpoint_mlp: memory of activation checkpointing. 32 layers of
+# act(h @ W + b), width 1024, batch 256, float32, weights requiring grad; one
+# forward + backward. mode: "plain" (no checkpoint), "layer" (every layer
+# checkpointed on its own), or "segments" (checkpoint_sequential, 4 segments).
+# Only retrograd and torch (the point is the library's checkpoint).
+
+CKPT_LAYERS = 32
+CKPT_WIDTH = 1024
+CKPT_BATCH = 256
+CKPT_SEGMENTS = 4
+
+
+def checkpoint_mlp(framework, mode="layer", act="tanh", weights_grad=True):
+    # weights_grad=False: gradient for the input only (a frozen network), so
+    # that the peak is the activations' and not the weights' gradients'
+    # (32 x 4 MB, alive at the end of every backward, checkpointed or not).
+    if mode not in ("plain", "layer", "segments"):
+        raise ValueError(f"checkpoint_mlp: unknown mode {mode!r}")
+    lib = _autograd_lib(framework)
+    if framework == "retrograd":
+        from retrograd.utils.checkpoint import checkpoint, checkpoint_sequential
+    else:
+        from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+    rng = np.random.default_rng(3)
+    n, d = CKPT_BATCH, CKPT_WIDTH
+    ws = [(rng.standard_normal((d, d)) / np.sqrt(d)).astype(np.float32) for _ in range(CKPT_LAYERS)]
+    # from_numpy (no copy): nothing is freed before the measured run, whose
+    # RSS rise would otherwise hide in memory the allocator kept.
+    W = [lib.from_numpy(w).requires_grad_(bool(weights_grad)) for w in ws]
+    B = [lib.from_numpy(np.zeros(d, dtype=np.float32)).requires_grad_(bool(weights_grad))
+         for _ in range(CKPT_LAYERS)]
+    X = lib.from_numpy(rng.standard_normal((n, d)).astype(np.float32)).requires_grad_()
+    layers = [(lambda w, b: (lambda h: getattr(h @ w + b, act)()))(w, b) for w, b in zip(W, B)]
+
+    def run():
+        for p in W + B + [X]:
+            p.grad = None
+        h = X
+        if mode == "segments":
+            h = checkpoint_sequential(layers, CKPT_SEGMENTS, h, use_reentrant=False)
+        else:
+            for f in layers:
+                h = checkpoint(f, h, use_reentrant=False) if mode == "layer" else f(h)
+        h.sum().backward()
+        return h
+    return run

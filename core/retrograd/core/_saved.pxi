@@ -14,6 +14,8 @@ cdef class SavedVariable:
 
     cdef object unpack(self, Node owner, bint as_tensor):
         cdef Tensor t
+        if self._unpack_hook is not None:
+            return _sv_unpack_hooked(self, owner, as_tensor)
         if self._data is None:
             if self._was_defined:
                 _raise_released(owner)
@@ -34,12 +36,35 @@ cdef class SavedVariable:
         return t
 
     cdef void reset(self):
+        self._packed = None
+        self._unpack_hook = None
         self._data = None
         self._leaf = None
         self._grad_fn = None
 
     def __repr__(self):
         return f"SavedVariable(shape={None if self._data is None else self._data.shape}, version={self._saved_version})"
+
+
+cdef object _sv_unpack_hooked(SavedVariable self, Node owner, bint as_tensor):
+    # Saved under saved_tensors_hooks: no version check (the hooks may
+    # store anything; PyTorch checks only that pack did not modify it).
+    cdef Tensor t
+    cdef Tensor r = _call_unpack_hook(self._unpack_hook, self._packed)
+    if not as_tensor:
+        return r._array
+    if self._leaf is not None:
+        if self._leaf._array is r._array:
+            return self._leaf
+        t = rg_wrap_with_grad_fn(r._array, r._device, self._leaf.grad_accumulator(), 0)
+    elif self._is_output:
+        t = rg_wrap_with_grad_fn(r._array, r._device, owner, self._output_nr)
+    elif self._grad_fn is not None:
+        t = rg_wrap_with_grad_fn(r._array, r._device, self._grad_fn, self._output_nr)
+    else:
+        t = rg_wrap(r._array, r._device)
+    t._version_counter = r._version_counter
+    return t
 
 
 cdef inline SavedVariable _save_tensor(Tensor t, bint is_output):
@@ -62,6 +87,11 @@ cdef inline SavedVariable _save_tensor(Tensor t, bint is_output):
         sv._output_nr = t._output_nr
     elif t._requires_grad:
         sv._leaf = t
+    if rg_tls_saved_hooks:
+        p = <_PackedSaved>_pack_saved(t)
+        sv._data = None
+        sv._packed = p.packed
+        sv._unpack_hook = p.unpack_hook
     return sv
 
 
@@ -118,6 +148,8 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
     cdef Tensor t
     if vc is None:
         return data
+    if type(data) is _PackedSaved:
+        return _unpack_hooked_input(owner, <_PackedSaved>data, edge_index, as_tensor)
     if vc.version != ver:
         _raise_modified_inline(owner, data, vc, ver, edge_index)
     if not as_tensor:
@@ -136,6 +168,8 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
 cdef inline object _unpack_output(Node owner, object data, VersionCounter vc, Py_ssize_t ver,
                                   bint as_tensor):
     cdef Tensor t
+    if type(data) is _PackedSaved:
+        return _unpack_hooked_output(owner, <_PackedSaved>data, as_tensor)
     if vc.version != ver:
         _raise_modified_inline(owner, data, vc, ver, -1)
     if not as_tensor:
@@ -163,3 +197,39 @@ cdef object _raise_modified_inline(Node owner, object data, VersionCounter vc, P
         "(or .clone() before modifying), and enable anomaly detection "
         "(retrograd.autograd.set_detect_anomaly(True)) to find the operation that failed to "
         "compute its gradient.")
+
+
+# Saved under saved_tensors_hooks (see _saved_hooks.pxi): the unpack hook's
+# tensor gets the saved tensor's place in the graph (the node's next edge for
+# an input, the node itself for its output), as PyTorch's SavedVariable does.
+# No version check: what the hooks stored is theirs to keep consistent.
+
+cdef object _unpack_hooked_input(Node owner, _PackedSaved p, int edge_index, bint as_tensor):
+    cdef Tensor r = _call_unpack(p)
+    cdef Tensor t
+    cdef Tensor leaf
+    if not as_tensor:
+        return r._array
+    x = rg_next_fn(owner, edge_index)
+    if x is None:
+        t = rg_wrap(r._array, r._device)
+    elif type(x) is AccumulateGrad:
+        leaf = (<AccumulateGrad>x).variable
+        if leaf._array is r._array:
+            return leaf
+        # other data for a leaf: a non-leaf whose gradient flows into the leaf
+        t = rg_wrap_with_grad_fn(r._array, r._device, <Node>x, 0)
+    else:
+        t = rg_wrap_with_grad_fn(r._array, r._device, <Node>x, rg_next_nr(owner, edge_index))
+    t._version_counter = r._version_counter
+    return t
+
+
+cdef object _unpack_hooked_output(Node owner, _PackedSaved p, bint as_tensor):
+    cdef Tensor r = _call_unpack(p)
+    cdef Tensor t
+    if not as_tensor:
+        return r._array
+    t = rg_wrap_with_grad_fn(r._array, r._device, owner, 0)
+    t._version_counter = r._version_counter
+    return t

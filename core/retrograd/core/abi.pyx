@@ -26,6 +26,7 @@ include "_grad_mode.pxi"
 include "_slots.pxi"
 include "_device.pxi"
 include "_node.pxi"
+include "_saved_hooks.pxi"
 include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
 include "_op_support.pxi"

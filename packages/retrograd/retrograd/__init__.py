@@ -20,6 +20,7 @@ from retrograd.core import is_grad_enabled, is_inference_mode_enabled  # noqa: E
 from retrograd import autograd  # noqa: E402,F401
 from retrograd import nn  # noqa: E402,F401
 from retrograd import linalg  # noqa: E402,F401
+from retrograd import utils  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

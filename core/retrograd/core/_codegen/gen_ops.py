@@ -493,6 +493,13 @@ def emit_node(e, out):
     for mode, flag in (("array", "False"), ("tensor", "True")):
         w("        if not create_graph:" if mode == "array" else "        else:")
         any_stmt = False
+        # Each saved tensor is unpacked once, before any formula, in field
+        # order (as PyTorch does): an unpack hook runs once per saved tensor.
+        # A tensor not saved (its users need no gradient) unpacks to None.
+        for n in saved:
+            if kinds[n] in ("input", "result"):
+                any_stmt = True
+                w(f"            v_{n} = {_unpack_call(e, n, kinds[n], flag)}")
         for i, p in enumerate(tensors):
             if i not in per_input:
                 continue
@@ -500,9 +507,7 @@ def emit_node(e, out):
             fn = f"self._fn{i}" if i < 2 else f"rg_next_fn(self, {i})"
             w(f"            if {fn} is not None:")
             for n in sorted(per_input[i]):
-                if kinds[n] in ("input", "result"):
-                    w(f"                v_{n} = {_unpack_call(e, n, kinds[n], flag)}")
-                else:
+                if kinds[n] not in ("input", "result"):
                     w(f"                v_{n} = self.s_{n}")
             w(f"                r{i} = {rewrite(e, e.formulas[p.name], mode)}")
         if not any_stmt:
@@ -522,6 +527,17 @@ def emit_node(e, out):
             w(f"    def _saved_{n}(self):")
             w(f"        return self.s_{n}")
             w("")
+    # saved_tensors_report: the arrays this node keeps alive (released or
+    # unsaved slots skipped).
+    w("    def _saved_arrays(self):")
+    w("        # (name, array) for each tensor this node keeps saved for its backward")
+    w("        out = []")
+    for n in saved:
+        if kinds[n] in ("input", "result"):
+            w(f"        if self.s_{n}_vc is not None and self.s_{n} is not None:")
+            w(f"            out.append(('{n}', _saved_array_of(self.s_{n})))")
+    w("        return out")
+    w("")
     w("")
     return saved, uses
 
@@ -613,6 +629,8 @@ def emit_op(e, saved, uses, out):
                 w(f"                _check_saveable(t_{n})")
                 w(f"                node.s_{n}_vc = t_{n}._version_counter")
                 w(f"                node.s_{n}_ver = t_{n}._version_counter.version")
+                w("                if rg_tls_saved_hooks:")
+                w(f"                    node.s_{n} = _pack_saved(t_{n})")
                 continue
             elif kind == "param":
                 val = f"v_{n}"
@@ -643,6 +661,8 @@ def emit_op(e, saved, uses, out):
         w("        node.s_result = out")
         w("        node.s_result_vc = result._version_counter")
         w("        node.s_result_ver = result._version_counter.version")
+        w("        if rg_tls_saved_hooks:")
+        w("            node.s_result = _pack_saved(result)")
     if not e.nondifferentiable:
         w("    if _forward_grad_slot != NULL:")
         w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), None)')

@@ -11,6 +11,7 @@ from retrograd.core import (  # noqa: F401
     set_grad_enabled,
 )
 from retrograd.core.abi import Node as _Node  # noqa: F401
+from retrograd.autograd import graph  # noqa: F401,E402
 
 
 def set_multithreading_enabled(mode: bool):

@@ -1,0 +1,258 @@
+"""Activation checkpointing (``torch.utils.checkpoint``), non-reentrant mode.
+
+See Note [non-reentrant checkpoint]: the forward runs ``fn`` under
+saved-tensor hooks whose pack keeps only a small handle (the arrays ``fn``'s
+ops would have saved are freed as soon as ``fn`` returns); the first unpack
+in backward reruns ``fn`` once, under enable_grad, with the random state of
+the forward restored (NumPy's global state and retrograd's generator, so
+dropout replays identically), and serves each handle the tensor the rerun
+saved in the same position. ``fn`` therefore runs exactly twice per forward +
+backward. Works with ``backward()`` and ``autograd.grad()``, and nests (an
+inner checkpoint pushes its own hooks, so its saves never reach the outer's).
+"""
+from __future__ import annotations
+
+import contextlib
+import weakref
+
+import numpy as np
+
+from retrograd.core import Tensor, enable_grad
+from retrograd.core import _creation
+from retrograd.autograd._saved_hooks import saved_tensors_hooks
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError",
+           "set_checkpoint_early_stop"]
+
+_DETERMINISM_MODES = ("default", "none")
+_early_stop_enabled = True
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not reproduce what the forward saved."""
+
+
+class _StopRecomputation(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Stop the recomputation as soon as every needed tensor is recomputed
+    (the default), or run ``fn`` to the end (``False``)."""
+    global _early_stop_enabled
+    prev = _early_stop_enabled
+    _early_stop_enabled = bool(enable)
+    try:
+        yield
+    finally:
+        _early_stop_enabled = prev
+
+
+class _Holder:
+    """What a node keeps for a tensor saved inside a checkpointed region.
+    `tensor` holds the saved tensor only while the checkpointed function
+    runs (its graph keeps those alive then anyway), so that a backward
+    inside the function itself can unpack it."""
+    __slots__ = ("index", "tensor", "__weakref__")
+
+    def __init__(self, index, tensor):
+        self.index = index
+        self.tensor = tensor
+
+
+def _rng_state():
+    return np.random.get_state(), _creation.get_rng().bit_generator.state
+
+
+def _set_rng_state(state):
+    np_state, rg_state = state
+    np.random.set_state(np_state)
+    _creation.get_rng().bit_generator.state = rg_state
+
+
+def _metadata(t):
+    return (tuple(t.shape), t.dtype, str(t.device))
+
+
+class _Frame:
+    """One checkpointed call: how to rerun it and what its forward saved."""
+
+    def __init__(self, fn, args, kwargs, preserve_rng_state, recompute_ctx, determinism_check,
+                 early_stop):
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.rng_state = _rng_state() if preserve_rng_state else None
+        self.recompute_ctx = recompute_ctx   # entered by the (first) rerun
+        self.determinism_check = determinism_check
+        self.early_stop = early_stop
+        self.weak_holders = []       # weakref to each _Holder, in save order
+        self.metadata = []           # (shape, dtype, device) of each saved tensor
+        self.recomputed = {}         # holder index -> recomputed tensor, until unpacked
+        self.forward_done = False
+
+    def pack(self, t):
+        holder = _Holder(len(self.weak_holders), t.detach())
+        self.weak_holders.append(weakref.ref(holder))
+        self.metadata.append(_metadata(t))
+        return holder
+
+    def end_forward(self):
+        # From here on, only the handles are kept: the arrays are freed.
+        self.forward_done = True
+        for ref in self.weak_holders:
+            h = ref()
+            if h is not None:
+                h.tensor = None
+
+    def unpack(self, holder):
+        if not self.forward_done:
+            # a backward inside the checkpointed function: still at hand
+            return holder.tensor
+        if holder.index not in self.recomputed:
+            self.recompute()
+        try:
+            return self.recomputed.pop(holder.index)
+        except KeyError:
+            raise CheckpointError(
+                "checkpoint: the recomputation saved no tensor in the place of one the forward "
+                "saved; the checkpointed function must do the same operations when rerun.") from None
+
+    def recompute(self):
+        holders = self.weak_holders
+        n = len(holders)
+        # Only handles still held by some node need a value (a node that has
+        # run and released its saved tensors drops its handle).
+        wanted = sum(1 for h in holders if h() is not None)
+        count = [0, 0]                # saves seen, wanted ones filled
+
+        def pack(t):
+            i = count[0]
+            count[0] += 1
+            if i >= n:
+                raise CheckpointError(
+                    "checkpoint: trying to save more tensors during recomputation than during "
+                    "the original forward pass; the checkpointed function must do the same "
+                    "operations when rerun (no data-dependent control flow on random values).")
+            if self.determinism_check == "default" and _metadata(t) != self.metadata[i]:
+                raise CheckpointError(
+                    "checkpoint: recomputed values for the following tensors have different "
+                    f"metadata than during the forward pass.\ntensor at position {i}:\n"
+                    f"saved metadata: {self.metadata[i]}\nrecomputed metadata: {_metadata(t)}\n"
+                    "Make the checkpointed function deterministic (same shapes and dtypes each "
+                    "run), or pass determinism_check='none'.")
+            t = t.detach()
+            if holders[i]() is not None:
+                self.recomputed[i] = t
+                count[1] += 1
+                if self.early_stop and count[1] == wanted:
+                    raise _StopRecomputation
+            return t
+
+        def unpack(t):
+            return t
+
+        if wanted == 0:
+            return
+        ctx, self.recompute_ctx = self.recompute_ctx, contextlib.nullcontext()
+        saved_state = _rng_state() if self.rng_state is not None else None
+        try:
+            if self.rng_state is not None:
+                _set_rng_state(self.rng_state)
+            with saved_tensors_hooks(pack, unpack), enable_grad(), ctx:
+                self.fn(*self.args, **self.kwargs)
+        except _StopRecomputation:
+            pass
+        finally:
+            if saved_state is not None:
+                # like torch's fork_rng: the rerun does not advance the caller's streams
+                _set_rng_state(saved_state)
+        if count[1] < wanted and self.determinism_check == "default":
+            raise CheckpointError(
+                "checkpoint: a different number of tensors was saved during the original forward "
+                f"and the recomputation: {n} saved in forward, {count[0]} in recomputation. The "
+                "checkpointed function must do the same operations when rerun.")
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+               debug=False, preserve_rng_state=True, early_stop=None, **kwargs):
+    """Run ``function(*args, **kwargs)`` without keeping the tensors its ops
+    save for backward; rerun it in backward to get them back.
+
+    ``use_reentrant=False`` (the default here; torch warns when it is not
+    given) uses saved-tensor hooks; ``True`` dispatches to the reentrant
+    implementation. ``preserve_rng_state`` restores NumPy's global random
+    state and retrograd's generator for the rerun. ``context_fn`` returns two
+    context managers: the first wraps the forward, the second the rerun.
+    ``determinism_check="default"`` compares the shape, dtype and device of
+    each recomputed saved tensor with the forward's ("none" skips it).
+    """
+    if not callable(function):
+        raise TypeError(f"checkpoint(): function must be callable, got {type(function).__name__}")
+    if use_reentrant is None:
+        use_reentrant = False
+    if use_reentrant:
+        if context_fn is not None or debug:
+            raise ValueError("checkpoint(): passing context_fn or debug is only supported when "
+                             "use_reentrant=False.")
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs)
+                             + " (keyword arguments of the function are only supported when "
+                             "use_reentrant=False)")
+        from retrograd.utils._checkpoint_reentrant import _checkpoint_reentrant
+        return _checkpoint_reentrant(function, *args, preserve_rng_state=preserve_rng_state)
+    if debug:
+        raise ValueError("checkpoint(debug=True): retrograd does not record the operator traces "
+                         "torch's debug mode prints; pass debug=False (use "
+                         "retrograd.autograd.set_detect_anomaly(True) to locate a failing op).")
+    if determinism_check not in _DETERMINISM_MODES:
+        raise ValueError(f"checkpoint(): determinism_check should be one of {list(_DETERMINISM_MODES)}, "
+                         f"but got {determinism_check!r}")
+    if context_fn is not None:
+        contexts = context_fn()
+        if not (isinstance(contexts, tuple) and len(contexts) == 2):
+            raise ValueError("checkpoint(): context_fn must return a tuple of two context managers "
+                             "(one for the forward, one for the recomputation)")
+        fwd_ctx, recompute_ctx = contexts
+    else:
+        fwd_ctx, recompute_ctx = contextlib.nullcontext(), contextlib.nullcontext()
+    frame = _Frame(function, args, kwargs, preserve_rng_state, recompute_ctx, determinism_check,
+                   _early_stop_enabled if early_stop is None else bool(early_stop))
+    try:
+        with saved_tensors_hooks(frame.pack, frame.unpack), fwd_ctx:
+            out = function(*args, **kwargs)
+    finally:
+        frame.end_forward()
+    return out
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Run a sequence of functions (or a module-like object with
+    ``children()``) in ``segments`` chunks, checkpointing every chunk but the
+    last (torch.utils.checkpoint.checkpoint_sequential)."""
+    if use_reentrant is None:
+        use_reentrant = False
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError(f"checkpoint_sequential(): unexpected keyword arguments {sorted(kwargs)}")
+    if hasattr(functions, "children") and callable(functions.children):
+        functions = list(functions.children())
+    functions = list(functions)
+    if not isinstance(segments, int) or segments < 1:
+        raise ValueError(f"checkpoint_sequential(): segments must be a positive int, got {segments!r}")
+
+    def run_function(start, end, functions):
+        def forward(x):
+            for j in range(start, end + 1):
+                x = functions[j](x)
+            return x
+        return forward
+
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run_function(start, end, functions), input,
+                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run_function(end + 1, len(functions) - 1, functions)(input)
