@@ -93,7 +93,8 @@ cdef object _raise_modified(SavedVariable sv, Node owner):
         f"{sv._saved_version} instead. Hint: the in-place change happened after the forward op that "
         "saved it; use an out-of-place op (or .clone() before modifying), and enable anomaly "
         "detection (retrograd.autograd.set_detect_anomaly(True)) to find the operation that "
-        "failed to compute its gradient.")
+        "failed to compute its gradient."
+        + _inplace_trace_note(sv._version_counter, sv._saved_version))
 
 
 # ---------------------------------------------------------------------------
@@ -162,4 +163,4 @@ cdef object _raise_modified_inline(Node owner, object data, VersionCounter vc, P
         "in-place change happened after the forward op that saved it; use an out-of-place op "
         "(or .clone() before modifying), and enable anomaly detection "
         "(retrograd.autograd.set_detect_anomaly(True)) to find the operation that failed to "
-        "compute its gradient.")
+        "compute its gradient." + _inplace_trace_note(vc, ver))

@@ -29,3 +29,11 @@ def __getattr__(name):
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
+
+# --- anomaly mode and the graph API (issue 4) -------------------------------
+from retrograd.core.anomaly_mode import (  # noqa: E402,F401
+    detect_anomaly, set_detect_anomaly,
+)
+from retrograd.autograd import graph  # noqa: E402,F401
+
+__all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]

@@ -2,3 +2,10 @@
 from retrograd.core.abi import Node, Edge, RemovableHandle  # noqa: F401
 
 __all__ = ["Node", "Edge", "RemovableHandle"]
+
+# --- gradient edges, multi-grad hooks, final callbacks (issue 4) -------------
+from retrograd.autograd._graph_api import (  # noqa: E402,F401
+    GradientEdge, get_gradient_edge, queue_callback, register_multi_grad_hook,
+)
+
+__all__ += ["GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "queue_callback"]
