@@ -389,7 +389,7 @@ cdef int _run_final_callbacks(GraphTask gt) except -1:
 cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
     if gt.has_error:
         return
-    if node._extra is not None and node._extra.anomaly_trace is not None:
+    if gt.anomaly_flags and node._extra is not None and node._extra.anomaly_trace is not None:
         try:
             _warn_anomaly(node)
         except BaseException:
