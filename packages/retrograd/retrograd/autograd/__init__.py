@@ -34,6 +34,7 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
 from retrograd.core.anomaly_mode import (  # noqa: E402,F401
     detect_anomaly, set_detect_anomaly,
 )
+from retrograd.core import anomaly_mode  # noqa: E402,F401
 from retrograd.autograd import graph  # noqa: E402,F401
 
 __all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]
