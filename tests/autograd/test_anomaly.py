@@ -11,6 +11,10 @@ import torch
 
 import retrograd as rg
 
+# The NaN / Inf gradients these tests provoke make NumPy warn; that is expected.
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning",
+                                        "ignore:divide by zero encountered:RuntimeWarning")
+
 
 @pytest.fixture(autouse=True)
 def _anomaly_off():
@@ -205,6 +209,25 @@ def test_nan_check_on_device_worker(virtual_cpu_devices):
         y = (x.to("cpu:1").sqrt() * 0.0).sum()
         with pytest.raises(RuntimeError, match="SqrtBackward0' returned nan values in its 0th output"):
             y.backward()
+
+
+def test_device_worker_runs_nodes_in_the_callers_anomaly_mode(virtual_cpu_devices):
+    # A hook of a node on cpu:1 runs on that device's worker thread: it sees
+    # the anomaly mode of the thread that called backward, and the worker's
+    # own mode is restored afterwards.
+    seen = []
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+
+    def hook(g):
+        seen.append((threading.get_ident() != main, rg.is_anomaly_enabled()))
+
+    main = threading.get_ident()
+    y = x.to("cpu:1") * 2.0
+    y.register_hook(hook)
+    with rg.autograd.detect_anomaly():
+        y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert seen == [(True, True), (True, False)]
 
 
 # -- errors in backward show the forward traceback ----------------------------
