@@ -41,10 +41,7 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
     new = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if _is_gradient_edge(out):
-            if g is None:
-                raise RuntimeError(
-                    f"a gradient must be given for output {i}, which is a GradientEdge (its shape is unknown here)")
-            new.append(g._array if not create_graph and isinstance(g, Tensor) else g)
+            new.append(_edge_grad(out, g, i, create_graph))
             continue
         if g is None:
             if out.requires_grad:
@@ -86,6 +83,28 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
             arr = g._array
             new.append(arr if arr.dtype == out.dtype else arr.astype(out.dtype))
     return tuple(new)
+
+
+def _edge_grad(edge, g, i, create_graph):
+    # The gradient for an output given as a GradientEdge: what the edge's
+    # input metadata says it must be (torch: ones for a one-element edge).
+    meta = edge.node.input_metadata[edge.output_nr]
+    if g is None:
+        if int(np.prod(meta.shape)) != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs, but output {i} is a "
+                f"GradientEdge of shape {tuple(meta.shape)}: pass grad_outputs= with that shape")
+        ones = np.ones(meta.shape, dtype=meta.dtype)
+        return _abi._wrap(ones, meta.device) if create_graph else ones
+    if not isinstance(g, Tensor):
+        raise TypeError(
+            f"gradients can be either Tensors or None, but got {type(g).__name__} for output {i}: "
+            "wrap it with retrograd.tensor(...)")
+    if tuple(g.shape) != tuple(meta.shape):
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
+            f"(a GradientEdge) has a shape of {tuple(meta.shape)}. Pass a gradient with that shape.")
+    return g if create_graph else g._array
 
 
 def _root_edges(outputs):

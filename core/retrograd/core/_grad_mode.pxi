@@ -2,7 +2,9 @@
 # sequence counter. Part of abi.pyx.
 #
 # Each is a C `__thread` variable: new threads start with grad mode on,
-# inference and anomaly mode off, as in PyTorch. Who sets them: the grad-mode
+# inference and anomaly mode off, as in PyTorch (whose anomaly mode is one
+# process-wide flag; here it is per thread, like grad mode, and the engine
+# carries the calling thread's to its device workers, see _engine.pyx). Who sets them: the grad-mode
 # context managers (grad_mode.py) on the user's thread; the engine, around
 # each node's apply on a worker thread, to the graph task's create_graph.
 
@@ -11,14 +13,16 @@ cdef extern from *:
     static __thread int rg_tls_grad_enabled = 1;
     static __thread int rg_tls_inference_mode = 0;
     static __thread unsigned long long rg_tls_sequence_nr = 0;
-    static int rg_anomaly_mode = 0;        /* global, as in PyTorch */
-    static int rg_anomaly_check_nan = 1;
+    static __thread int rg_anomaly_mode = 0;
+    static __thread int rg_anomaly_check_nan = 1;
+    static __thread int rg_anomaly_check_inf = 0;
     """
     int rg_tls_grad_enabled
     int rg_tls_inference_mode
     unsigned long long rg_tls_sequence_nr
     int rg_anomaly_mode
     int rg_anomaly_check_nan
+    int rg_anomaly_check_inf
 
 
 cdef bint rg_grad_enabled() noexcept nogil:
@@ -71,10 +75,31 @@ def is_anomaly_check_nan_enabled():
     return bool(rg_anomaly_check_nan)
 
 
-def _set_anomaly_enabled(bint mode, bint check_nan=True):
-    global rg_anomaly_mode, rg_anomaly_check_nan
+def is_anomaly_check_inf_enabled():
+    return bool(rg_anomaly_check_inf)
+
+
+def _set_anomaly_enabled(bint mode, bint check_nan=True, bint check_inf=False):
+    global rg_anomaly_mode, rg_anomaly_check_nan, rg_anomaly_check_inf
     rg_anomaly_mode = mode
     rg_anomaly_check_nan = check_nan
+    rg_anomaly_check_inf = check_inf
+
+
+cdef int rg_anomaly_flags() noexcept nogil:
+    # All of this thread's anomaly state in one int (RG_ANOMALY_* bits): what
+    # a graph task records at its start and its device workers run under.
+    if not rg_anomaly_mode:
+        return 0
+    return (RG_ANOMALY_ENABLED | (RG_ANOMALY_CHECK_NAN if rg_anomaly_check_nan else 0)
+            | (RG_ANOMALY_CHECK_INF if rg_anomaly_check_inf else 0))
+
+
+cdef void rg_set_anomaly_flags(int flags) noexcept nogil:
+    global rg_anomaly_mode, rg_anomaly_check_nan, rg_anomaly_check_inf
+    rg_anomaly_mode = (flags & RG_ANOMALY_ENABLED) != 0
+    rg_anomaly_check_nan = (flags & RG_ANOMALY_CHECK_NAN) != 0
+    rg_anomaly_check_inf = (flags & RG_ANOMALY_CHECK_INF) != 0
 
 
 def _peek_sequence_nr():

@@ -16,6 +16,8 @@ cdef int _check_inplace(Tensor self) except -1:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed. "
             "Make a clone() of it (outside inference_mode) to get a normal tensor, and update that.")
+    if rg_anomaly_mode:
+        _record_inplace_trace(self._version_counter)    # see _anomaly.pxi
     if not rg_tls_grad_enabled:
         return 0
     if self._grad_fn is None and self._requires_grad:

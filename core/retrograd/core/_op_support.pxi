@@ -101,7 +101,7 @@ cdef inline void _finish_node(Node node, object out, Device dev):
     node._meta0 = _intern_meta(out, dev)
     node._num_inputs = 1
     if rg_anomaly_mode:
-        node.extras().anomaly_trace = "".join(_traceback.format_stack()[:-1])
+        _record_anomaly_trace(node)     # see _anomaly.pxi
 
 
 cdef inline void _mark_view(Tensor result, Tensor base, object out):

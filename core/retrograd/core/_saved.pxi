@@ -123,7 +123,8 @@ cdef object _raise_modified(SavedVariable sv, Node owner):
         f"{sv._saved_version} instead. Hint: the in-place change happened after the forward op that "
         "saved it; use an out-of-place op (or .clone() before modifying), and enable anomaly "
         "detection (retrograd.autograd.set_detect_anomaly(True)) to find the operation that "
-        "failed to compute its gradient.")
+        "failed to compute its gradient."
+        + _inplace_trace_note(sv._version_counter, sv._saved_version))
 
 
 # ---------------------------------------------------------------------------
@@ -196,7 +197,7 @@ cdef object _raise_modified_inline(Node owner, object data, VersionCounter vc, P
         "in-place change happened after the forward op that saved it; use an out-of-place op "
         "(or .clone() before modifying), and enable anomaly detection "
         "(retrograd.autograd.set_detect_anomaly(True)) to find the operation that failed to "
-        "compute its gradient.")
+        "compute its gradient." + _inplace_trace_note(vc, ver))
 
 
 # Saved under saved_tensors_hooks (see _saved_hooks.pxi): the unpack hook's

@@ -102,6 +102,8 @@ cdef object _ufunc_on_arrays(object ufunc, str method, tuple inputs, dict kwargs
     if res is None:                     # ufunc.at works in place
         for a in inputs[:1]:
             if isinstance(a, Tensor):
+                if rg_anomaly_mode:
+                    _record_inplace_trace((<Tensor>a)._version_counter)
                 (<Tensor>a)._version_counter.version += 1
         return None
     return _wrap_results(res, inputs)

@@ -35,6 +35,7 @@ cdef class VersionCounter:
     # Shared by a tensor, its views and its detach()es; bumped by every
     # in-place change. ABI: read `version`.
     cdef public Py_ssize_t version
+    cdef dict _anomaly_traces           # anomaly mode: {version before an in-place op: its traceback}, or None
 
 
 cdef class Device:
@@ -222,3 +223,14 @@ cdef Device rg_cpu_device()
 cdef int rg_num_virtual_cpu_devices() noexcept
 cdef object rg_zeros_like_metadata(InputMetadata meta)
 cdef object rg_sum_to(object array, tuple shape)
+
+# Anomaly mode (thread-local): the calling thread's state as RG_ANOMALY_*
+# bits (0 when off), which the engine records per graph task and sets on the
+# device workers that run its nodes.
+cdef enum:
+    RG_ANOMALY_ENABLED = 1
+    RG_ANOMALY_CHECK_NAN = 2
+    RG_ANOMALY_CHECK_INF = 4
+
+cdef int rg_anomaly_flags() noexcept nogil
+cdef void rg_set_anomaly_flags(int flags) noexcept nogil

@@ -36,6 +36,7 @@ include "_formula_helpers.pxi"
 include "_generated_ops.pxi"
 include "_composites_shape.pxi"
 include "_ufunc.pxi"
+include "_anomaly.pxi"
 
 
 # -- Python-level entry points used by core's Python modules ------------------

@@ -19,6 +19,9 @@ from retrograd.engine._engine import (  # noqa: E402,F401
     get_max_reentrant_depth,
     is_multithreading_enabled,
     set_max_reentrant_depth,
+    queue_callback,
+    current_graph_task_id,
+    will_engine_execute_node,
 )
 
 __version__ = "0.1.0"
@@ -51,4 +54,5 @@ def shutdown_device_threads(timeout: float = 1.0) -> None:
 
 __all__ = ["GraphTask", "ExecInfo", "set_multithreading_enabled", "is_multithreading_enabled",
            "set_max_reentrant_depth", "get_max_reentrant_depth", "current_worker_device",
-           "device_threads", "shutdown_device_threads"]
+           "device_threads", "shutdown_device_threads", "queue_callback",
+           "current_graph_task_id", "will_engine_execute_node"]

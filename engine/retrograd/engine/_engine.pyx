@@ -34,6 +34,12 @@
 #   current_depth: nesting of reentrant backwards on this thread (execute()).
 #   total_depth: nesting across pool threads (execute(), pool threads).
 #   local_queue: the queue this thread pops (its CPU queue, or its device's).
+#   current_graph_task: the graph task whose node (or final callbacks) this
+#     thread is running, borrowed; NULL otherwise. Set by _thread_main around
+#     each node and by _execute around the final callbacks; read by
+#     queue_callback and the multi-grad hooks (PyTorch's current_graph_task).
+#   anomaly mode (core's thread-local): set by _thread_main to the graph
+#     task's, on a thread whose own differs (device workers), around a node.
 
 cimport cython
 from cython.operator cimport dereference as deref
@@ -50,6 +56,7 @@ from retrograd.core.abi cimport (
     Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad, rg_next_fn, rg_next_nr,
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
+    rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
 )
 
 import sys as _sys
@@ -92,11 +99,13 @@ cdef extern from *:
     static __thread int rg_tls_current_depth = 0;
     static __thread int rg_tls_total_depth = 0;
     static __thread RgReadyQueue* rg_tls_local_queue = NULL;
+    static __thread PyObject* rg_tls_current_graph_task = NULL;
     """
     int rg_tls_worker_device
     int rg_tls_current_depth
     int rg_tls_total_depth
     RgReadyQueue* rg_tls_local_queue
+    PyObject* rg_tls_current_graph_task
 
 
 DEF NO_DEVICE = -2
@@ -112,6 +121,7 @@ cdef RgReadyQueue* _device_queues[MAX_DEVICES]
 cdef list _device_threads = []
 cdef object _device_lock = _threading.Lock()
 cdef bint _shutting_down = False
+cdef Py_ssize_t _next_graph_task_id = 0
 
 
 @cython.final
@@ -147,6 +157,10 @@ cdef class GraphTask:
     cdef list final_callbacks
     cdef Node graph_root                # keeps the graph alive while it runs
     cdef readonly Py_ssize_t batch_size # is_grads_batched: B (see Note [Batched gradients]); else -1
+    cdef int anomaly_flags              # the caller's anomaly mode (core's RG_ANOMALY_* bits)
+    cdef readonly Py_ssize_t id         # PyTorch's graph task id (torch._C._current_graph_task_id)
+    cdef uint64_t min_topo_nr
+    cdef set nodes_in_graph             # built on first use (_will_engine_execute_node)
 
     def __cinit__(self):
         self.batch_size = -1
@@ -291,6 +305,9 @@ cdef object _thread_main(GraphTask graph_task):
     cdef list inputs
     cdef RgReadyQueue* q
     cdef bint prev_grad
+    cdef PyObject* prev_gt
+    cdef int prev_anomaly
+    global rg_tls_current_graph_task
     while graph_task is None or not graph_task.completed_flag:
         q = rg_tls_local_queue
         # Take ready work without giving up the GIL; sleep (without it) only
@@ -312,12 +329,20 @@ cdef object _thread_main(GraphTask graph_task):
         if node is not None and not gt.has_error:
             prev_grad = rg_grad_enabled()
             rg_set_grad_enabled(gt.create_graph)
+            prev_gt = rg_tls_current_graph_task
+            rg_tls_current_graph_task = <PyObject*>gt
+            prev_anomaly = rg_anomaly_flags()
+            if prev_anomaly != gt.anomaly_flags:
+                rg_set_anomaly_flags(gt.anomaly_flags)
             try:
                 _evaluate_function(gt, node, inputs)
             except BaseException as exc:
                 _thread_on_exception(gt, node, exc)
             finally:
                 rg_set_grad_enabled(prev_grad)
+                rg_tls_current_graph_task = prev_gt
+                if prev_anomaly != gt.anomaly_flags:
+                    rg_set_anomaly_flags(prev_anomaly)
         node = None
         inputs = None
         gt.outstanding_tasks -= 1
@@ -331,23 +356,46 @@ cdef object _thread_main(GraphTask graph_task):
 
 cdef void _mark_completed(GraphTask gt):
     # Runs once: the owner and a worker may both see the task complete.
+    # (The final callbacks run later, on the thread that called backward:
+    # see _run_final_callbacks.)
     if gt.completing:
         return
     gt.completing = True
-    if not gt.has_error and gt.final_callbacks:
-        try:
-            for cb in list(gt.final_callbacks):
-                cb()
-        except BaseException as exc:
-            gt.has_error = True
-            gt.error = exc
     gt.completed_flag = True
     gt.done_event.set()
+
+
+cdef int _run_final_callbacks(GraphTask gt) except -1:
+    # Note [Final callbacks]
+    #   queue_callback(fn) adds fn to the graph task whose node is running on
+    #   the calling thread (the innermost one under reentrant backward). Once
+    #   every node of that task has run, the thread that started it runs them
+    #   in order, with the task still current, so that a callback may queue
+    #   more (they run too). A callback's exception propagates out of
+    #   backward(), as in PyTorch.
+    global rg_tls_current_graph_task
+    cdef PyObject* prev_gt = rg_tls_current_graph_task
+    cdef Py_ssize_t i = 0
+    rg_tls_current_graph_task = <PyObject*>gt
+    try:
+        while i < len(gt.final_callbacks):
+            cb = gt.final_callbacks[i]
+            i += 1
+            cb()
+    finally:
+        rg_tls_current_graph_task = prev_gt
+        gt.final_callbacks = None
+    return 0
 
 
 cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
     if gt.has_error:
         return
+    if gt.anomaly_flags and node._extra is not None and node._extra.anomaly_trace is not None:
+        try:
+            _warn_anomaly(node)
+        except BaseException:
+            pass                    # (warnings turned into errors: the node's error wins)
     try:
         _annotate(exc, node)
     except BaseException:
@@ -364,7 +412,7 @@ cdef _annotate(BaseException exc, Node node):
     where = f"(raised while running {node.name()} during backward)"
     trace = node._extra.anomaly_trace if node._extra is not None else None
     if trace is not None:
-        where += f"\nThe forward call that created {node.name()} was:\n{trace}"
+        where += f"\nThe forward call that created {node.name()} was:\n{_trace_text(trace)}"
     args = exc.args
     if len(args) == 1 and isinstance(args[0], str):
         if where not in args[0]:
@@ -376,6 +424,19 @@ cdef _annotate(BaseException exc, Node node):
         # args would change, or a custom __str__: the note shows in the
         # traceback instead.
         exc.add_note(where)
+
+
+cdef str _trace_text(object trace):
+    # core records the forward traceback as torch does (a list of frame strings).
+    return trace if isinstance(trace, str) else "".join(trace)
+
+
+cdef _warn_anomaly(Node node):
+    # PyTorch warns before re-raising, so that the forward trace shows even
+    # when the error is caught and replaced further up.
+    import warnings
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                  f"error:\n{_trace_text(node._extra.anomaly_trace)}", UserWarning, stacklevel=2)
 
 
 # ---------------------------------------------------------------------------
@@ -642,8 +703,8 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     n = len(outputs)
     if n == 0:
         return 0
-    if rg_anomaly_enabled():
-        _check_anomaly(node, outputs)
+    if gt.anomaly_flags:
+        _check_anomaly(gt, node, inputs, outputs)
     # See Note [Threading model]: nodes of this task running on other threads
     # may feed the same buffers.
     gt.lock()
@@ -685,17 +746,64 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     return 0
 
 
-cdef int _check_anomaly(Node node, list outputs) except -1:
-    from retrograd.core import abi as _core
-    if not _core.is_anomaly_check_nan_enabled():
+cdef int _check_anomaly(GraphTask gt, Node node, list inputs, list outputs) except -1:
+    # PyTorch's anomaly check (engine.cpp, evaluate_function): a node that
+    # returns NaN (or, with check_inf, infinite) gradients fails the backward.
+    # New: the message shows what the node received and returned.
+    cdef bint nan = (gt.anomaly_flags & RG_ANOMALY_CHECK_NAN) != 0
+    cdef bint inf = (gt.anomaly_flags & RG_ANOMALY_CHECK_INF) != 0
+    if not nan and not inf:
         return 0
     for i, g in enumerate(outputs):
         if g is None:
             continue
         arr = (<Tensor>g)._array if isinstance(g, Tensor) else g
-        if np.isnan(arr).any():
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+        if arr.dtype.kind not in "fc":
+            continue
+        what = None
+        if nan and bool(np.isnan(arr).any()):
+            what = "nan"
+        elif inf and bool(np.isinf(arr).any()):
+            what = "inf"
+        if what is not None:
+            raise RuntimeError(
+                f"Function '{node.name()}' returned {what} values in its {i}th output.\n"
+                f"  gradients it received: {_describe_grads(inputs)}\n"
+                f"  gradients it returned: {_describe_grads(outputs)}")
     return 0
+
+
+cdef str _describe_grads(list grads):
+    # "[0] float64 shape (3,): min 0.5, max inf, 1 nan", one entry per gradient.
+    parts = []
+    for i, g in enumerate(grads):
+        if g is None:
+            parts.append(f"[{i}] None")
+            continue
+        arr = (<Tensor>g)._array if isinstance(g, Tensor) else g
+        parts.append(f"[{i}] {_describe_array(arr)}")
+    return "; ".join(parts) if parts else "none"
+
+
+cdef str _describe_array(object arr):
+    import warnings
+    desc = f"{arr.dtype} shape {tuple(arr.shape)}"
+    if arr.size == 0:
+        return desc + ": empty"
+    if arr.dtype.kind not in "fciub":
+        return desc
+    vals = abs(arr) if arr.dtype.kind == "c" else arr      # (complex: magnitudes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # all-NaN arrays
+        if arr.dtype.kind in "fc":
+            lo, hi = vals.min(), vals.max()
+            nnan = int(np.count_nonzero(np.isnan(vals)))
+            if nnan:
+                lo, hi = np.nanmin(vals), np.nanmax(vals)
+            desc += f": min {lo}, max {hi}" + (f", {nnan} nan" if nnan else "")
+        else:
+            desc += f": min {vals.min()}, max {vals.max()}"
+    return desc + (" (of |values|)" if arr.dtype.kind == "c" else "")
 
 
 # ---------------------------------------------------------------------------
@@ -809,6 +917,7 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
     cdef list buf
     cdef Edge e
     cdef uint64_t min_topo_nr = 0
+    global _next_graph_task_id
     if len(roots) != len(grads):
         raise RuntimeError(f"got {len(grads)} gradients for {len(roots)} roots")
     # A user thread starts at depth 0; a reentrant call goes one deeper.
@@ -822,6 +931,9 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
     gt.create_graph = create_graph
     gt.final_callbacks = None
     gt.batch_size = batch_size
+    gt.anomaly_flags = rg_anomaly_flags()
+    gt.id = _next_graph_task_id
+    _next_graph_task_id += 1
 
     glist = list(grads)
     flat = []
@@ -846,10 +958,18 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
             e = <Edge>x
             if e.function.topo_nr < min_topo_nr:
                 min_topo_nr = e.function.topo_nr
+    gt.min_topo_nr = min_topo_nr
     _compute_dependencies(gt, graph_root, min_topo_nr)
     if inputs:
         _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
     _execute_with_graph_task(gt, graph_root, buf)
+    if not gt.has_error and gt.final_callbacks:
+        try:
+            _run_final_callbacks(gt)
+        except BaseException as exc:
+            gt.has_error = True
+            gt.error = exc
+    gt.nodes_in_graph = None
     # Stale tasks of this graph task (a failed one) may still sit in device
     # queues, each holding it: let it not hold the graph and its buffers too.
     gt.graph_root = None
@@ -977,3 +1097,79 @@ def device_threads():
 
 def _register():
     rg_register_engine(_execute)
+
+
+# -- the current graph task (PyTorch's Variable._execution_engine API) -------
+
+cdef GraphTask _current_graph_task():
+    if rg_tls_current_graph_task == NULL:
+        return None
+    return <GraphTask>rg_tls_current_graph_task
+
+
+def queue_callback(callback):
+    """Run ``callback()`` once the backward now running on this thread ends.
+
+    See Note [Final callbacks]."""
+    cdef GraphTask gt = _current_graph_task()
+    if not callable(callback):
+        raise TypeError(f"queue_callback expects a callable, got {type(callback).__name__}")
+    if gt is None:
+        raise RuntimeError(
+            "Final callbacks can only be installed during backward pass: call queue_callback from "
+            "a backward hook or a Function's backward, while the engine runs it.")
+    gt.lock()
+    try:
+        if gt.final_callbacks is None:
+            gt.final_callbacks = []
+        gt.final_callbacks.append(callback)
+    finally:
+        gt.unlock()
+
+
+def current_graph_task_id():
+    """The id of the graph task running on this thread, or -1 outside backward."""
+    cdef GraphTask gt = _current_graph_task()
+    return -1 if gt is None else gt.id
+
+
+def will_engine_execute_node(node):
+    """Whether the backward running on this thread will run ``node``
+    (``torch._C._will_engine_execute_node``)."""
+    cdef GraphTask gt = _current_graph_task()
+    cdef ExecInfo info
+    if gt is None:
+        raise RuntimeError(
+            "_will_engine_execute_node should only be called during the backward pass "
+            "(from a hook or a Function's backward)")
+    if not isinstance(node, Node):
+        raise TypeError(f"expected a graph Node, got {type(node).__name__}")
+    if gt.exec_info:
+        info = gt.exec_info.get(node)
+        return info is not None and info.should_execute()
+    if gt.nodes_in_graph is None:
+        gt.nodes_in_graph = _reachable_nodes(gt.graph_root, gt.min_topo_nr)
+    return node in gt.nodes_in_graph
+
+
+cdef set _reachable_nodes(Node root, uint64_t min_topo_nr):
+    # The nodes _compute_dependencies visits (built only when asked: most
+    # backwards never need it).
+    cdef set seen = set()
+    cdef list stack = []
+    cdef Node fn, nxt
+    cdef int i
+    if root is None:
+        return seen
+    seen.add(root)
+    stack.append(root)
+    while stack:
+        fn = <Node>stack.pop()
+        if fn.topo_nr < min_topo_nr:
+            continue
+        for i in range(fn._num_edges):
+            nxt = rg_next_fn(fn, i)
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen

@@ -17,6 +17,9 @@ from retrograd.core import *  # noqa: E402,F401,F403
 from retrograd.core import Tensor, Device, device, OPS as _OPS  # noqa: E402,F401
 from retrograd.core import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
 from retrograd.core import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
+from retrograd.core.anomaly_mode import (  # noqa: E402,F401
+    is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled,
+)
 from retrograd import autograd  # noqa: E402,F401
 from retrograd import nn  # noqa: E402,F401
 from retrograd import linalg  # noqa: E402,F401

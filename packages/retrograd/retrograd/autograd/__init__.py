@@ -40,3 +40,11 @@ from retrograd.autograd.gradcheck import (  # noqa: E402,F401
 )
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError", "functional"]
+# --- anomaly mode and the graph API (issue 4) -------------------------------
+from retrograd.core.anomaly_mode import (  # noqa: E402,F401
+    detect_anomaly, set_detect_anomaly,
+)
+from retrograd.core import anomaly_mode  # noqa: E402,F401
+from retrograd.autograd import graph  # noqa: E402,F401
+
+__all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]
