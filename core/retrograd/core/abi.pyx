@@ -35,6 +35,7 @@ include "_formula_helpers.pxi"
 include "_generated_ops.pxi"
 include "_composites_shape.pxi"
 include "_ufunc.pxi"
+include "_function.pxi"          # custom autograd Functions
 
 
 # -- Python-level entry points used by core's Python modules ------------------

@@ -11,6 +11,8 @@ from retrograd.core import (  # noqa: F401
     set_grad_enabled,
 )
 from retrograd.core.abi import Node as _Node  # noqa: F401
+from retrograd.autograd import function  # noqa: F401
+from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 
 def set_multithreading_enabled(mode: bool):
@@ -28,4 +30,5 @@ def __getattr__(name):
 
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
+           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled",
+           "Function", "FunctionCtx", "once_differentiable"]
