@@ -365,8 +365,8 @@ cdef int _rebase_dirty(_FunctionBase ctx, Tensor var, Py_ssize_t i, Py_ssize_t n
             "Modify a clone() of it instead.")
     if not is_input:
         _warnings.warn(
-            "Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, "
-            "there is no need to pass it to mark_dirty().", UserWarning, stacklevel=3)
+            "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+            "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=2)
     if base is not None and n > 1:
         raise RuntimeError(
             "If your Function modifies inplace an input that is a view of another Tensor, your "
