@@ -676,7 +676,7 @@ def test_gradient_for_non_tensor_input_must_be_none():
 def test_gradient_must_be_a_tensor_or_none():
     m = _errors(lambda g: 3, [[1.0, 2.0]])
     assert "expected Variable or None (got int)" in m["torch"]
-    assert "BadBackward" in m["rg"] and "expected a Tensor or None (got int)" in m["rg"]
+    assert "BadBackward" in m["rg"] and "expected Variable or None (got int)" in m["rg"]
     m = _errors(lambda g: [g], [[1.0, 2.0]])
     assert "(got list)" in m["torch"] and "(got list)" in m["rg"]
 
@@ -1006,3 +1006,39 @@ def test_once_differentiable_with_several_gradients_and_none():
     np.testing.assert_allclose(np_of(gx), 2 * 2 * np_of(out))
     with pytest.raises(RuntimeError, match="differentiate twice"):
         gx.sum().backward()
+
+
+def test_output_that_is_a_view_of_the_input():
+    def build(lib):
+        class Row(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.shape = x.shape
+                return x[0]
+
+            @staticmethod
+            def backward(ctx, g):
+                out = lib.zeros(ctx.shape, dtype=g.dtype) if lib is torch else lib.zeros(ctx.shape)
+                out[0] = g * 3
+                return out
+        return Row
+
+    def run(lib, Row, x):
+        y = x * 2
+        r = Row.apply(y)
+        assert r.grad_fn.name() == "RowBackward"
+        return (r * r).sum() + y.sum()
+    assert_same(*both(build, run, X))
+
+
+def test_create_graph_gradient_of_an_expanded_shape_is_summed_with_history():
+    for lib in LIBS.values():
+        Bad = _bad(lib, lambda g: (g * g).expand(4, 3))
+        x, = leaves(lib, [1.0, 2.0, 3.0])
+        y = Bad.apply(x)
+        gy = lib.ones(3, dtype=lib.float64, requires_grad=True) if lib is torch else \
+            lib.tensor(np.ones(3), requires_grad=True)
+        gx, = lib.autograd.grad(y, x, gy, create_graph=True)
+        np.testing.assert_allclose(np_of(gx), [4.0, 4.0, 4.0])
+        gy2, = lib.autograd.grad(gx.sum(), gy)
+        np.testing.assert_allclose(np_of(gy2), [8.0, 8.0, 8.0])

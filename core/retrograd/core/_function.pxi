@@ -146,7 +146,8 @@ cdef class _FunctionBase(Node):
                 else:
                     raise RuntimeError(
                         f"function {self.name()} returned an invalid gradient at position {i}: "
-                        f"expected a Tensor or None (got {type(r).__name__})")
+                        f"expected Variable or None (got {type(r).__name__}); backward must "
+                        "return Tensors or None, one per argument of forward")
             elif r is not None:
                 raise RuntimeError(
                     f"function {self.name()} returned a gradient different than None at position "
