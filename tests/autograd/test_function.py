@@ -1042,3 +1042,29 @@ def test_create_graph_gradient_of_an_expanded_shape_is_summed_with_history():
         np.testing.assert_allclose(np_of(gx), [4.0, 4.0, 4.0])
         gy2, = lib.autograd.grad(gx.sum(), gy)
         np.testing.assert_allclose(np_of(gy2), [8.0, 8.0, 8.0])
+
+
+def test_function_on_a_virtual_device_runs_on_its_worker(virtual_cpu_devices):
+    import threading
+    threads = []
+
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            threads.append(threading.current_thread())
+            x, = ctx.saved_tensors
+            assert g.device == rg.device("cpu:1") and x.device == rg.device("cpu:1")
+            return 3 * x * x * g
+
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    x1 = x.to("cpu:1")
+    y = Cube.apply(x1)
+    assert y.device == rg.device("cpu:1")
+    y.to("cpu").sum().backward()
+    np.testing.assert_allclose(np_of(x.grad), [3.0, 12.0])
+    assert threads and threads[0] is not threading.current_thread()
