@@ -1068,3 +1068,32 @@ def test_function_on_a_virtual_device_runs_on_its_worker(virtual_cpu_devices):
     y.to("cpu").sum().backward()
     np.testing.assert_allclose(np_of(x.grad), [3.0, 12.0])
     assert threads and threads[0] is not threading.current_thread()
+
+
+def test_in_place_change_of_a_view_output_is_forbidden():
+    def build_row(lib):
+        class Row(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x[0]
+
+            @staticmethod
+            def backward(ctx, g):
+                out = lib.zeros((2, 3), dtype=g.dtype) if lib is torch else lib.zeros((2, 3))
+                out[0] = g
+                return out
+        return Row
+
+    for lib in LIBS.values():
+        for Fn, name in ((make_identity(lib), "Identity"), (build_row(lib), "Row")):
+            x, = leaves(lib, X)
+            for y in (Fn.apply(x * 1), Fn.apply(x)):
+                with pytest.raises(RuntimeError, match=f"Output 0 of {name} is a view and is being "
+                                                       "modified inplace"):
+                    y.add_(1)
+                with lib.no_grad():
+                    y.add_(1)                       # allowed without recording
+            c, = leaves(lib, X, requires_grad=False)
+            y = Fn.apply(c)
+            y.add_(1)                               # nothing recorded: allowed
+            np.testing.assert_allclose(np_of(c)[0], np.array(X)[0] + 1)

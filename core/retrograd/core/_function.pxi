@@ -466,3 +466,17 @@ def _delayed_error(str msg, tuple outputs):
             o = <Tensor>x
             results.append(rg_wrap_with_grad_fn(o._array, o._device, node, <int>i))
     return tuple(results)
+
+
+cdef object _raise_custom_function_view(Tensor t):
+    # A view output of a Function (or an input it returned as-is) modified in
+    # place: rebasing its history (Note [CopySlices]) would bypass the
+    # Function's backward, so torch forbids it (CreationMeta::IN_CUSTOM_FUNCTION).
+    fwd = getattr(type(t._grad_fn), "_forward_cls", None)
+    name = fwd.__name__ if fwd is not None else t._grad_fn.name()
+    raise RuntimeError(
+        f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view was "
+        "created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated "
+        "with the custom Function, leading to incorrect gradients. This behavior is forbidden. "
+        "You can fix this by cloning the output of the custom Function.")
