@@ -13,6 +13,7 @@ from retrograd.core import (  # noqa: F401
 from retrograd.core.abi import Node as _Node  # noqa: F401
 from retrograd.autograd import function  # noqa: F401
 from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+_FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 def set_multithreading_enabled(mode: bool):
@@ -29,6 +30,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'retrograd.autograd' has no attribute {name!r}")
 
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled",
-           "Function", "FunctionCtx", "once_differentiable"]
+__all__ = [*_FUNCTION_API, "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
