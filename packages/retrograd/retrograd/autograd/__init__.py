@@ -1,5 +1,8 @@
 """retrograd.autograd: backward, grad, grad modes and the engine's switches
 (``torch.autograd``)."""
+from retrograd.autograd import function  # noqa: F401
+from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+_FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
 from retrograd.core import (  # noqa: F401
     backward,
     enable_grad,
@@ -11,9 +14,6 @@ from retrograd.core import (  # noqa: F401
     set_grad_enabled,
 )
 from retrograd.core.abi import Node as _Node  # noqa: F401
-from retrograd.autograd import function  # noqa: F401
-from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
-_FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 def set_multithreading_enabled(mode: bool):
