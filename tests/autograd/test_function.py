@@ -1097,3 +1097,48 @@ def test_in_place_change_of_a_view_output_is_forbidden():
             y = Fn.apply(c)
             y.add_(1)                               # nothing recorded: allowed
             np.testing.assert_allclose(np_of(c)[0], np.array(X)[0] + 1)
+
+
+def test_clear_saved_tensors_on_access_and_boxed_grads_call():
+    log = {}
+    for name, lib in LIBS.items():
+        entries = log.setdefault(name, [])
+
+        class Clear(lib.autograd.Function):
+            clear_saved_tensors_on_access = True
+
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                with pytest.raises(RuntimeError, match="saved_tensors can only be accessed once"):
+                    ctx.saved_tensors
+                return 2 * x * g
+
+        class Boxed(lib.autograd.Function):
+            boxed_grads_call = True
+
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, grads):
+                entries.append((type(grads).__name__, len(grads)))
+                a, b = grads
+                grads.clear()
+                return a * 2 + b * 3
+
+        x, = leaves(lib, [1.0, 2.0])
+        y = Clear.apply(x)
+        y.sum().backward(retain_graph=True)
+        with pytest.raises(RuntimeError, match="saved_tensors can only be accessed once"):
+            y.sum().backward()
+        a, b = Boxed.apply(x)
+        (a + b).sum().backward()
+        entries.append(np_of(x.grad).tolist())
+    assert log["rg"] == log["torch"] == [("list", 2), [7.0, 9.0]]

@@ -51,6 +51,7 @@ cdef class _FunctionBase(Node):
     cdef tuple _is_tensor_output          # per forward output: is it a Tensor
     cdef tuple _saved                     # SavedVariable (or None) per saved tensor, or None
     cdef dict __dict__                    # ctx.foo = ... (traversed by the GC)
+    cdef bint _saved_cleared              # saved tensors dropped on first access (clear_saved_tensors_on_access)
 
     def __init__(self, *args, **kwargs):
         # Only Function.apply makes these (it sets the fields itself).
@@ -67,12 +68,25 @@ cdef class _FunctionBase(Node):
             # While forward AD runs jvp (during apply), ctx.saved_tensors are
             # the ones saved for forward, as in torch.
             return tuple(self.saved_for_forward)
+        if self._saved_cleared:
+            raise RuntimeError(
+                "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
+                "set on the autograd.Function. Either access saved_tensors only once, or set "
+                "clear_saved_tensors_on_access=False.")
         if self._released:
             _raise_released(self)
         if self._saved is None:
             return ()
-        return tuple(None if sv is None else (<SavedVariable>sv).unpack(self, True)
-                     for sv in self._saved)
+        result = tuple(None if sv is None else (<SavedVariable>sv).unpack(self, True)
+                       for sv in self._saved)
+        if getattr(self._forward_cls, "clear_saved_tensors_on_access", False):
+            # The caller's references become the only ones: each tensor can
+            # be freed as soon as backward drops it.
+            for sv in self._saved:
+                if sv is not None:
+                    (<SavedVariable>sv).reset()
+            self._saved_cleared = True
+        return result
 
     @property
     def saved_variables(self):
@@ -113,7 +127,12 @@ cdef class _FunctionBase(Node):
                 args[i] = g
             else:
                 args[i] = rg_wrap(_ensure_array(g), meta.device)
-        result = self._get_user_fn()(self, *args)
+        user_fn = self._get_user_fn()
+        if getattr(self._forward_cls, "boxed_grads_call", False):
+            # One mutable list, so that backward can drop gradients early.
+            result = user_fn(self, args)
+        else:
+            result = user_fn(self, *args)
         return self._check_backward_result(result, create_graph)
 
     cdef list _check_backward_result(self, object result, bint create_graph):

@@ -82,6 +82,8 @@ class BackwardCFunction(_abi._FunctionBase, FunctionCtx):
 
     def apply(self, *args):
         """Run this Function's backward on output gradients ``args``."""
+        if getattr(self._forward_cls, "boxed_grads_call", False):
+            args = (list(args),)
         return self._get_user_fn()(self, *args)
 
     def apply_jvp(self, *args):
@@ -156,6 +158,14 @@ class Function(metaclass=FunctionMeta):
             "autograd.Function to use it with backward mode AD.")
 
     vjp = backward
+
+    # Drop the saved tensors on the first access of ctx.saved_tensors (a second
+    # access raises), so each can be freed as soon as backward is done with it.
+    clear_saved_tensors_on_access = False
+
+    # backward(ctx, grads) receives the gradients as one mutable list instead
+    # of one argument each, so that it can drop them early.
+    boxed_grads_call = False
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
