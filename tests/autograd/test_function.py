@@ -1142,3 +1142,27 @@ def test_clear_saved_tensors_on_access_and_boxed_grads_call():
         (a + b).sum().backward()
         entries.append(np_of(x.grad).tolist())
     assert log["rg"] == log["torch"] == [("list", 2), [7.0, 9.0]]
+
+
+def test_long_chain_of_functions_is_freed_and_run_without_recursion():
+    class Inc(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x + 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = rg.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = Inc.apply(y)
+    first = weakref.ref(y.grad_fn)
+    del y                                   # teardown must not recurse 100k deep
+    assert first() is None
+    y = x
+    for _ in range(100_000):
+        y = Inc.apply(y)
+    y.sum().backward()
+    np.testing.assert_allclose(np_of(x.grad), [1.0])
