@@ -1166,3 +1166,25 @@ def test_long_chain_of_functions_is_freed_and_run_without_recursion():
         y = Inc.apply(y)
     y.sum().backward()
     np.testing.assert_allclose(np_of(x.grad), [1.0])
+
+
+def test_namedtuple_outputs_and_gradients_are_tuples():
+    import collections
+    P = collections.namedtuple("P", "a b")
+    got = {}
+    for name, lib in LIBS.items():
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return P(x * 2, x * 3)
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return P(ga * 2 + gb * 3, None)[:1]
+
+        x, = leaves(lib, [1.0, 2.0])
+        r = F.apply(x)
+        assert type(r) is tuple and r[0].grad_fn is r[1].grad_fn
+        (r[0] + r[1]).sum().backward()
+        got[name] = np_of(x.grad)
+    np.testing.assert_allclose(got["rg"], got["torch"])

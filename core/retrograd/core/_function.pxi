@@ -140,8 +140,10 @@ cdef class _FunctionBase(Node):
         cdef tuple is_var = self._is_variable_input
         cdef Py_ssize_t i, n, nin = len(is_var)
         cdef list out = []
-        if type(result) is not tuple:
+        if not isinstance(result, tuple):
             result = (result,)
+        elif type(result) is not tuple:
+            result = tuple(result)
         n = len(result)
         if n > nin:
             # Extra gradients are allowed as long as they are all None.
@@ -272,8 +274,8 @@ cdef tuple _as_tensor_tuple(object items, str what):
 cdef object _process_outputs(_FunctionBase ctx, tuple inputs, object output, bint executable,
                              bint overridden_setup):
     # See Note [Function outputs].
-    cdef bint unpack = type(output) is not tuple
-    cdef tuple outs = (output,) if unpack else <tuple>output
+    cdef bint unpack = not isinstance(output, tuple)     # (a namedtuple is several outputs too)
+    cdef tuple outs = (output,) if unpack else tuple(output)
     cdef Py_ssize_t i, n = len(outs)
     cdef list results = [None] * n
     cdef list is_tensor_out = [False] * n
