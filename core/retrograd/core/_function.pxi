@@ -230,17 +230,16 @@ def _function_apply(cls, tuple args, dict kwargs):
     setup_context = cls.setup_context
     overridden_setup = setup_context is not _base_setup_context
     prev = rg_tls_grad_enabled
-    rg_set_grad_enabled(False)
     try:
-        if overridden_setup:
-            output = cls.forward(*args, **kwargs)
-            setup_context(ctx, args, output)
-        else:
-            output = cls.forward(ctx, *args, **kwargs)
-    finally:
-        rg_set_grad_enabled(prev)
-
-    try:
+        rg_set_grad_enabled(False)
+        try:
+            if overridden_setup:
+                output = cls.forward(*args, **kwargs)
+                setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            rg_set_grad_enabled(prev)
         result = _process_outputs(ctx, args, output, executable, overridden_setup)
     finally:
         ctx.saved_for_forward = None
