@@ -20,6 +20,8 @@ cdef int _check_inplace(Tensor self) except -1:
         _record_inplace_trace(self._version_counter)    # see _anomaly.pxi
     if not rg_tls_grad_enabled:
         return 0
+    if self._base is not None and isinstance(self._grad_fn, _FunctionBase):
+        _raise_custom_function_view(self)
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "

@@ -37,6 +37,7 @@ include "_generated_ops.pxi"
 include "_composites_shape.pxi"
 include "_ufunc.pxi"
 include "_anomaly.pxi"
+include "_function.pxi"          # custom autograd Functions
 
 
 # -- Python-level entry points used by core's Python modules ------------------

@@ -1,5 +1,8 @@
 """retrograd.autograd: backward, grad, grad modes and the engine's switches
 (``torch.autograd``)."""
+from retrograd.autograd import function  # noqa: F401
+from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+_FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
 from retrograd.core import (  # noqa: F401
     backward,
     enable_grad,
@@ -28,7 +31,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'retrograd.autograd' has no attribute {name!r}")
 
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+__all__ = [*_FUNCTION_API, "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
 
 # gradcheck and the functional API (torch.autograd.gradcheck / .functional)
