@@ -890,8 +890,6 @@ def test_retain_grad_on_output_and_grad_fn_call():
 
 
 def test_anomaly_mode_records_where_the_function_was_applied():
-    from retrograd.core import abi
-
     class Boom(Function):
         @staticmethod
         def forward(ctx, x):
@@ -902,13 +900,10 @@ def test_anomaly_mode_records_where_the_function_was_applied():
             raise RuntimeError("inside backward")
 
     x = rg.tensor([1.0], requires_grad=True)
-    abi._set_anomaly_enabled(True)
-    try:
+    with pytest.warns(UserWarning), rg.autograd.detect_anomaly():
         y = Boom.apply(x)
         with pytest.raises(RuntimeError, match="inside backward(.|\n)*BoomBackward(.|\n)*Boom.apply"):
             y.sum().backward()
-    finally:
-        abi._set_anomaly_enabled(False)
 
 
 # -- memory ---------------------------------------------------------------------------------------------

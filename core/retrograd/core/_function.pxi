@@ -223,7 +223,7 @@ def _function_apply(cls, tuple args, dict kwargs):
                 edges.append(_edge_nr(t))
         ctx.set_next_edges(tuple(edges))
         if rg_anomaly_mode:
-            ctx.extras().anomaly_trace = "".join(_traceback.format_stack()[:-1])
+            _record_anomaly_trace(ctx)      # see _anomaly.pxi
 
     if _op_enter_slot != NULL:
         tok = _op_enter_slot(cls.__name__, ctx.seq_nr, args)
