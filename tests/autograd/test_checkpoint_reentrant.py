@@ -152,3 +152,22 @@ def test_modified_input_is_detected():
     h.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_reentrant_checkpoint_refuses_grad_and_backward_inputs_like_torch():
+    import torch
+    from torch.utils.checkpoint import checkpoint as tcheckpoint
+    from retrograd.utils.checkpoint import checkpoint
+
+    def body(lib):
+        return lambda x: lib.tanh(x) * 2
+
+    for lib, ck in ((rg, checkpoint), (torch, tcheckpoint)):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        out = ck(body(lib), x, use_reentrant=True).sum()
+        with pytest.raises(RuntimeError, match="incompatible with .grad"):
+            lib.autograd.grad(out, x, retain_graph=True)
+        with pytest.raises(RuntimeError, match="incompatible with .grad"):
+            out.backward(inputs=[x], retain_graph=True)
+        out.backward()                      # a plain backward still works
+        assert x.grad is not None

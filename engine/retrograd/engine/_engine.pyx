@@ -1133,6 +1133,14 @@ def current_graph_task_id():
     return -1 if gt is None else gt.id
 
 
+def is_checkpoint_valid():
+    """False while a backward that runs only part of the graph (``grad()`` or
+    ``backward(inputs=...)``) runs on this thread (``torch.autograd.
+    _is_checkpoint_valid``): a reentrant checkpoint cannot honour it."""
+    cdef GraphTask gt = _current_graph_task()
+    return gt is None or not gt.exec_info
+
+
 def will_engine_execute_node(node):
     """Whether the backward running on this thread will run ``node``
     (``torch._C._will_engine_execute_node``)."""

@@ -94,6 +94,13 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        from retrograd.engine._engine import is_checkpoint_valid
+        if not is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, retrograd.utils.checkpoint is incompatible with "
+                ".grad() or passing an `inputs` parameter to .backward(). To resolve this "
+                "error, you can either set use_reentrant=False, or call .backward() without "
+                "passing the `inputs` argument.")
         inputs = list(ctx.inputs)
         tensors = ctx.saved_tensors
         for i, idx in enumerate(ctx.tensor_indices):
