@@ -22,7 +22,7 @@ from libc.stdint cimport uint64_t, int64_t
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 0
+    RG_ABI_MINOR = 1
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
