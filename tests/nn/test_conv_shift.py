@@ -1,9 +1,9 @@
 """Stride-1 conv2d/conv1d on images large enough (>= 64 pixels) and with
 enough channels to take the shifted-GEMM kernels (_conv_kernels.pxi):
-forward, both gradients and double backward against torch, in both of
-their modes (per-tap GEMMs for >= 16 channels per group, width taps
-gathered below), with groups, dilation and asymmetric ('same', even
-kernel) padding."""
+forward, both gradients and double backward against torch, in their three
+modes (a GEMM per tap for >= 16 channels per group, width taps gathered
+below that, all taps gathered when channels * kernel width < 16), with
+groups, dilation and asymmetric ('same', even kernel) padding."""
 import warnings
 
 import numpy as np
@@ -37,9 +37,11 @@ def _check(x, w, b, kw, rtol=1e-9, atol=1e-10):
         np.testing.assert_allclose(np.asarray(a), b_.numpy(), rtol=rtol, atol=atol)
 
 
-# (in_channels, out_channels, kernel, kwargs): 16+ channels per group take
-# the per-tap GEMMs, fewer the gathered width taps
+# (in_channels, out_channels, kernel, kwargs); the forward's mode follows
+# in_channels / groups, the input gradient's out_channels / groups
 CASES = [
+    (3, 16, (3, 3), dict(padding=1)),
+    (2, 6, (3, 3), dict(padding=1, groups=2)),
     (16, 8, (3, 3), dict(padding=1)),
     (8, 16, (3, 3), dict(padding=1)),
     (6, 20, (3, 3), dict()),

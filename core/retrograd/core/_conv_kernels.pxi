@@ -55,14 +55,32 @@ cdef object _shift_gemm_sum(list mats, object src, list offs, Py_ssize_t L, int 
     return out.reshape(N, -1, L)
 
 
+cdef object _gather_taps(object buf, Py_ssize_t base, int kh, int kw, int dh, int dw, Py_ssize_t Wp,
+                         Py_ssize_t L):
+    # (N, C*kh*kw, L): every tap of every channel copied out (an im2col per
+    # image, on the pitched layout)
+    N, C = buf.shape[0], buf.shape[1]
+    cols = np.empty((N, C, kh, kw, L), dtype=buf.dtype)
+    cdef Py_ssize_t i, j, o
+    for i in range(kh):
+        for j in range(kw):
+            o = base + i * dh * Wp + j * dw
+            cols[:, :, i, j] = buf[:, :, o:o + L]
+    return cols.reshape(N, C * kh * kw, L)
+
+
 cdef object _shift_conv(object buf, Py_ssize_t base, object w, int dh, int dw, Py_ssize_t Wp,
                         Py_ssize_t L, int groups):
     # (N, O, L): correlation of buf (N, C, S) with w (O, C/groups, kh, kw)
-    # for the L positions starting at base. With a small per-tap inner
-    # dimension (C/groups < 16) the width taps are first gathered (a copy kw
-    # times the input, not kh*kw) so that each GEMM has kw times more depth.
+    # for the L positions starting at base. A GEMM per tap needs depth
+    # (C/groups >= 16); with fewer channels the width taps are gathered
+    # first (a copy kw times the input, each GEMM kw times deeper), and with
+    # fewer still all taps (im2col, for a first layer on RGB images).
     O, Cg, kh, kw = w.shape
     cdef Py_ssize_t i, j, Lc
+    if Cg < 16 and Cg * kw < 16:
+        return _shift_gemm_sum([w.reshape(groups, O // groups, Cg * kh * kw)],
+                               _gather_taps(buf, base, kh, kw, dh, dw, Wp, L), [0], L, groups)
     if Cg < 16 and kw > 1:
         N, C = buf.shape[0], buf.shape[1]
         Lc = L + (kh - 1) * dh * Wp
@@ -136,6 +154,11 @@ cdef object _conv2d_weight_grad_shift(object x, object g, tuple weight_shape, tu
     if Wp != Wo:
         gz[:, :, :, Wo:] = 0
     gz = gz.reshape(N, groups, O // groups, L)
+    if Cg < 8:
+        # too few channels for a GEMM per tap: all taps gathered, one
+        # batched GEMM (O, L) @ (L, Cg*kh*kw) per image
+        cols = _gather_taps(buf, 0, kh, kw, dh, dw, Wp, L).reshape(N, groups, Cg * kh * kw, L)
+        return np.matmul(gz, cols.swapaxes(-1, -2)).sum(axis=0).reshape(tuple(weight_shape))
     b4 = buf.reshape(N, groups, Cg, buf.shape[2])
     out = np.empty((kh, kw, groups, O // groups, Cg), dtype=gz.dtype)
     tmp = np.empty((N, groups, O // groups, Cg), dtype=gz.dtype)
