@@ -695,6 +695,8 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     O, Cg, kh, kw = w.shape
     N = x.shape[0]
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
+    if tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]):
+        return _conv2d_shift(x, w, tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
         out = np.matmul(wm, cols).reshape(O, N, Ho, Wp)      # (G, Og, K) @ (G, K, N*L)
@@ -760,6 +762,8 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
     sh, sw = stride[0], stride[1]
     dh, dw = dilation[0], dilation[1]
     pt, pb, pl, pr = padding
+    if sh == 1 and sw == 1 and _shift_worth(H * W):
+        return _conv2d_input_grad_shift(g, w, tuple(input_shape), tuple(padding), tuple(dilation), groups)
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if sh == 1 and sw == 1:
         # col2im on the pitched layout of _im2col_pitched: g gets zero
@@ -794,6 +798,8 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
     g = np.asarray(g)
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
+    if tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]):
+        return _conv2d_weight_grad_shift(x, g, tuple(weight_shape), tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         # pitched channel-major columns (tail zeroed) against g laid out the
         # same way: one GEMM (Og, N*L) @ (N*L, Kg) per group

@@ -29,6 +29,7 @@ include "_node.pxi"
 include "_saved_hooks.pxi"
 include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
+include "_conv_kernels.pxi"
 include "_op_support.pxi"
 include "_inplace.pxi"
 include "_copy_slices.pxi"
