@@ -1345,6 +1345,37 @@ cdef object k_cholesky(object a):
                           "is not positive-definite.") from None
 
 
+# The reduced SVD (full_matrices=False), one factor per entry: svd_backward is
+# linear in (gU, gS, gVh), so three single-output nodes give torch's gradient.
+# LAPACK is deterministic, so the three calls agree on the signs of U and Vh.
+cdef object _svd(object a, str name):
+    if np.ndim(a) < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    try:
+        return np.linalg.svd(a, full_matrices=False)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(f"linalg.{name}: The algorithm failed to converge because the input matrix "
+                          "is ill-conditioned or has too many repeated singular values") from None
+
+
+cdef object k_svdvals(object a):
+    if np.ndim(a) < 2:
+        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
+    try:
+        return np.linalg.svd(a, compute_uv=False)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.svdvals: The algorithm failed to converge because the input matrix "
+                          "is ill-conditioned or has too many repeated singular values") from None
+
+
+cdef object k_svd_u(object a):
+    return _svd(a, "svd")[0]
+
+
+cdef object k_svd_vh(object a):
+    return _svd(a, "svd")[2]
+
+
 
 # --- elementwise ops (issue 3) ---------------------------------------------------
 
