@@ -559,6 +559,15 @@ cdef object _accumulate(object z, object index, object g):
             lin = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrs)), lead)
             _segment_add(z.reshape((-1,) + z.shape[len(arrs):]), 0, lin, g)
             return
+    # Any other index with integer arrays (x[i, :, j], x[:, i, j], x[0, ..., i],
+    # x[i, 1:3]): index z's flat positions the same way, then one bincount.
+    if z.dtype.kind == "f" and z.flags.c_contiguous:
+        pos = np.arange(z.size, dtype=np.int32 if z.size < 2 ** 31 else np.intp).reshape(z.shape)[index]
+        if pos.size:
+            w = np.broadcast_to(g, pos.shape).astype(np.float64, copy=False)
+            zf = z.reshape(-1)                             # a view: z is contiguous
+            zf += np.bincount(pos.ravel(), weights=w.ravel(), minlength=z.size)
+        return
     np.add.at(z, index, g)
 
 
@@ -816,9 +825,6 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
 
 cdef tuple _pool_params(object x, object kernel_size, object stride, object padding, object dilation,
                         bint ceil_mode):
-    if ceil_mode:
-        raise NotImplementedError("pooling with ceil_mode=True is not supported yet; pad the input "
-                                  "(rg.nn.functional.pad) and use ceil_mode=False")
     if np.ndim(x) not in (3, 4):
         raise RuntimeError(f"pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got "
                            f"{np.ndim(x)}-D")
@@ -835,6 +841,32 @@ cdef tuple _pool_params(object x, object kernel_size, object stride, object padd
     return ks, st, pd, dl
 
 
+cdef object _pool_out_size(object n, object k, object s, object p, object d, bint ceil_mode):
+    # torch's pooling_output_shape: with ceil_mode the last window may hang
+    # past the padded input, but it must start inside the input or the left
+    # padding. (Python ints: the module's cdivision would truncate // .)
+    num = n + 2 * p - d * (k - 1) - 1
+    if ceil_mode:
+        o = -((-num) // s) + 1
+        if (o - 1) * s >= n + p:
+            o -= 1
+    else:
+        o = num // s + 1
+    return o
+
+
+cdef tuple _pool_geometry(object x, tuple ks, tuple st, tuple pd, tuple dl, bint ceil_mode):
+    # (Ho, Wo, eh, ew): the output size, and how far its last windows reach
+    # past the bottom / right padding (ceil_mode only): the kernels pad that
+    # much more there (with -inf for max, 0 and a per-window divisor for avg)
+    H, W = np.shape(x)[-2], np.shape(x)[-1]
+    Ho = _pool_out_size(H, ks[0], st[0], pd[0], dl[0], ceil_mode)
+    Wo = _pool_out_size(W, ks[1], st[1], pd[1], dl[1], ceil_mode)
+    eh = max(0, (Ho - 1) * st[0] + (ks[0] - 1) * dl[0] + 1 - (H + 2 * pd[0]))
+    ew = max(0, (Wo - 1) * st[1] + (ks[1] - 1) * dl[1] + 1 - (W + 2 * pd[1]))
+    return Ho, Wo, eh, ew
+
+
 cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object padding,
                             object dilation, bint ceil_mode):
     # (out, am, params): am is each window's argmax as a kernel position
@@ -843,7 +875,8 @@ cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object 
     x = np.asarray(x)
     x4 = x if x.ndim == 4 else x[None]
     fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
-    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0], pd[1], pd[1]), dl, fill)
+    Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
+    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), dl, fill)[:, :, :Ho, :Wo]
     N, C, Ho, Wo = v.shape[0], v.shape[1], v.shape[2], v.shape[3]
     flat = v.reshape(N, C, Ho, Wo, ks[0] * ks[1])
     am = flat.argmax(axis=-1)
@@ -861,10 +894,9 @@ cdef tuple _max_pool_windows(object x, object kernel_size, object stride, object
     x = np.asarray(x)
     x4 = x if x.ndim == 4 else x[None]
     fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
-    if pd[0] or pd[1]:
-        x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0]), (pd[1], pd[1])), constant_values=fill)
-    Ho = (x4.shape[2] - (ks[0] - 1) * dl[0] - 1) // st[0] + 1
-    Wo = (x4.shape[3] - (ks[1] - 1) * dl[1] - 1) // st[1] + 1
+    Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
+    if pd[0] or pd[1] or eh or ew:
+        x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0] + eh), (pd[1], pd[1] + ew)), constant_values=fill)
     if Ho <= 0 or Wo <= 0:
         raise RuntimeError(f"max_pool2d: output size is too small ({Ho} x {Wo}): the kernel does not "
                            "fit in the (padded) input")
@@ -899,6 +931,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
                        and pd[0] == 0 and pd[1] == 0
                        and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
+                       and x4.shape[2] == np.shape(x)[-2] and x4.shape[3] == np.shape(x)[-1]
                        and not (r.dtype.kind in "fc" and np.isnan(r).any()))
     if tiled:
         # windows tile the input exactly: compare the (N, C, Ho, kh, Wo, kw)
@@ -936,7 +969,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
             else:
                 gx[sl] += np.where(hit, g, 0)
     H, W = np.shape(x)[-2], np.shape(x)[-1]
-    if pd[0] or pd[1]:
+    if gx.shape[2] != H or gx.shape[3] != W:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if np.ndim(x) == 4 else gx[0]
 
@@ -957,17 +990,24 @@ cdef tuple _max_pool_index(object x, object kernel_size, object stride, object p
 
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
                          bint count_include_pad, object divisor_override, object dtype):
+    # torch's avg_pool2d divisor: count_include_pad counts the padding but not
+    # the part of a ceil_mode window past it; otherwise the input elements
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
         return np.asarray(divisor_override, dtype=dtype)
-    if count_include_pad or (pd[0] == 0 and pd[1] == 0):
-        return np.asarray(ks[0] * ks[1], dtype=dtype)
     H, W = shape4[2], shape4[3]
     h0 = np.arange(Ho) * st[0] - pd[0]
     w0 = np.arange(Wo) * st[1] - pd[1]
-    nh = np.minimum(h0 + ks[0], H) - np.maximum(h0, 0)
-    nw = np.minimum(w0 + ks[1], W) - np.maximum(w0, 0)
+    hend = np.minimum(h0 + ks[0], H + pd[0])
+    wend = np.minimum(w0 + ks[1], W + pd[1])
+    if count_include_pad:
+        nh, nw = hend - h0, wend - w0
+    else:
+        nh = np.minimum(hend, H) - np.maximum(h0, 0)
+        nw = np.minimum(wend, W) - np.maximum(w0, 0)
+    if (nh == ks[0]).all() and (nw == ks[1]).all():
+        return np.asarray(ks[0] * ks[1], dtype=dtype)
     return np.multiply.outer(nh, nw).astype(dtype)
 
 
@@ -976,8 +1016,8 @@ cdef object k_avg_pool2d(object x, object kernel_size, object stride, object pad
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, 1, ceil_mode)
     x = np.asarray(x)
     x4 = x if x.ndim == 4 else x[None]
-    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0], pd[1], pd[1]), (1, 1), 0)
-    Ho, Wo = v.shape[2], v.shape[3]
+    Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
+    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), (1, 1), 0)[:, :, :Ho, :Wo]
     dtype = np.result_type(x.dtype, np.float16) if x.dtype.kind in "fc" else np.float64
     s = np.zeros(v.shape[:4], dtype=dtype)
     for i in range(ks[0]):
@@ -996,14 +1036,15 @@ cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, ob
     g = np.asarray(g)
     g4 = g if g.ndim == 4 else g[None]
     shape4 = shape if len(shape) == 4 else (1,) + shape
-    Ho, Wo = g4.shape[2], g4.shape[3]
+    Ho, Wo, eh, ew = _pool_geometry(np.empty(shape4[2:], dtype=np.int8), ks, st, pd, dl, ceil_mode)
+    g4 = np.broadcast_to(g4, shape4[:2] + (Ho, Wo))
     gd = g4 / _avg_divisor(shape4, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, g.dtype)
     N, C, H, W = shape4
-    gx = np.zeros((N, C, H + 2 * pd[0], W + 2 * pd[1]), dtype=gd.dtype)
+    gx = np.zeros((N, C, H + 2 * pd[0] + eh, W + 2 * pd[1] + ew), dtype=gd.dtype)
     for i in range(ks[0]):
         for j in range(ks[1]):
             gx[:, :, i:i + st[0] * (Ho - 1) + 1:st[0], j:j + st[1] * (Wo - 1) + 1:st[1]] += gd
-    if pd[0] or pd[1]:
+    if pd[0] or pd[1] or eh or ew:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if len(shape) == 4 else gx[0]
 
