@@ -4,7 +4,9 @@
 maps a NumPy function name to a function taking NumPy's arguments (``axis=``,
 ``keepdims=``, ...) and computing the same value with retrograd ops, so the
 autograd graph is recorded. Metadata queries (``METADATA``: np.shape,
-np.ndim, ...) read only shapes and dtypes and run on the arrays. Any other
+np.ndim, ...) read only shapes and dtypes, and comparisons and index queries
+(``NONDIFFERENTIABLE``: np.allclose, np.argmax, ...) give results without a
+gradient: both run on the arrays. Any other
 NumPy function raises TypeError naming it, whether or not a tensor needs
 grad (issue 3: the graph is never dropped silently, and a result never
 depends on whether grad happened to be on): convert with np.asarray(t)
@@ -268,6 +270,14 @@ METADATA = frozenset({
     "may_share_memory", "shares_memory", "broadcast_shapes",
 })
 
+# Comparisons and index queries: bool or integer results, which carry no
+# gradient in torch either (torch.equal, allclose, isclose, argmax, nonzero):
+# they are their own counterparts and run on the arrays.
+NONDIFFERENTIABLE = frozenset({
+    "array_equal", "array_equiv", "allclose", "isclose", "count_nonzero", "nonzero", "flatnonzero",
+    "argwhere", "argmax", "argmin", "argsort", "searchsorted", "any", "all", "isin",
+})
+
 
 def dispatch(func, args, kwargs, needs_grad, arrays_of):
     """What ``np.<func>(*args, **kwargs)`` does when a tensor is among the
@@ -281,7 +291,7 @@ def dispatch(func, args, kwargs, needs_grad, arrays_of):
         impl = TABLE.get(name)
         if impl is not None:
             return impl(*args, **kwargs)
-        if name in METADATA:
+        if name in METADATA or name in NONDIFFERENTIABLE:
             return func(*arrays_of(args), **arrays_of(kwargs))
     why = " (a tensor here requires grad: its autograd graph would be dropped)" if needs_grad else ""
     raise TypeError(

@@ -267,6 +267,14 @@ cdef object k_relu(object a):
     return np.maximum(a, 0).astype(np.result_type(a), copy=False)
 
 
+cdef object _raise_shape_error(object exc):
+    # The generated ops with several tensor inputs call this on a kernel's
+    # ValueError: NumPy's "could not be broadcast" is torch's RuntimeError
+    # (API.md: the exception type torch raises). Other ValueErrors propagate.
+    if "broadcast" in str(exc):
+        raise RuntimeError(f"{exc}: the shapes must be broadcastable (as in torch)") from None
+
+
 cdef object k_getitem(object a, object index):
     return a[_unwrap_index(index)]
 
@@ -688,6 +696,9 @@ cdef void _check_conv(object x, object w, int groups) except *:
                            f"got {np.ndim(w)}-D")
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
+    if w.shape[0] == 0:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least 1 at dimension 0, but "
+                           f"got weight of size {list(w.shape)} instead")
     if w.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
                            f"dimension 0, but got weight of size {list(w.shape)} instead")
@@ -825,9 +836,9 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
 
 cdef tuple _pool_params(object x, object kernel_size, object stride, object padding, object dilation,
                         bint ceil_mode):
-    if np.ndim(x) not in (3, 4):
-        raise RuntimeError(f"pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got "
-                           f"{np.ndim(x)}-D")
+    if np.ndim(x) not in (3, 4) or 0 in np.shape(x)[-3:]:
+        raise RuntimeError(f"pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input with non-zero "
+                           f"C, H, W (only the batch may be empty), got shape {list(np.shape(x))}")
     ks = _pair(kernel_size, "kernel_size")
     st = ks if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
         else _pair(stride, "stride")
@@ -1111,9 +1122,17 @@ cdef object k_prod(object a, object dim, bint keepdim, object dtype):
 
 
 cdef object _check_nonempty(object a, object axis, str name):
-    if np.size(a) == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0, "
-                           "or the reduced dims to be non-empty; the input has no elements")
+    # torch: reducing all of an empty tensor is a RuntimeError, reducing an
+    # empty dim an IndexError; empty non-reduced dims give an empty result
+    if np.size(a) != 0:
+        return
+    if axis is None:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    shape = np.shape(a)
+    for d in (axis if isinstance(axis, tuple) else (axis,)):
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 cdef object k_amax(object a, object dim, bint keepdim):
@@ -1195,6 +1214,10 @@ cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
         out = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
     elif pf == 1.0:
         out = np.sum(x, axis=axis, keepdims=keepdim)
+    elif (pf == np.inf or pf == -np.inf) and arr.size == 0 and (
+            axis is None or _bi.any(arr.shape[d] == 0 for d in (axis if isinstance(axis, tuple) else (axis,)))):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty dimension because "
+                           "the operation does not have an identity")
     elif pf == np.inf:
         out = np.amax(x, axis=axis, keepdims=keepdim)
     elif pf == -np.inf:
@@ -1232,7 +1255,11 @@ cdef object k_cumprod(object a, object dim, object dtype):
 cdef object _argext(object a, object dim, bint keepdim, object fn, str name):
     arr = _arr(a)
     if arr.size == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        # torch's errors (IndexError both); empty non-reduced dims are fine
+        if dim is None:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if arr.ndim and arr.shape[_wrap_dim(dim, arr.ndim)] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     if dim is None:
         out = _arr(fn(arr.reshape(-1))).astype(np.int64)
         if keepdim:
