@@ -592,6 +592,16 @@ cdef void _segment_add(object z, int k, object arr, object g):
     rest = z.shape[:k] + z.shape[k + 1:]
     for s in rest:
         r *= s
+    if k == z.ndim - 1 and 1 < r <= 1024 and flat.size * r > 65536 and z.dtype.kind == "f" \
+            and z.flags.c_contiguous and np.bincount(flat, minlength=n).max() > 1:
+        # x[:, idx] / x[..., idx] with repeats: one bincount per leading row,
+        # on g's contiguous rows (no moved copy of g, no (position, column)
+        # index array r times the size of idx)
+        g2 = np.broadcast_to(g, z.shape[:k] + arr.shape).reshape(r, flat.size)
+        z2 = z.reshape(r, n)                           # a view: z is contiguous
+        for p in range(r):
+            z2[p] += np.bincount(flat, weights=g2[p], minlength=n)
+        return
     g = np.broadcast_to(g, z.shape[:k] + arr.shape + z.shape[k + 1:])
     gm = np.moveaxis(g, tuple(range(k, k + arr.ndim)), tuple(range(arr.ndim))).reshape((flat.size,) + rest)
     zm = np.moveaxis(z, k, 0)                          # a view: writes land in z
