@@ -24,6 +24,8 @@ CASES = {
     "array_2d": ((3, 5), lambda: (slice(None), I.reshape(8, 5))),
     "broadcast_arrays": ((5, 4, 5), lambda: (I[:8, None], slice(None), J[None, :6])),
     "mask_and_array": ((4, 5), lambda: (np.array([True, False, True, True]), I[:3])),
+    # a few picks out of a large input: the np.add.at fallback
+    "few_picks_large": ((300, 300, 2), lambda: (np.array([1, 1, -2]), slice(None), np.array([0, 1, 1]))),
 }
 
 

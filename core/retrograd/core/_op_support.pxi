@@ -569,7 +569,9 @@ cdef object _accumulate(object z, object index, object g):
             return
     # Any other index with integer arrays (x[i, :, j], x[:, i, j], x[0, ..., i],
     # x[i, 1:3]): index z's flat positions the same way, then one bincount.
-    if z.dtype.kind == "f" and z.flags.c_contiguous:
+    # Its cost grows with z's size: a few picks out of a huge z stay with
+    # np.add.at, whose cost grows with the picks only.
+    if z.dtype.kind == "f" and z.flags.c_contiguous and z.size <= 16 * np.size(g) + 65536:
         pos = np.arange(z.size, dtype=np.int32 if z.size < 2 ** 31 else np.intp).reshape(z.shape)[index]
         if pos.size:
             w = np.broadcast_to(g, pos.shape).astype(np.float64, copy=False)
