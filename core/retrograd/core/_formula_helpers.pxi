@@ -145,6 +145,9 @@ def mean_backward(ns, grad, tuple shape, dim, bint keepdim):
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         for d in {_wrap_dim(d, n) for d in dims}:
             count *= shape[d]
+    if count == 0:
+        # an empty reduced dim: the gradient is empty, no division by zero
+        return sum_backward(ns, grad, shape, dim, keepdim)
     return sum_backward(ns, grad / count, shape, dim, keepdim)
 
 
@@ -573,6 +576,8 @@ def var_backward(ns, grad, self, dim, unbiased, bint keepdim, correction):
     dim, c = _var_correction(dim, unbiased, correction)
     shape = tuple(ns.data(self).shape)
     cdef Py_ssize_t n = _red_count(shape, dim)
+    if n == 0:
+        return ns.zeros_like(self)          # an empty input: an empty gradient
     scale = 2.0 / (n - c) if n != c else float("inf")
     g = _kept(ns, grad, shape, dim, keepdim)
     centered = self - _ns_mean(ns, self, _all_if_empty(dim) if len(shape) else None, True)

@@ -177,6 +177,10 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
                 count *= a.shape[ax]
         else:
             count = a.shape[axis]
+        if count == 0:
+            # the mean of nothing is nan, silently (torch's)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
         return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
     return np.mean(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
 
