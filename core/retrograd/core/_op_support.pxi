@@ -182,6 +182,12 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
         return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
+    if np.size(a) == 0:
+        # the mean of nothing is nan, silently (torch's; np.mean warns)
+        import warnings
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.mean(a, axis=_norm_dims(dim, np.ndim(a)), keepdims=keepdim, dtype=dtype)
     return np.mean(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
 
 
