@@ -502,3 +502,22 @@ def test_autograd_attributes_match_torch():
                  t._version) for t in (x, c, y, z, y.detach(), x.detach())]
 
     assert attrs(rg, rg.tensor) == attrs(torch, lambda d, **k: torch.tensor(d, dtype=torch.float64, **k))
+
+
+def test_numpy_functions_without_counterpart_raise_and_metadata_works():
+    # issue 3: a NumPy function with no retrograd counterpart raises TypeError
+    # naming it even when no graph is at stake; metadata queries and
+    # bool/integer-valued comparisons run on the arrays
+    a = np.arange(6.0).reshape(2, 3)
+    t = rg.from_numpy(a)
+    for call, name in ((lambda: np.median(t), "median"), (lambda: np.sort(t), "sort"),
+                       (lambda: np.linalg.norm(t), "norm"), (lambda: np.around(t, 1), "round|around")):
+        with pytest.raises(TypeError, match=rf"numpy(\.linalg)?\.({name}) has no retrograd counterpart"):
+            call()
+    assert np.shape(t) == (2, 3) and np.ndim(t) == 2 and np.size(t) == 6
+    assert np.result_type(t, np.float32) == np.float64
+    assert not np.iscomplexobj(t) and np.isrealobj(t)
+    assert np.shares_memory(t, a)
+    assert np.array_equal(t, a) and np.allclose(t, a)
+    assert int(np.argmax(t)) == 5 and np.count_nonzero(t) == 5
+    assert np.median(np.asarray(t)) == 2.5

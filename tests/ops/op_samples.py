@@ -392,6 +392,10 @@ def _max_pool2d_samples(g):
         SampleInput((g(2, 3, 7, 6), 3, 2, 1), desc="overlap_pad"),
         SampleInput((g(3, 5, 5), (2, 3), (1, 2), (1, 1)), desc="unbatched_rect"),
         SampleInput((g(1, 2, 7, 7), 2, 1, 0, 2), desc="dilation"),
+        # ceil_mode: the last window hangs past the input
+        SampleInput((g(2, 2, 5, 6), 2), {"ceil_mode": True}, desc="ceil"),
+        SampleInput((g(1, 2, 6, 7), 3, 2, 1), {"ceil_mode": True}, desc="ceil_pad"),
+        SampleInput((g(2, 5, 7), (2, 3), (2, 2), 0, (2, 1)), {"ceil_mode": True}, desc="ceil_dilation"),
     ]
 
 
@@ -402,6 +406,12 @@ def _avg_pool2d_samples(g):
         SampleInput((g(2, 3, 7, 6), 3, 2, 1), {"count_include_pad": False}, desc="exclude_pad"),
         SampleInput((g(3, 5, 5), (2, 3), (1, 2), (1, 1)), desc="unbatched_rect"),
         SampleInput((g(1, 2, 5, 5), 2), {"divisor_override": 3}, desc="divisor_override"),
+        SampleInput((g(2, 2, 5, 6), 2), {"ceil_mode": True}, desc="ceil"),
+        SampleInput((g(1, 2, 6, 7), 3, 2, 1), {"ceil_mode": True}, desc="ceil_pad"),
+        SampleInput((g(1, 2, 6, 7), 3, 2, 1), {"ceil_mode": True, "count_include_pad": False},
+                    desc="ceil_pad_exclude"),
+        SampleInput((g(3, 5, 5), (2, 3), (2, 2)), {"ceil_mode": True, "divisor_override": 2},
+                    desc="ceil_divisor_override"),
     ]
 # --- end nn.functional ---
 

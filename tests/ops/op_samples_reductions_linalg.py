@@ -39,6 +39,10 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
                 kw["dtype"] = torch_dtype(torch, dtype)
             if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
                 if keepdim:
+                    if x.numel() == 0 and name in ("amax", "amin"):
+                        # torch's own all-dims call (an explicit dim tuple
+                        # raises a different error type on empty inputs)
+                        return f(x, dim=(), keepdim=True, **kw)
                     dim = tuple(range(x.dim()))
                     if not dim:
                         return f(x, **kw)
@@ -253,6 +257,23 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
     def sym(x):
         return (x + x.mT) * 0.5
 
+    # SVD: random Gaussian matrices have distinct, non-zero singular values;
+    # tall, wide, square and batched shapes cover each branch of svd_backward
+    def svd_samples(g):
+        return [S((g(4, 3),), desc="tall"), S((g(3, 5),), desc="wide"), S((g(3, 3),), desc="square"),
+                S((g(2, 4, 2),), desc="batched_tall"), S((g(2, 1, 2, 3),), desc="batched_wide")]
+
+    # U and Vh are defined up to the sign of each singular vector: the samples
+    # fix it by the sign of the vector's first entry (a gauge-invariant loss,
+    # what torch's own svd OpInfo does), so values and gradients are unique
+    def svd_u(lib, a):
+        u = lib.linalg.svd(a, full_matrices=False).U
+        return u * u[..., :1, :].sign()
+
+    def svd_vh(lib, a):
+        vh = lib.linalg.svd(a, full_matrices=False).Vh
+        return vh * vh[..., :, :1].sign()
+
     return [
         OpInfo("prod", prod_samples, torch_fn=torch_red("prod", seq_dims=True)),
         OpInfo("amax", extreme_samples, torch_fn=torch_red("amax")),
@@ -283,4 +304,10 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         # input so finite differences see torch's (symmetric) gradient
         OpInfo("_linalg_cholesky", chol_samples, op=lambda a: rg.linalg.cholesky(sym(a)),
                torch_fn=lambda torch, a: torch.linalg.cholesky(sym(a)), f32_rtol=1e-3),
+        OpInfo("_linalg_svdvals", svd_samples, op=rg.linalg.svdvals,
+               torch_fn=lambda torch, a: torch.linalg.svdvals(a), f32_rtol=1e-3),
+        OpInfo("_linalg_svd_u", svd_samples, op=lambda a: svd_u(rg, a),
+               torch_fn=lambda torch, a: svd_u(torch, a), f32_rtol=1e-3, f32_atol=1e-4),
+        OpInfo("_linalg_svd_vh", svd_samples, op=lambda a: svd_vh(rg, a),
+               torch_fn=lambda torch, a: svd_vh(torch, a), f32_rtol=1e-3, f32_atol=1e-4),
     ]

@@ -30,9 +30,10 @@ class return_types:
     max = namedtuple("max", ["values", "indices"])
     min = namedtuple("min", ["values", "indices"])
     slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
+    svd = namedtuple("svd", ["U", "S", "Vh"])
 
 
-for _t in (return_types.max, return_types.min, return_types.slogdet):
+for _t in (return_types.max, return_types.min, return_types.slogdet, return_types.svd):
     _t.__module__ = "retrograd.return_types"
     _t.__qualname__ = _t.__name__          # repr: retrograd.return_types.max, as torch.return_types.max
 del _t

@@ -3,9 +3,14 @@
 ``Tensor.__array_function__`` calls :func:`dispatch`. Each entry of ``TABLE``
 maps a NumPy function name to a function taking NumPy's arguments (``axis=``,
 ``keepdims=``, ...) and computing the same value with retrograd ops, so the
-autograd graph is recorded. A NumPy function without an entry computes on
-the arrays when no tensor argument needs grad, and raises TypeError naming
-the function otherwise: the graph is never dropped silently.
+autograd graph is recorded. Metadata queries (``METADATA``: np.shape,
+np.ndim, ...) read only shapes and dtypes, and comparisons and index queries
+(``NONDIFFERENTIABLE``: np.allclose, np.argmax, ...) give results without a
+gradient: both run on the arrays. Any other
+NumPy function raises TypeError naming it, whether or not a tensor needs
+grad (issue 3: the graph is never dropped silently, and a result never
+depends on whether grad happened to be on): convert with np.asarray(t)
+first, or use the retrograd op.
 """
 from __future__ import annotations
 
@@ -257,19 +262,39 @@ TABLE = {
 }
 
 
+# Functions that read only shapes, dtypes or memory layout, never the
+# values: no graph can be dropped, so they run on the arrays (their results
+# are plain Python / NumPy values, as NumPy's).
+METADATA = frozenset({
+    "shape", "ndim", "size", "result_type", "iscomplexobj", "isrealobj", "can_cast",
+    "may_share_memory", "shares_memory", "broadcast_shapes",
+})
+
+# Comparisons and index queries: bool or integer results, which carry no
+# gradient in torch either (torch.equal, allclose, isclose, argmax, nonzero):
+# they are their own counterparts and run on the arrays.
+NONDIFFERENTIABLE = frozenset({
+    "array_equal", "array_equiv", "allclose", "isclose", "count_nonzero", "nonzero", "flatnonzero",
+    "argwhere", "argmax", "argmin", "argsort", "searchsorted", "any", "all", "isin",
+})
+
+
 def dispatch(func, args, kwargs, needs_grad, arrays_of):
     """What ``np.<func>(*args, **kwargs)`` does when a tensor is among the
-    arguments (called by Tensor.__array_function__)."""
+    arguments (called by Tensor.__array_function__). ``needs_grad`` only
+    shapes the error message: a function without a counterpart always raises."""
     name = getattr(func, "__name__", str(func))
     module = getattr(func, "__module__", None) or "numpy"
     # Only NumPy's top-level functions: numpy.linalg.diagonal, say, shares a
     # name with numpy.diagonal but not its arguments.
-    impl = TABLE.get(name) if module == "numpy" else None
-    if impl is not None:
-        return impl(*args, **kwargs)
-    if needs_grad:
-        raise TypeError(
-            f"{module}.{name} has no retrograd counterpart, and calling it on a tensor that requires "
-            "grad would drop the autograd graph: use a retrograd op, or pass t.detach() / "
-            "np.asarray(t) if you want a plain array")
-    return func(*arrays_of(args), **arrays_of(kwargs))
+    if module == "numpy":
+        impl = TABLE.get(name)
+        if impl is not None:
+            return impl(*args, **kwargs)
+        if name in METADATA or name in NONDIFFERENTIABLE:
+            return func(*arrays_of(args), **arrays_of(kwargs))
+    why = " (a tensor here requires grad: its autograd graph would be dropped)" if needs_grad else ""
+    raise TypeError(
+        f"{module}.{name} has no retrograd counterpart{why}. Call it on plain arrays instead: "
+        f"{module}.{name}(np.asarray(t), ...) or t.detach().numpy(); or use the retrograd op "
+        "(rg.<op> / a Tensor method) to keep the graph")

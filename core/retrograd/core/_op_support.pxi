@@ -177,7 +177,17 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
                 count *= a.shape[ax]
         else:
             count = a.shape[axis]
+        if count == 0:
+            # the mean of nothing is nan, silently (torch's)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
         return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
+    if np.size(a) == 0:
+        # the mean of nothing is nan, silently (torch's; np.mean warns)
+        import warnings
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.mean(a, axis=_norm_dims(dim, np.ndim(a)), keepdims=keepdim, dtype=dtype)
     return np.mean(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
 
 
@@ -265,6 +275,14 @@ cdef object k_sigmoid(object a):
 
 cdef object k_relu(object a):
     return np.maximum(a, 0).astype(np.result_type(a), copy=False)
+
+
+cdef object _raise_shape_error(object exc):
+    # The generated ops with several tensor inputs call this on a kernel's
+    # ValueError: NumPy's "could not be broadcast" is torch's RuntimeError
+    # (API.md: the exception type torch raises). Other ValueErrors propagate.
+    if "broadcast" in str(exc):
+        raise RuntimeError(f"{exc}: the shapes must be broadcastable (as in torch)") from None
 
 
 cdef object k_getitem(object a, object index):
@@ -559,6 +577,17 @@ cdef object _accumulate(object z, object index, object g):
             lin = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrs)), lead)
             _segment_add(z.reshape((-1,) + z.shape[len(arrs):]), 0, lin, g)
             return
+    # Any other index with integer arrays (x[i, :, j], x[:, i, j], x[0, ..., i],
+    # x[i, 1:3]): index z's flat positions the same way, then one bincount.
+    # Its cost grows with z's size: a few picks out of a huge z stay with
+    # np.add.at, whose cost grows with the picks only.
+    if z.dtype.kind == "f" and z.flags.c_contiguous and z.size <= 16 * np.size(g) + 65536:
+        pos = np.arange(z.size, dtype=np.int32 if z.size < 2 ** 31 else np.intp).reshape(z.shape)[index]
+        if pos.size:
+            w = np.broadcast_to(g, pos.shape).astype(np.float64, copy=False)
+            zf = z.reshape(-1)                             # a view: z is contiguous
+            zf += np.bincount(pos.ravel(), weights=w.ravel(), minlength=z.size)
+        return
     np.add.at(z, index, g)
 
 
@@ -575,6 +604,16 @@ cdef void _segment_add(object z, int k, object arr, object g):
     rest = z.shape[:k] + z.shape[k + 1:]
     for s in rest:
         r *= s
+    if k == z.ndim - 1 and 1 < r <= 1024 and flat.size * r > 65536 and z.dtype.kind == "f" \
+            and z.flags.c_contiguous and np.bincount(flat, minlength=n).max() > 1:
+        # x[:, idx] / x[..., idx] with repeats: one bincount per leading row,
+        # on g's contiguous rows (no moved copy of g, no (position, column)
+        # index array r times the size of idx)
+        g2 = np.broadcast_to(g, z.shape[:k] + arr.shape).reshape(r, flat.size)
+        z2 = z.reshape(r, n)                           # a view: z is contiguous
+        for p in range(r):
+            z2[p] += np.bincount(flat, weights=g2[p], minlength=n)
+        return
     g = np.broadcast_to(g, z.shape[:k] + arr.shape + z.shape[k + 1:])
     gm = np.moveaxis(g, tuple(range(k, k + arr.ndim)), tuple(range(arr.ndim))).reshape((flat.size,) + rest)
     zm = np.moveaxis(z, k, 0)                          # a view: writes land in z
@@ -679,6 +718,9 @@ cdef void _check_conv(object x, object w, int groups) except *:
                            f"got {np.ndim(w)}-D")
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
+    if w.shape[0] == 0:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least 1 at dimension 0, but "
+                           f"got weight of size {list(w.shape)} instead")
     if w.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
                            f"dimension 0, but got weight of size {list(w.shape)} instead")
@@ -822,12 +864,9 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
 
 cdef tuple _pool_params(object x, object kernel_size, object stride, object padding, object dilation,
                         bint ceil_mode):
-    if ceil_mode:
-        raise NotImplementedError("pooling with ceil_mode=True is not supported yet; pad the input "
-                                  "(rg.nn.functional.pad) and use ceil_mode=False")
-    if np.ndim(x) not in (3, 4):
-        raise RuntimeError(f"pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got "
-                           f"{np.ndim(x)}-D")
+    if np.ndim(x) not in (3, 4) or 0 in np.shape(x)[-3:]:
+        raise RuntimeError(f"pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input with non-zero "
+                           f"C, H, W (only the batch may be empty), got shape {list(np.shape(x))}")
     ks = _pair(kernel_size, "kernel_size")
     st = ks if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
         else _pair(stride, "stride")
@@ -841,6 +880,32 @@ cdef tuple _pool_params(object x, object kernel_size, object stride, object padd
     return ks, st, pd, dl
 
 
+cdef object _pool_out_size(object n, object k, object s, object p, object d, bint ceil_mode):
+    # torch's pooling_output_shape: with ceil_mode the last window may hang
+    # past the padded input, but it must start inside the input or the left
+    # padding. (Python ints: the module's cdivision would truncate // .)
+    num = n + 2 * p - d * (k - 1) - 1
+    if ceil_mode:
+        o = -((-num) // s) + 1
+        if (o - 1) * s >= n + p:
+            o -= 1
+    else:
+        o = num // s + 1
+    return o
+
+
+cdef tuple _pool_geometry(object x, tuple ks, tuple st, tuple pd, tuple dl, bint ceil_mode):
+    # (Ho, Wo, eh, ew): the output size, and how far its last windows reach
+    # past the bottom / right padding (ceil_mode only): the kernels pad that
+    # much more there (with -inf for max, 0 and a per-window divisor for avg)
+    H, W = np.shape(x)[-2], np.shape(x)[-1]
+    Ho = _pool_out_size(H, ks[0], st[0], pd[0], dl[0], ceil_mode)
+    Wo = _pool_out_size(W, ks[1], st[1], pd[1], dl[1], ceil_mode)
+    eh = max(0, (Ho - 1) * st[0] + (ks[0] - 1) * dl[0] + 1 - (H + 2 * pd[0]))
+    ew = max(0, (Wo - 1) * st[1] + (ks[1] - 1) * dl[1] + 1 - (W + 2 * pd[1]))
+    return Ho, Wo, eh, ew
+
+
 cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object padding,
                             object dilation, bint ceil_mode):
     # (out, am, params): am is each window's argmax as a kernel position
@@ -849,7 +914,8 @@ cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object 
     x = np.asarray(x)
     x4 = x if x.ndim == 4 else x[None]
     fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
-    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0], pd[1], pd[1]), dl, fill)
+    Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
+    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), dl, fill)[:, :, :Ho, :Wo]
     N, C, Ho, Wo = v.shape[0], v.shape[1], v.shape[2], v.shape[3]
     flat = v.reshape(N, C, Ho, Wo, ks[0] * ks[1])
     am = flat.argmax(axis=-1)
@@ -867,10 +933,9 @@ cdef tuple _max_pool_windows(object x, object kernel_size, object stride, object
     x = np.asarray(x)
     x4 = x if x.ndim == 4 else x[None]
     fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
-    if pd[0] or pd[1]:
-        x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0]), (pd[1], pd[1])), constant_values=fill)
-    Ho = (x4.shape[2] - (ks[0] - 1) * dl[0] - 1) // st[0] + 1
-    Wo = (x4.shape[3] - (ks[1] - 1) * dl[1] - 1) // st[1] + 1
+    Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
+    if pd[0] or pd[1] or eh or ew:
+        x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0] + eh), (pd[1], pd[1] + ew)), constant_values=fill)
     if Ho <= 0 or Wo <= 0:
         raise RuntimeError(f"max_pool2d: output size is too small ({Ho} x {Wo}): the kernel does not "
                            "fit in the (padded) input")
@@ -905,6 +970,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
                        and pd[0] == 0 and pd[1] == 0
                        and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
+                       and x4.shape[2] == np.shape(x)[-2] and x4.shape[3] == np.shape(x)[-1]
                        and not (r.dtype.kind in "fc" and np.isnan(r).any()))
     if tiled:
         # windows tile the input exactly: compare the (N, C, Ho, kh, Wo, kw)
@@ -942,7 +1008,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
             else:
                 gx[sl] += np.where(hit, g, 0)
     H, W = np.shape(x)[-2], np.shape(x)[-1]
-    if pd[0] or pd[1]:
+    if gx.shape[2] != H or gx.shape[3] != W:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if np.ndim(x) == 4 else gx[0]
 
@@ -963,17 +1029,24 @@ cdef tuple _max_pool_index(object x, object kernel_size, object stride, object p
 
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
                          bint count_include_pad, object divisor_override, object dtype):
+    # torch's avg_pool2d divisor: count_include_pad counts the padding but not
+    # the part of a ceil_mode window past it; otherwise the input elements
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
         return np.asarray(divisor_override, dtype=dtype)
-    if count_include_pad or (pd[0] == 0 and pd[1] == 0):
-        return np.asarray(ks[0] * ks[1], dtype=dtype)
     H, W = shape4[2], shape4[3]
     h0 = np.arange(Ho) * st[0] - pd[0]
     w0 = np.arange(Wo) * st[1] - pd[1]
-    nh = np.minimum(h0 + ks[0], H) - np.maximum(h0, 0)
-    nw = np.minimum(w0 + ks[1], W) - np.maximum(w0, 0)
+    hend = np.minimum(h0 + ks[0], H + pd[0])
+    wend = np.minimum(w0 + ks[1], W + pd[1])
+    if count_include_pad:
+        nh, nw = hend - h0, wend - w0
+    else:
+        nh = np.minimum(hend, H) - np.maximum(h0, 0)
+        nw = np.minimum(wend, W) - np.maximum(w0, 0)
+    if (nh == ks[0]).all() and (nw == ks[1]).all():
+        return np.asarray(ks[0] * ks[1], dtype=dtype)
     return np.multiply.outer(nh, nw).astype(dtype)
 
 
@@ -982,8 +1055,8 @@ cdef object k_avg_pool2d(object x, object kernel_size, object stride, object pad
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, 1, ceil_mode)
     x = np.asarray(x)
     x4 = x if x.ndim == 4 else x[None]
-    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0], pd[1], pd[1]), (1, 1), 0)
-    Ho, Wo = v.shape[2], v.shape[3]
+    Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
+    v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), (1, 1), 0)[:, :, :Ho, :Wo]
     dtype = np.result_type(x.dtype, np.float16) if x.dtype.kind in "fc" else np.float64
     s = np.zeros(v.shape[:4], dtype=dtype)
     for i in range(ks[0]):
@@ -1002,14 +1075,15 @@ cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, ob
     g = np.asarray(g)
     g4 = g if g.ndim == 4 else g[None]
     shape4 = shape if len(shape) == 4 else (1,) + shape
-    Ho, Wo = g4.shape[2], g4.shape[3]
+    Ho, Wo, eh, ew = _pool_geometry(np.empty(shape4[2:], dtype=np.int8), ks, st, pd, dl, ceil_mode)
+    g4 = np.broadcast_to(g4, shape4[:2] + (Ho, Wo))
     gd = g4 / _avg_divisor(shape4, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, g.dtype)
     N, C, H, W = shape4
-    gx = np.zeros((N, C, H + 2 * pd[0], W + 2 * pd[1]), dtype=gd.dtype)
+    gx = np.zeros((N, C, H + 2 * pd[0] + eh, W + 2 * pd[1] + ew), dtype=gd.dtype)
     for i in range(ks[0]):
         for j in range(ks[1]):
             gx[:, :, i:i + st[0] * (Ho - 1) + 1:st[0], j:j + st[1] * (Wo - 1) + 1:st[1]] += gd
-    if pd[0] or pd[1]:
+    if pd[0] or pd[1] or eh or ew:
         gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if len(shape) == 4 else gx[0]
 
@@ -1076,9 +1150,17 @@ cdef object k_prod(object a, object dim, bint keepdim, object dtype):
 
 
 cdef object _check_nonempty(object a, object axis, str name):
-    if np.size(a) == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0, "
-                           "or the reduced dims to be non-empty; the input has no elements")
+    # torch: reducing all of an empty tensor is a RuntimeError, reducing an
+    # empty dim an IndexError; empty non-reduced dims give an empty result
+    if np.size(a) != 0:
+        return
+    if axis is None:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    shape = np.shape(a)
+    for d in (axis if isinstance(axis, tuple) else (axis,)):
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 cdef object k_amax(object a, object dim, bint keepdim):
@@ -1160,6 +1242,10 @@ cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
         out = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
     elif pf == 1.0:
         out = np.sum(x, axis=axis, keepdims=keepdim)
+    elif (pf == np.inf or pf == -np.inf) and arr.size == 0 and (
+            axis is None or _bi.any(arr.shape[d] == 0 for d in (axis if isinstance(axis, tuple) else (axis,)))):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty dimension because "
+                           "the operation does not have an identity")
     elif pf == np.inf:
         out = np.amax(x, axis=axis, keepdims=keepdim)
     elif pf == -np.inf:
@@ -1197,7 +1283,11 @@ cdef object k_cumprod(object a, object dim, object dtype):
 cdef object _argext(object a, object dim, bint keepdim, object fn, str name):
     arr = _arr(a)
     if arr.size == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        # torch's errors (IndexError both); empty non-reduced dims are fine
+        if dim is None:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if arr.ndim and arr.shape[_wrap_dim(dim, arr.ndim)] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     if dim is None:
         out = _arr(fn(arr.reshape(-1))).astype(np.int64)
         if keepdim:
@@ -1349,6 +1439,37 @@ cdef object k_cholesky(object a):
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input "
                           "is not positive-definite.") from None
+
+
+# The reduced SVD (full_matrices=False), one factor per entry: svd_backward is
+# linear in (gU, gS, gVh), so three single-output nodes give torch's gradient.
+# LAPACK is deterministic, so the three calls agree on the signs of U and Vh.
+cdef object _svd(object a, str name):
+    if np.ndim(a) < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    try:
+        return np.linalg.svd(a, full_matrices=False)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(f"linalg.{name}: The algorithm failed to converge because the input matrix "
+                          "is ill-conditioned or has too many repeated singular values") from None
+
+
+cdef object k_svdvals(object a):
+    if np.ndim(a) < 2:
+        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
+    try:
+        return np.linalg.svd(a, compute_uv=False)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.svdvals: The algorithm failed to converge because the input matrix "
+                          "is ill-conditioned or has too many repeated singular values") from None
+
+
+cdef object k_svd_u(object a):
+    return _svd(a, "svd")[0]
+
+
+cdef object k_svd_vh(object a):
+    return _svd(a, "svd")[2]
 
 
 

@@ -3,12 +3,14 @@
 # np.exp(t), np.add(t, 1), np.maximum(a, t), t1 @ ... through np.matmul: the
 # ufunc call runs the retrograd op of the same meaning (NumPy's: its
 # promotion and broadcasting are what the kernels do), so the result is a
-# Tensor that records the graph. Must never silently drop a graph: a ufunc,
-# ufunc method (reduce, accumulate, at, outer, ...) or keyword (out=,
-# where=, dtype=, ...) without a retrograd counterpart raises TypeError naming
-# it when a tensor input requires grad (grad mode on) and the result is
-# floating; with no graph at stake it runs on the arrays and gives Tensors
-# (np.isnan(t) gives a bool Tensor even when t requires grad).
+# Tensor that records the graph. Must never silently drop a graph: a ufunc
+# or ufunc method (reduce, accumulate, at, outer, ...) without a retrograd
+# counterpart raises TypeError naming it whenever a tensor takes part
+# (issue 3), grad or not. Predicates whose results are bool or integer
+# (_ARRAY_UFUNCS: np.isnan(t), np.logical_and(m, n)) carry no gradient and
+# are their own counterparts: they run on the arrays and give Tensors. A
+# ufunc with a counterpart called with keywords (out=, where=, dtype=)
+# raises when a tensor requires grad, and runs on the arrays otherwise.
 
 # ufunc name -> the retrograd function (looked up at call time: generated ops)
 _UFUNC_OPS = {
@@ -24,6 +26,12 @@ _UFUNC_OPS = {
     "matmul": "matmul", "less": "lt", "less_equal": "le", "greater": "gt",
     "greater_equal": "ge", "equal": "eq", "not_equal": "ne",
 }
+
+# ufuncs with bool or integer results: never a gradient, computed on the arrays
+_ARRAY_UFUNCS = frozenset({
+    "isnan", "isinf", "isfinite", "signbit", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
+})
 
 # ufuncs whose NumPy meaning on integer inputs differs from the op's (integer
 # reciprocal is integer division in NumPy): integers take the array path.
@@ -58,6 +66,17 @@ cdef object _array_ufunc(object ufunc, str method, tuple inputs, dict kwargs):
     if method == "__call__" and opname is not None and not extra \
             and not (name in _INT_ARRAY_PATH and _all_integer(inputs)):
         return _UFUNC_FUNCS[opname](*inputs)
+    if method == "__call__" and name in _ARRAY_UFUNCS:
+        return _ufunc_on_arrays(ufunc, method, inputs, kwargs)
+    if opname is None or method != "__call__":
+        what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
+        why = "has no retrograd counterpart" if method == "__call__" else \
+            f"(the ufunc method {method!r}) has no retrograd counterpart"
+        if _graph_at_stake(inputs, kwargs):
+            why += " (a tensor here requires grad: its autograd graph would be dropped)"
+        raise TypeError(
+            f"{what} {why}. Call it on plain arrays instead: np.asarray(t) or t.detach().numpy() "
+            "first; or use retrograd ops (e.g. rg.exp(t), t.sum(dim=0)) to keep the graph")
     if _graph_at_stake(inputs, kwargs):
         if method == "__call__" and "out" not in extra:
             # np.isnan(t), np.signbit(t): a bool or integer result carries no

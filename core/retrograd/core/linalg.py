@@ -1,5 +1,5 @@
 """retrograd.linalg (rg.linalg): torch.linalg's inv, solve, det, slogdet,
-norm (with vector_norm / matrix_norm) and cholesky, batched over leading
+norm (with vector_norm / matrix_norm), cholesky, svd and svdvals, batched over leading
 dims. Each is an entry of derivatives.yaml (private, reached from here) or
 a composite of entries; failures of a factorization raise
 ``rg.linalg.LinAlgError`` (a RuntimeError, as torch.linalg.LinAlgError)."""
@@ -14,7 +14,7 @@ from retrograd.core.abi import LinAlgError, Tensor
 from retrograd.core._composites_reductions_linalg import return_types
 
 __all__ = ["inv", "solve", "det", "slogdet", "norm", "vector_norm", "matrix_norm", "cholesky",
-           "LinAlgError"]
+           "svd", "svdvals", "LinAlgError"]
 
 
 def _tensor(x):
@@ -58,6 +58,25 @@ def cholesky(A, *, upper=False, out=None):
     return _abi.transpose(L, -2, -1) if upper else L
 
 
+def svdvals(A, *, driver=None, out=None):
+    """The singular values of each matrix of ``A`` (..., m, n), descending;
+    the gradient is ``U diag(g) Vh``, as torch's."""
+    return _abi._linalg_svdvals_op(_tensor(A))
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """``(U, S, Vh)`` with ``A = U @ diag(S) @ Vh``. Only the reduced SVD
+    (full_matrices=False) is differentiable here: full_matrices=True raises.
+    As in torch, the gradient is well defined only for losses invariant to
+    the signs of the singular vectors and for distinct singular values."""
+    if full_matrices:
+        raise ValueError("linalg.svd: only full_matrices=False (the reduced SVD) is supported; pass "
+                         "full_matrices=False")
+    A = _tensor(A)
+    return return_types.svd(_abi._linalg_svd_u_op(A), _abi._linalg_svdvals_op(A),
+                            _abi._linalg_svd_vh_op(A))
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.vector_norm: the ord-norm over ``dim`` (all dims when None)."""
     if isinstance(ord, str):
@@ -66,8 +85,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """torch.linalg.matrix_norm for ord 'fro', 1, -1, inf, -inf over the two
-    dims ``dim``. ('nuc', 2 and -2 need singular values: not supported yet.)"""
+    """torch.linalg.matrix_norm for ord 'fro', 'nuc', 1, -1, 2, -2, inf, -inf
+    over the two dims ``dim`` ('nuc', 2, -2 through the singular values)."""
     A = _tensor(A)
     if dtype is not None:
         A = A.to(dtype)
@@ -81,8 +100,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "fro":
         return _abi.norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, which this "
-                                  "version does not differentiate; use 'fro', 1, -1, inf or -inf")
+        # the two dims last, then sum / max / min of the singular values
+        perm = tuple(i for i in range(A.ndim) if i not in (d0, d1)) + (d0, d1)
+        sv = svdvals(_abi.permute(A, perm) if perm != tuple(range(A.ndim)) else A)
+        out = _abi.sum(sv, -1) if ord == "nuc" else (_abi.amax if ord == 2 else _abi.amin)(sv, -1)
+        if keepdim:
+            out = _abi.reshape(out, tuple(1 if i in (d0, d1) else n for i, n in enumerate(A.shape)))
+        return out
     if ord in (1, -1):
         s = _abi.norm(A, 1, d0, True)                    # column sums of |A|
         red = d1

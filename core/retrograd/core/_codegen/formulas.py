@@ -124,3 +124,6 @@ NS_HELPERS |= {
 }
 # JVP-only helpers: called with tensors (forward AD runs in tensor mode)
 VALUE_HELPERS |= {"clamp_jvp", "max_min_jvp", "fill_jvp"}
+
+# --- SVD (helpers at the end of _formula_helpers.pxi) ---
+NS_HELPERS |= {"svd_backward", "svd_jvp"}

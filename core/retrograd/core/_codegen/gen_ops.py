@@ -598,7 +598,15 @@ def emit_op(e, saved, uses, out):
     args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
     w("    if _op_enter_slot != NULL:")
     w(f'        tok = _op_enter_slot("{e.name}", rg_tls_sequence_nr, {args_tuple})')
-    w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+    if len(tensors) >= 2:
+        # NumPy's broadcasting ValueError becomes torch's RuntimeError
+        w("    try:")
+        w(f"        out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+        w("    except ValueError as exc:")
+        w("        _raise_shape_error(exc)")
+        w("        raise")
+    else:
+        w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
     if e.nondifferentiable:
         w("    result = rg_wrap(out, dev)")
     else:

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 import retrograd.core as _c
+from retrograd.core import abi as _abi
 from retrograd.core import Tensor
 from retrograd.core._creation import get_rng
 
@@ -152,10 +153,13 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over windows; the gradient goes to each window's argmax (the first
-    on ties, as torch)."""
-    if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not supported yet")
-    return _c.max_pool2d(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
+    on ties, as torch). With return_indices, also each maximum's flat index
+    h * W + w within its input plane (int64, as torch's)."""
+    out = _c.max_pool2d(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
+    if not return_indices:
+        return out
+    idx = _abi._max_pool2d_indices(_arr(input), kernel_size, stride, padding, dilation, bool(ceil_mode))
+    return out, _abi._wrap(idx, device=out.device)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -398,17 +402,28 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """weight[input]; repeated indices accumulate their gradients, and the
-    row padding_idx gets none."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported yet")
+    row padding_idx gets none. max_norm renormalizes the rows that input
+    references IN PLACE (no grad) to a norm_type-norm of at most max_norm;
+    scale_grad_by_freq divides each row's gradient by how often input holds
+    it. Gradients are dense: sparse=True is rejected."""
+    if sparse:
+        raise ValueError("embedding: sparse=True (a sparse gradient for weight) is not supported; "
+                         "retrograd's gradients are dense: pass sparse=False")
     idx = _arr(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
                            f"scalar types: Long, Int; but got {idx.dtype} instead (cast the indices "
                            "to an integer dtype)")
     w = _t(weight)
+    if max_norm is not None:
+        _embedding_renorm_(w, idx, float(max_norm), float(norm_type))
     rows = _c.getitem(w, idx)
+    if scale_grad_by_freq and rows.requires_grad:
+        # torch's embedding_dense_backward: each occurrence's gradient over
+        # its index's count in the batch
+        uniq, inv, counts = np.unique(idx, return_inverse=True, return_counts=True)
+        scale = (1.0 / counts[inv.reshape(idx.shape)]).astype(rows.dtype)[..., None]
+        rows.register_hook(lambda g: g * scale)
     if padding_idx is not None:
         n = w.shape[0]
         if not -n <= padding_idx < n:
@@ -418,3 +433,22 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         # same values; the padding rows' gradient is cut by detach
         rows = _c.where((idx != padding_idx)[..., None], rows, rows.detach())
     return rows
+
+
+def _embedding_renorm_(w, idx, max_norm, norm_type):
+    # torch.embedding_renorm_: each referenced row whose norm exceeds max_norm
+    # is scaled by max_norm / (norm + 1e-7), in place and without grad (it
+    # bumps weight's version, as torch's)
+    n = w.shape[0]
+    uniq = np.unique(idx)
+    if uniq.size and (uniq[0] < -n or uniq[-1] >= n):
+        raise IndexError(f"embedding: index out of range in self (num_embeddings={n})")
+    uniq = np.unique(np.where(uniq < 0, uniq + n, uniq))
+    rows = w._array[uniq]
+    norms = np.linalg.norm(rows.reshape(len(uniq), -1).astype(np.float64), ord=norm_type, axis=1)
+    big = norms > max_norm
+    if big.any():
+        sel = uniq[big]
+        factor = (max_norm / (norms[big] + 1e-7)).astype(w.dtype).reshape((-1,) + (1,) * (w.ndim - 1))
+        with _c.no_grad():
+            w[sel] = _c.as_tensor(rows[big] * factor)
