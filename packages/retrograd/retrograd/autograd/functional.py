@@ -425,20 +425,28 @@ def _single_scalar_output(outputs, is_outputs_tuple, fn_name):
             f"The Tensor returned by the function given to {fn_name} should contain a single element")
 
 
+def _scalar_fn_gradient(func, inputs, v, create_graph, strict, fn_name):
+    # The shared first half of vhp and hvp (call under enable_grad): checked
+    # inputs and v, the scalar output, and its gradient with a graph.
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    v = _prepare_v(v, inputs, is_inputs_tuple, fn_name, create_graph,
+                   "The vector v can only be None if the input to the user-provided function "
+                   "is a single Tensor with a single element.")
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    _single_scalar_output(outputs, is_outputs_tuple, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), v^T H): vector-Hessian product of a scalar function."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, "vhp", create_graph,
-                       "The vector v can only be None if the input to the user-provided function "
-                       "is a single Tensor with a single element.")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vhp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _single_scalar_output(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        (is_inputs_tuple, inputs, v, is_outputs_tuple, outputs,
+         jac) = _scalar_fn_gradient(func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
@@ -451,17 +459,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(*inputs), H v): Hessian-vector product of a scalar function
     (double-backward trick, as torch)."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, "hvp", create_graph,
-                       "The vector v can only be None if the input to the user-provided function "
-                       "is a single Tensor with a single element.")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _single_scalar_output(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        (is_inputs_tuple, inputs, v, is_outputs_tuple, outputs,
+         jac) = _scalar_fn_gradient(func, inputs, v, create_graph, strict, "hvp")
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
