@@ -946,11 +946,31 @@ def gelu_backward(ns, grad, self, approximate):
     return grad * (cdf + self * pdf)
 
 
-def softplus_backward(ns, grad, self, beta, threshold):
+def softplus_backward(ns, grad, self, result, beta, threshold):
     # where x*beta > threshold the forward is x itself (gradient 1)
+    if ns is A:
+        return _a_softplus_backward(grad, self, result, beta, threshold)
     z = _ns_sigmoid(ns, self * beta)
     above = ns.mask(ns.data(self) * beta > threshold)
     return ns.where(above, grad, grad * z)
+
+
+cdef object _a_softplus_backward(object grad, object x, object y, object beta, object threshold):
+    # Without create_graph, sigmoid(x*beta) comes from the output: y*beta =
+    # log1p(exp(x*beta)), so sigmoid(x*beta) = 1 - exp(-y*beta) =
+    # -expm1(-y*beta), exact for small y too (3 ufunc calls, not sigmoid's 7).
+    # create_graph keeps the formula in x (differentiable in x alone).
+    xb = x if beta == 1 else x * beta
+    yb = y if beta == 1 else y * beta
+    gz = np.negative(np.multiply(grad, np.expm1(np.negative(yb))))
+    return np.where(xb > threshold, grad, gz)
+
+
+def silu_backward(ns, grad, self):
+    # torch's silu_backward: grad * s * (1 + x * (1 - s)), s = sigmoid(x),
+    # with the sigmoid computed once.
+    s = _ns_sigmoid(ns, self)
+    return grad * (s * (1 + self * (1 - s)))
 
 
 def clamp_backward(ns, grad, self, min, max):
