@@ -178,3 +178,36 @@ def test_softplus_integer_input_without_grad():
     np.testing.assert_allclose(np.asarray(y), [np.log1p(np.exp(-3.0)), np.log(2.0), np.log1p(np.exp(2.0)), 30.0],
                                rtol=1e-15)
     assert y.dtype == np.float64
+
+
+# -- maximum / minimum ties, zero-derivative ops ------------------------------
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+@pytest.mark.parametrize("a,b", [
+    ([1.0, 2.0, 3.0, 2.0], [2.0, 2.0, 1.0, 5.0]),          # ties split the gradient
+    (2.0, 2.0),                                             # 0-d tie
+    ([[1.0, 2.0, 3.0]], [[2.0], [1.0]]),                    # broadcast, with ties
+])
+def test_maximum_minimum_ties_match_torch(name, a, b):
+    x, xt = _pair(a)
+    y, yt = _pair(b)
+    out = getattr(rg, name)(x, y)
+    out_t = getattr(torch, name)(xt, yt)
+    g = np.arange(1.0, 1.0 + out_t.numel()).reshape(out_t.shape)
+    out.backward(rg.tensor(g))
+    out_t.backward(torch.from_numpy(g))
+    _close(x.grad, xt.grad)
+    _close(y.grad, yt.grad)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "sign"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_zero_derivative_ops_give_zero_gradients_of_the_input_dtype(name, dtype):
+    x, xt = _pair([[-1.5, 0.2], [2.5, 3.7]], dtype)
+    getattr(rg, name)(x).backward(rg.tensor(np.ones((2, 2), dtype=dtype)))
+    getattr(torch, name)(xt).backward(torch.ones(2, 2, dtype=xt.dtype))
+    _close(x.grad, xt.grad)
+    assert x.grad.dtype == dtype and x.grad.shape == (2, 2)
+    y, _ = _pair(0.5, dtype)
+    getattr(rg, name)(y).backward()
+    assert float(np.asarray(y.grad)) == 0.0 and y.grad.shape == ()

@@ -151,6 +151,16 @@ cdef object _norm_dims(object dim, int ndim):
     return None if ndim == 0 else d
 
 
+cdef object k_zeros_like(object a):
+    # A zero gradient (floor, sign, ...: torch's zeros_like(grad)).
+    # np.zeros_like is a Python function behind __array_function__ dispatch,
+    # ~1 us on small arrays; a gradient needs only the shape and dtype.
+    if type(a) is ndarray:
+        return _cnp.PyArray_ZEROS(_cnp.PyArray_NDIM(<_cnp.ndarray>a), _cnp.PyArray_DIMS(<_cnp.ndarray>a),
+                                  _cnp.PyArray_TYPE(<_cnp.ndarray>a), 0)
+    return np.zeros_like(a)
+
+
 cdef object k_scale(object other, object alpha):
     # other * alpha for add/sub's alpha. Python scalars stay Python scalars
     # (NumPy's weak promotion: float32 + 1.5 * 2 stays float32).

@@ -113,7 +113,7 @@ PRIMITIVES.update({
     "erf": ("k_erf", "_op_erf"),
     "floor_divide": ("np.floor_divide", "_op_floor_divide"),
     # zeros shaped like its argument: a constant, never differentiated
-    "zeros_like": ("np.zeros_like", "_op_zeros_like"),
+    "zeros_like": ("k_zeros_like", "_op_zeros_like"),
 })
 NS_HELPERS |= {
     "gelu_backward",
