@@ -211,3 +211,26 @@ def test_zero_derivative_ops_give_zero_gradients_of_the_input_dtype(name, dtype)
     y, _ = _pair(0.5, dtype)
     getattr(rg, name)(y).backward()
     assert float(np.asarray(y.grad)) == 0.0 and y.grad.shape == ()
+
+
+def test_pow_backward_zero_exponent_matches_torch():
+    x, xt = _pair([0.0, 0.0, 2.0, 3.0, 0.5])
+    p, pt = _pair([0.0, 2.0, 0.0, -1.0, 1.5])
+    out = rg.pow(x, p)
+    out_t = torch.pow(xt, pt)
+    with np.errstate(divide="ignore", invalid="ignore"):   # 0 ** -1 inside the masked-out branch
+        out.backward(rg.tensor(np.ones(5)))
+    out_t.backward(torch.ones(5, dtype=torch.float64))
+    _close(x.grad, xt.grad)
+    np.testing.assert_allclose(np.asarray(p.grad), pt.grad.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum_with_other_without_grad(name):
+    x, xt = _pair([1.0, 2.0, 3.0])
+    other = np.array([2.0, 2.0, 2.0])
+    out = getattr(rg, name)(x, rg.tensor(other))
+    out_t = getattr(torch, name)(xt, torch.from_numpy(other))
+    out.backward(rg.tensor(np.array([1.0, 2.0, 4.0])))
+    out_t.backward(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64))
+    _close(x.grad, xt.grad)
