@@ -160,8 +160,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = ()
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outputs, grad_tensors, create_graph)
-    roots = _root_edges(outputs)
+    fast = _abi._fast_backward_args(outputs, grad_tensors, bool(create_graph))
+    if fast is not None:
+        roots, grads = fast
+    else:
+        grads = _make_grads(outputs, grad_tensors, create_graph)
+        roots = _root_edges(outputs)
     in_edges = _input_edges(inputs, True)
     _abi._run_backward(roots, grads, bool(retain_graph), bool(create_graph), in_edges, True)
 
@@ -185,8 +189,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
-    grads = _make_grads(outs, grad_outputs, create_graph, "grad_outputs")
-    roots = _root_edges(outs)
+    fast = _abi._fast_backward_args(outs, grad_outputs, bool(create_graph))
+    if fast is not None:
+        roots, grads = fast
+    else:
+        grads = _make_grads(outs, grad_outputs, create_graph, "grad_outputs")
+        roots = _root_edges(outs)
     in_edges = _input_edges(ins, False)
     captured = _abi._run_backward(roots, grads, bool(retain_graph), bool(create_graph), in_edges, False)
     result = []

@@ -185,6 +185,8 @@ def pow_backward_self(ns, grad, self, exponent):
             return ns.zeros_like(grad, np.broadcast_shapes(np.shape(ns.data(grad)),
                                                            np.shape(ns.data(self))))
         return grad * (exponent * self ** (exponent - 1))
+    if ns is A:                     # (the same, without the namespace's Python calls)
+        return np.where(np.equal(exponent, 0), 0.0, grad * (exponent * self ** (exponent - 1)))
     zero = ns.mask(ns.data(exponent) == 0)
     return ns.where(zero, 0.0, grad * (exponent * self ** (exponent - 1)))
 
@@ -951,11 +953,31 @@ def gelu_backward(ns, grad, self, approximate):
     return grad * (cdf + self * pdf)
 
 
-def softplus_backward(ns, grad, self, beta, threshold):
+def softplus_backward(ns, grad, self, result, beta, threshold):
     # where x*beta > threshold the forward is x itself (gradient 1)
+    if ns is A:
+        return _a_softplus_backward(grad, self, result, beta, threshold)
     z = _ns_sigmoid(ns, self * beta)
     above = ns.mask(ns.data(self) * beta > threshold)
     return ns.where(above, grad, grad * z)
+
+
+cdef object _a_softplus_backward(object grad, object x, object y, object beta, object threshold):
+    # Without create_graph, sigmoid(x*beta) comes from the output: y*beta =
+    # log1p(exp(x*beta)), so sigmoid(x*beta) = 1 - exp(-y*beta) =
+    # -expm1(-y*beta), exact for small y too (3 ufunc calls, not sigmoid's 7).
+    # create_graph keeps the formula in x (differentiable in x alone).
+    xb = x if beta == 1 else x * beta
+    yb = y if beta == 1 else y * beta
+    gz = np.negative(np.multiply(grad, np.expm1(np.negative(yb))))
+    return np.where(xb > threshold, grad, gz)
+
+
+def silu_backward(ns, grad, self):
+    # torch's silu_backward: grad * s * (1 + x * (1 - s)), s = sigmoid(x),
+    # with the sigmoid computed once.
+    s = _ns_sigmoid(ns, self)
+    return grad * (s * (1 + self * (1 - s)))
 
 
 def clamp_backward(ns, grad, self, min, max):
@@ -1000,6 +1022,8 @@ cdef bint _is_zero(object t):
 
 def max_min_backward(ns, grad, self, other, bint is_max, int which):
     # torch: the larger (smaller) input gets the gradient, ties split it half/half
+    if ns is A:
+        return _a_max_min_backward(grad, self, other, is_max, which)
     a = ns.data(self)
     b = ns.data(other)
     wins = (a > b) if is_max else (a < b)
@@ -1007,6 +1031,16 @@ def max_min_backward(ns, grad, self, other, bint is_max, int which):
         wins = (b > a) if is_max else (b < a)
     tie = ns.mask(a == b)
     return ns.where(tie, grad / 2, ns.where(ns.mask(wins), grad, 0.0))
+
+
+cdef object _a_max_min_backward(object grad, object a, object b, bint is_max, int which):
+    # max_min_backward on arrays, two ufunc calls fewer: `wins` computed once,
+    # and the ties halved in place rather than by a second where.
+    if which == 1:
+        a, b = b, a
+    r = np.where(np.greater(a, b) if is_max else np.less(a, b), grad, 0.0)
+    np.multiply(grad, 0.5, out=r, where=np.equal(a, b))
+    return r
 
 
 def max_min_jvp(self_p, self_t, other_p, other_t, bint is_max):

@@ -102,12 +102,28 @@ cdef inline InputMetadata _intern_meta(object array, Device device):
     global _last_meta
     cdef InputMetadata m = _last_meta
     cdef bint is_cupy = type(array) is not ndarray
-    if (m is not None and m.device is device and m.is_cupy == is_cupy
-            and m.dtype is array.dtype and m.shape == array.shape):
-        return m
+    if m is not None and m.device is device and m.is_cupy == is_cupy:
+        if not is_cupy:
+            # ndarray: dtype and shape read in C (no attribute lookups, no
+            # shape tuple built), as this runs once per recorded op.
+            if (<object>_cnp.PyArray_DESCR(<_cnp.ndarray>array) is m.dtype
+                    and _dims_are(<_cnp.ndarray>array, m.shape)):
+                return m
+        elif m.dtype is array.dtype and m.shape == array.shape:
+            return m
     m = _new_meta(array, device)
     _last_meta = m
     return m
+
+
+cdef inline bint _dims_are(_cnp.ndarray a, tuple shape):
+    cdef int nd = _cnp.PyArray_NDIM(a), k
+    if nd != len(shape):
+        return False
+    for k in range(nd):
+        if _cnp.PyArray_DIMS(a)[k] != <_cnp.npy_intp>shape[k]:
+            return False
+    return True
 
 
 cdef inline tuple _intern_shape(tuple shape):

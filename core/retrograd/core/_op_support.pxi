@@ -90,6 +90,10 @@ cdef inline bint _needs(Tensor t):
 
 cdef inline bint _record(object out):
     # Only floating (and complex) results carry gradients.
+    cdef char c
+    if type(out) is ndarray:            # (the dtype's kind read in C: no attribute lookups)
+        c = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>out)).kind
+        return c == b'f' or c == b'c'
     cdef str k = out.dtype.kind
     return k == 'f' or k == 'c'
 
@@ -145,6 +149,16 @@ cdef object _norm_dims(object dim, int ndim):
         return None if ndim == 0 else tuple(sorted(seen))
     d = _wrap_dim(dim, ndim)
     return None if ndim == 0 else d
+
+
+cdef object k_zeros_like(object a):
+    # A zero gradient (floor, sign, ...: torch's zeros_like(grad)).
+    # np.zeros_like is a Python function behind __array_function__ dispatch,
+    # ~1 us on small arrays; a gradient needs only the shape and dtype.
+    if type(a) is ndarray:
+        return _cnp.PyArray_ZEROS(_cnp.PyArray_NDIM(<_cnp.ndarray>a), _cnp.PyArray_DIMS(<_cnp.ndarray>a),
+                                  _cnp.PyArray_TYPE(<_cnp.ndarray>a), 0)
+    return np.zeros_like(a)
 
 
 cdef object k_scale(object other, object alpha):
@@ -268,9 +282,18 @@ cdef object k_matmul(object a, object b):
 
 
 cdef object k_sigmoid(object a):
-    # Stable for large |a|: exp never overflows.
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(a, np.float16), copy=False)
+    # Stable for large |a|: exp never overflows. 1/(1+e) where a >= 0,
+    # e/(1+e) elsewhere, the latter as r*e in place (two ufunc calls fewer
+    # than a where of both branches: this is most of sigmoid's cost on small
+    # arrays, and silu and softplus's backward use it too).
+    e = np.exp(np.negative(np.abs(a)))
+    r = np.divide(1, 1 + e)
+    if type(r) is not ndarray:          # 0-d input: NumPy gave a scalar
+        r = np.asarray(r)
+    np.multiply(r, e, out=r, where=np.less(a, 0))
+    if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>r):
+        return r
+    return r.astype(np.result_type(a, np.float16), copy=False)
 
 
 cdef object k_relu(object a):
@@ -1570,9 +1593,16 @@ cdef object k_silu(object a):
 cdef object k_softplus(object a, object beta, object threshold):
     # torch's formula: x where x*beta > threshold, else log1p(exp(x*beta))/beta
     # (the minimum keeps exp from overflowing where the other branch is taken)
-    xb = a * beta
-    return np.where(xb > threshold, a, np.log1p(np.exp(np.minimum(xb, threshold))) / beta) \
-        .astype(_float_type(xb), copy=False)
+    # log1p(exp(xb)) is computed as logaddexp(0, xb), which never overflows
+    # (one ufunc call instead of minimum, exp and log1p).
+    xb = a if beta == 1 else a * beta
+    y = np.logaddexp(0, xb)
+    if beta != 1:
+        y = y / beta
+    y = np.where(xb > threshold, a, y)
+    if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>y):
+        return y
+    return y.astype(_float_type(xb), copy=False)
 
 
 cdef object k_clamp(object a, object lo, object hi):

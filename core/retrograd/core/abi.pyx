@@ -9,6 +9,7 @@
 cimport cython
 from cpython.ref cimport Py_REFCNT
 from libc.stdint cimport uint64_t
+cimport numpy as _cnp
 
 import numpy as np
 from numpy import ndarray
@@ -19,6 +20,8 @@ try:                                    # CuPy is optional (GPU only)
 except Exception:                       # ImportError, or a broken CUDA install
     _cupy = None
     _cupy_ndarray = None
+
+_cnp.import_array()
 
 ABI_VERSION = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
@@ -40,6 +43,7 @@ include "_composites_shape.pxi"
 include "_ufunc.pxi"
 include "_anomaly.pxi"
 include "_function.pxi"          # custom autograd Functions
+include "_backward_args.pxi"
 
 
 # -- Python-level entry points used by core's Python modules ------------------

@@ -113,11 +113,12 @@ PRIMITIVES.update({
     "erf": ("k_erf", "_op_erf"),
     "floor_divide": ("np.floor_divide", "_op_floor_divide"),
     # zeros shaped like its argument: a constant, never differentiated
-    "zeros_like": ("np.zeros_like", "_op_zeros_like"),
+    "zeros_like": ("k_zeros_like", "_op_zeros_like"),
 })
 NS_HELPERS |= {
     "gelu_backward",
     "softplus_backward",
+    "silu_backward",
     "clamp_backward",
     "clamp_bound_backward",
     "max_min_backward",

@@ -1,0 +1,69 @@
+# Fast path of autograd.backward()/grad()'s argument checks. Part of abi.pyx.
+#
+# _autograd.py's _make_grads and _root_edges check every (output, gradient)
+# pair in Python: ~2 us a pair, as much as a cheap op's whole forward and
+# backward, so a backward of many outputs (one per op) paid it once per op.
+# This does the same checks at C level for the common call, where every
+# output is a Tensor with a graph and every gradient a Tensor of exactly the
+# output's shape, dtype (floating or complex) and device. Anything else
+# returns None and _autograd.py runs its full checks, which raise the errors
+# or convert the gradients; both paths give the same result.
+
+cdef inline bint _same_dims(object a, object b):
+    # a and b are ndarrays: same shape, compared without building tuples.
+    cdef int nd = _cnp.PyArray_NDIM(<_cnp.ndarray>a), k
+    cdef _cnp.npy_intp* da
+    cdef _cnp.npy_intp* db
+    if nd != _cnp.PyArray_NDIM(<_cnp.ndarray>b):
+        return False
+    da = _cnp.PyArray_DIMS(<_cnp.ndarray>a)
+    db = _cnp.PyArray_DIMS(<_cnp.ndarray>b)
+    for k in range(nd):
+        if da[k] != db[k]:
+            return False
+    return True
+
+
+def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
+    """(root edges, gradients) for backward/grad, or None: take the checked path."""
+    cdef Py_ssize_t i, n = len(outputs)
+    cdef Tensor out, g
+    cdef Edge e
+    cdef object a, ga
+    cdef char kind
+    cdef tuple seq
+    if type(grad_tensors) is Tensor:
+        seq = (grad_tensors,)
+    elif type(grad_tensors) is list:
+        seq = tuple(<list>grad_tensors)
+    elif type(grad_tensors) is tuple:
+        seq = <tuple>grad_tensors
+    else:
+        return None
+    if len(seq) != n:
+        return None
+    cdef list roots = [None] * n
+    cdef list grads = [None] * n
+    for i in range(n):
+        if type(outputs[i]) is not Tensor or type(seq[i]) is not Tensor:
+            return None
+        out = <Tensor>outputs[i]
+        g = <Tensor>seq[i]
+        a = out._array
+        ga = g._array
+        if type(a) is not ndarray or type(ga) is not ndarray or g._device is not out._device:
+            return None
+        # Builtin dtypes are singletons: identity is the common case of equality.
+        if _cnp.PyArray_DESCR(<_cnp.ndarray>a) != _cnp.PyArray_DESCR(<_cnp.ndarray>ga):
+            return None
+        kind = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>a)).kind
+        if kind != b'f' and kind != b'c':
+            return None
+        if not _same_dims(a, ga):
+            return None
+        e = out.gradient_edge()
+        if e is None:
+            return None
+        roots[i] = e
+        grads[i] = g if create_graph else ga
+    return tuple(roots), tuple(grads)
