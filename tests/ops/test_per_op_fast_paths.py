@@ -187,6 +187,7 @@ def test_softplus_integer_input_without_grad():
     ([1.0, 2.0, 3.0, 2.0], [2.0, 2.0, 1.0, 5.0]),          # ties split the gradient
     (2.0, 2.0),                                             # 0-d tie
     ([[1.0, 2.0, 3.0]], [[2.0], [1.0]]),                    # broadcast, with ties
+    ([np.nan, 1.0, np.nan, 2.0], [1.0, np.nan, np.nan, 2.0]),  # a NaN passes the gradient to both
 ])
 def test_maximum_minimum_ties_match_torch(name, a, b):
     x, xt = _pair(a)
@@ -198,6 +199,11 @@ def test_maximum_minimum_ties_match_torch(name, a, b):
     out_t.backward(torch.from_numpy(g))
     _close(x.grad, xt.grad)
     _close(y.grad, yt.grad)
+    # the create_graph formula agrees
+    x2, y2 = rg.tensor(a, requires_grad=True), rg.tensor(b, requires_grad=True)
+    gx, gy = rg.autograd.grad(getattr(rg, name)(x2, y2), (x2, y2), rg.tensor(g), create_graph=True)
+    _close(gx, xt.grad)
+    _close(gy, yt.grad)
 
 
 @pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "sign"])

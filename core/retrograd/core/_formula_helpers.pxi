@@ -1021,24 +1021,26 @@ cdef bint _is_zero(object t):
 
 
 def max_min_backward(ns, grad, self, other, bint is_max, int which):
-    # torch: the larger (smaller) input gets the gradient, ties split it half/half
+    # torch: the input that does not lose gets the gradient, ties split it
+    # half/half. "Loses" is a strict comparison, so a NaN on either side
+    # passes the whole gradient to both inputs, as torch's formula does.
     if ns is A:
         return _a_max_min_backward(grad, self, other, is_max, which)
     a = ns.data(self)
     b = ns.data(other)
-    wins = (a > b) if is_max else (a < b)
     if which == 1:
-        wins = (b > a) if is_max else (b < a)
+        a, b = b, a
+    keeps = ~((a < b) if is_max else (a > b))
     tie = ns.mask(a == b)
-    return ns.where(tie, grad / 2, ns.where(ns.mask(wins), grad, 0.0))
+    return ns.where(tie, grad / 2, ns.where(ns.mask(keeps), grad, 0.0))
 
 
 cdef object _a_max_min_backward(object grad, object a, object b, bint is_max, int which):
-    # max_min_backward on arrays, two ufunc calls fewer: `wins` computed once,
-    # and the ties halved in place rather than by a second where.
+    # max_min_backward on arrays, two ufunc calls fewer: the mask computed
+    # once, and the ties halved in place rather than by a second where.
     if which == 1:
         a, b = b, a
-    r = np.where(np.greater(a, b) if is_max else np.less(a, b), grad, 0.0)
+    r = np.where(np.less(a, b) if is_max else np.greater(a, b), 0.0, grad)
     np.multiply(grad, 0.5, out=r, where=np.equal(a, b))
     return r
 
