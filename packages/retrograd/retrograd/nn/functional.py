@@ -19,7 +19,8 @@ from retrograd.core._creation import get_rng
 __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
     "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
-    "dropout", "layer_norm", "embedding",
+    "dropout", "layer_norm", "embedding", "relu", "relu_", "gelu", "silu", "softplus",
+    "sigmoid", "tanh",
 ]
 
 
@@ -70,6 +71,42 @@ def linear(input, weight, bias=None):
     if bias is not None:
         out = _c.add(out, bias)
     return out
+
+
+# -- activations (torch.nn.functional's spellings of the elementwise ops) ------
+
+def relu(input, inplace=False):
+    """max(input, 0); with inplace=True, in place (relu_)."""
+    return _t(input).relu_() if inplace else _c.relu(_t(input))
+
+
+def relu_(input):
+    return _t(input).relu_()
+
+
+def gelu(input, approximate="none"):
+    return _c.gelu(_t(input), approximate=approximate)
+
+
+def silu(input, inplace=False):
+    if not inplace:
+        return _c.silu(_t(input))
+    # No in-place kernel: silu saves its input, so it runs on a copy whose
+    # result is written back into `input` (a tracked in-place copy).
+    input[...] = _c.silu(input.clone())
+    return input
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _c.softplus(_t(input), beta=beta, threshold=threshold)
+
+
+def sigmoid(input):
+    return _c.sigmoid(_t(input))
+
+
+def tanh(input):
+    return _c.tanh(_t(input))
 
 
 def _conv_padding(padding, ksize, dilation, stride):
