@@ -317,3 +317,20 @@ def test_max_pool2d_tie_and_nan_in_other_windows():
     assert g[0, 0, :2, :2].sum() == 1.0 and g[0, 0, 0, 0] == 1.0
     np.testing.assert_array_equal(g[0, 0, :2], tt.grad.numpy()[0, 0, :2])
     assert g[0, 0, 2:, 2:].sum() == 1.0
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_max_pool2d_tiled_windows_with_many_ties_match_torch(k, dtype):
+    # after a relu most windows hold several zeros: the tiled fast path must
+    # send each window's gradient to its first maximum, as torch does
+    rng = np.random.default_rng(3)
+    a = np.maximum(rng.standard_normal((2, 3, 6 * k // 2 * 2, 4 * k)), 0).astype(dtype)
+    a[0, 0, :k, :k] = 0.0                                  # a window of zeros only
+    a[1, 2, :k, :k] = 1.5                                  # a window of equal positives
+    x = rg.tensor(a, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    g = rng.standard_normal(F.max_pool2d(x, k).shape).astype(dtype)
+    F.max_pool2d(x, k).backward(rg.tensor(g))
+    TF.max_pool2d(xt, k).backward(torch.tensor(g))
+    np.testing.assert_array_equal(np.asarray(x.grad), xt.grad.numpy())

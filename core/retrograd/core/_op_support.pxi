@@ -997,17 +997,26 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
                        and not (r.dtype.kind in "fc" and np.isnan(r).any()))
     if tiled:
         # windows tile the input exactly: compare the (N, C, Ho, kh, Wo, kw)
-        # view with the result in one pass; valid when no window holds its
-        # maximum twice (ties and NaN take the general path below)
+        # view with the result in one pass (NaN takes the general path below)
         # (rows of the result repeated kw times keep the inner loops long)
         N, C = x4.shape[0], x4.shape[1]
         W4 = x4.shape[3]
         r5 = np.repeat(r, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
         hit = np.equal(x4.reshape(N, C, Ho, ks[0], W4), r5)
-        if np.count_nonzero(hit) == r.size:
-            g5 = np.repeat(g, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
-            gx = np.multiply(hit, g5, dtype=np.result_type(g.dtype, r.dtype)).reshape(x4.shape)
-            return gx if np.ndim(x) == 4 else gx[0]
+        if np.count_nonzero(hit) != r.size:
+            # ties (common after a relu: windows of zeros): keep each
+            # window's first maximum in scan order, as torch, with two small
+            # boolean passes per kernel position over strided views of `hit`
+            h6 = hit.reshape(N, C, Ho, ks[0], Wo, ks[1])
+            found = np.zeros((N, C, Ho, Wo), dtype=bool)
+            for i in range(ks[0]):
+                for j in range(ks[1]):
+                    h = h6[:, :, :, i, :, j]
+                    np.greater(h, found, out=h)         # h and not found
+                    np.logical_or(found, h, out=found)
+        g5 = np.repeat(g, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
+        gx = np.multiply(hit, g5, dtype=np.result_type(g.dtype, r.dtype)).reshape(x4.shape)
+        return gx if np.ndim(x) == 4 else gx[0]
     gx = np.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
     pending = np.ones(r.shape, dtype=bool)
     nan_out = r != r
