@@ -57,10 +57,7 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
             else:
                 new.append(None)
             continue
-        if not isinstance(g, Tensor):
-            raise TypeError(
-                f"gradients can be either Tensors or None, but got {type(g).__name__} for output {i}: "
-                "wrap it with retrograd.tensor(...)")
+        _check_grad_is_tensor(g, i)
         if tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
@@ -85,6 +82,13 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
     return tuple(new)
 
 
+def _check_grad_is_tensor(g, i):
+    if not isinstance(g, Tensor):
+        raise TypeError(
+            f"gradients can be either Tensors or None, but got {type(g).__name__} for output {i}: "
+            "wrap it with retrograd.tensor(...)")
+
+
 def _edge_grad(edge, g, i, create_graph):
     # The gradient for an output given as a GradientEdge: what the edge's
     # input metadata says it must be (torch: ones for a one-element edge).
@@ -96,10 +100,7 @@ def _edge_grad(edge, g, i, create_graph):
                 f"GradientEdge of shape {tuple(meta.shape)}: pass grad_outputs= with that shape")
         ones = np.ones(meta.shape, dtype=meta.dtype)
         return _abi._wrap(ones, meta.device) if create_graph else ones
-    if not isinstance(g, Tensor):
-        raise TypeError(
-            f"gradients can be either Tensors or None, but got {type(g).__name__} for output {i}: "
-            "wrap it with retrograd.tensor(...)")
+    _check_grad_is_tensor(g, i)
     if tuple(g.shape) != tuple(meta.shape):
         raise RuntimeError(
             f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
