@@ -241,9 +241,10 @@ def _function_apply(cls, tuple args, dict kwargs):
         finally:
             rg_set_grad_enabled(prev)
         result = _process_outputs(ctx, args, output, executable, overridden_setup)
-        # Forward AD (issue 5) belongs here: with tangents on the inputs, run
-        # ctx.apply_jvp(*tangents) while ctx.saved_for_forward is still set
-        # (ctx.saved_tensors returns it then, as torch).
+        if _forward_grad_slot != NULL:
+            # Forward AD: Function.jvp runs while ctx.saved_for_forward is
+            # still set (ctx.saved_tensors returns it then, as torch).
+            _fw_function(cls, ctx, args, result)
     finally:
         ctx.saved_for_forward = None
         if _op_exit_slot != NULL:

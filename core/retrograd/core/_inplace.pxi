@@ -40,6 +40,8 @@ cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, 
     _check_inplace(self)
     recording = rg_tls_grad_enabled and (self.needs_grad() or _needs(t_other)) and _record(self._array)
     if not recording:
+        if _forward_grad_slot != NULL:
+            return _fw_inplace_untracked(self, op, (other,), name)
         b = t_other._array if t_other is not None else _arg_array(other)
         if t_other is not None:
             _dev2(self, t_other)
@@ -59,6 +61,8 @@ cdef Tensor _snapshot(Tensor self):
                                             self._output_nr) \
         if _current_grad_fn(self) is not None else rg_wrap(self._array.copy(), self._device)
     snap._requires_grad = self._requires_grad
+    if _forward_grad_slot != NULL:
+        _forward_grad_slot("_snapshot", (self,), (snap,), None)
     return snap
 
 
@@ -68,10 +72,12 @@ cdef Tensor _commit_inplace(Tensor self, Tensor res, str name):
     # own, or, for a view, its base's (see _copy_slices.pxi).
     if self._base is not None and (self._base.needs_grad() or res.needs_grad()):
         _copy_slices(self, res, name)
-        return self
-    _copy_back(self, res, name)
-    self._version_counter.version += 1
-    _rebase_history(self, res)
+    else:
+        _copy_back(self, res, name)
+        self._version_counter.version += 1
+        _rebase_history(self, res)
+    if _forward_grad_slot != NULL:
+        _fw_inplace_done(self, res)
     return self
 
 
@@ -113,6 +119,8 @@ cdef Tensor _inplace_call(Tensor self, object fn, tuple args, str name):
     _check_inplace(self)
     if rg_tls_grad_enabled and (self.needs_grad() or others) and _record(self._array):
         return _inplace_record(self, fn, args, name, others)
+    if _forward_grad_slot != NULL:
+        return _fw_inplace_untracked(self, fn, args, name)
     res = <Tensor>fn(self, *args)
     _copy_back(self, res, name)
     self._version_counter.version += 1

@@ -33,6 +33,7 @@ cdef class SavedVariable:
         else:
             t = rg_wrap(self._data, self._device)
         t._version_counter = self._version_counter
+        _fw_attach_saved(owner, t, self._data)
         return t
 
     cdef void reset(self):
@@ -163,6 +164,7 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
             return (<AccumulateGrad>x).variable
         t = rg_wrap_with_grad_fn(data, owner._meta0.device, <Node>x, rg_next_nr(owner, edge_index))
     t._version_counter = vc
+    _fw_attach_saved(owner, t, data)
     return t
 
 
@@ -177,6 +179,7 @@ cdef inline object _unpack_output(Node owner, object data, VersionCounter vc, Py
         return data
     t = rg_wrap_with_grad_fn(data, owner._meta0.device, owner, 0)
     t._version_counter = vc
+    _fw_attach_saved(owner, t, data)
     return t
 
 

@@ -521,6 +521,9 @@ cdef class Tensor:
             # for a view, its base's: see _copy_slices.pxi).
             _commit_inplace(self, <Tensor>_op__index_put(_snapshot(self), index, value), "__setitem__")
             return
+        if _forward_grad_slot != NULL:
+            _fw_inplace_untracked(self, _index_put, (index, value), "__setitem__")
+            return
         self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
         self._version_counter.version += 1
 

@@ -39,6 +39,11 @@ _INT_ARRAY_PATH = {"reciprocal"}
 
 
 cdef bint _graph_at_stake(tuple inputs, dict kwargs):
+    if _forward_grad_slot != NULL:
+        # a dual tensor's tangent would be dropped just the same
+        for a in inputs:
+            if isinstance(a, Tensor) and (<Tensor>a)._fw_grads is not None:
+                return True
     if not rg_tls_grad_enabled:
         return False
     for a in inputs:

@@ -22,7 +22,7 @@ from libc.stdint cimport uint64_t, int64_t
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 1
+    RG_ABI_MINOR = 2
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
@@ -99,6 +99,7 @@ cdef class NodeExtras:
     cdef object anomaly_trace           # forward traceback (anomaly mode), or None
     cdef tuple more_metadata            # InputMetadata of node inputs 1.., or None
     cdef tuple more_edges               # flat (fn, nr) pairs of next edges 2.., or None
+    cdef dict fw_grads                  # forward AD: {id(saved array): its tensor's _fw_grads}, or None
 
 
 cdef class Node:
@@ -197,7 +198,16 @@ ctypedef object (*rg_engine_execute_fn)(tuple roots, tuple grads, bint keep_grap
                                         bint accumulate_grad) except *
 
 # forward-grad slot (forward_ad): called after an op's forward when a dual
-# level is active, with the op name, its tensor inputs and its outputs.
+# level is active, with the op name, its arguments exactly as the op got
+# them (tensors and plain values), its outputs, and `attrs`: the op's JVP,
+# a callable (args, tangents, outputs) -> tuple of output tangents (or None
+# when all are zero), where `tangents` has one entry per argument (a Tensor or
+# None; a list of them for a tensor-list argument). Core also calls it with
+# op "_inplace", args (self, res), outputs (self,) and attrs None after `res`
+# (computed out of place) was written into `self` by an in-place op, and
+# with op "_snapshot", args (self,), outputs (copy,) when it copies a tensor
+# before an in-place op. The consumer registers it only while a level is
+# active (rg_register_forward_grad(NULL) empties the slot).
 ctypedef int (*rg_forward_grad_fn)(str op, tuple inputs, tuple outputs,
                                    object attrs) except -1
 

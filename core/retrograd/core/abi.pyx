@@ -44,6 +44,7 @@ include "_ufunc.pxi"
 include "_anomaly.pxi"
 include "_function.pxi"          # custom autograd Functions
 include "_backward_args.pxi"
+include "_jvp_support.pxi"       # forward AD: JVP helpers, in-place and Function hooks
 
 
 # -- Python-level entry points used by core's Python modules ------------------

@@ -20,6 +20,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import formulas as V  # noqa: E402
+import gen_jvp  # noqa: E402
 
 
 class TableError(Exception):
@@ -673,7 +674,7 @@ def emit_op(e, saved, uses, out):
         w("            node.s_result = _pack_saved(result)")
     if not e.nondifferentiable:
         w("    if _forward_grad_slot != NULL:")
-        w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), None)')
+        w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
     w("    if _op_exit_slot != NULL:")
     w("        _op_exit_slot(tok)")
     w("    return result")
@@ -835,7 +836,7 @@ def emit_list_op(e, saved, out):
     w("    else:")
     w("        result = rg_wrap(out, dev)")
     w("    if _forward_grad_slot != NULL:")
-    w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), None)')
+    w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
     w("    if _op_exit_slot != NULL:")
     w("        _op_exit_slot(tok)")
     w("    return result")
@@ -901,6 +902,10 @@ def main(argv):
             "line": e.line,
             "batched": bool(e.raw.get("batched", False)),
         }
+    for e in entries:
+        if not e.nondifferentiable and e.jvp is not None:
+            gen_jvp.emit_jvp(e, ops)
+    gen_jvp.emit_table(entries, ops)
     public = [e.name for e in entries if e.public]
     ops.append(f"GENERATED_OPS = {public!r}")
     with open(out_ops, "w") as f:

@@ -1,0 +1,56 @@
+"""retrograd-forward-ad: forward-mode AD (``torch.autograd.forward_ad``).
+
+    with dual_level():
+        y = f(make_dual(x, v))
+        jvp = unpack_dual(y).tangent
+
+Unlike PyTorch, levels nest: several may be active, the innermost is the
+default ``level`` of ``make_dual`` / ``unpack_dual``, and tangents of
+different levels never mix. The ABI check below runs before any core type is
+touched (core's abi.pxd, rule 3).
+"""
+from collections import namedtuple as _namedtuple
+
+from retrograd.forward_ad._abi_check import BUILT_AGAINST as _BUILT_AGAINST
+
+import retrograd.core as _core
+
+_core.check_abi("retrograd-forward-ad", _BUILT_AGAINST, _core.ABI_VERSION)
+
+from retrograd.forward_ad import _dual  # noqa: E402
+from retrograd.forward_ad._dual import (  # noqa: E402
+    enter_dual_level,
+    exit_dual_level,
+    make_dual,
+    unpack_dual,
+)
+
+__version__ = "0.1.0"
+
+UnpackedDualTensor = _namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "What unpack_dual returns: the primal and its tangent (None if it has none)."
+
+
+class dual_level:
+    """Context manager (and decorator) around one forward-AD level: enters it,
+    yields its index, and exits it (dropping its tangents) on the way out."""
+
+    def __enter__(self):
+        self.level = enter_dual_level()
+        return self.level
+
+    def __exit__(self, *exc):
+        exit_dual_level(level=self.level)
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+__all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "UnpackedDualTensor"]

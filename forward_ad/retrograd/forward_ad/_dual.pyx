@@ -1,0 +1,486 @@
+# cython: language_level=3
+# Dual levels and tangents: PyTorch's ForwardADLevel / ForwardGrad, and the
+# routine in core's forward-grad slot that pushes tangents through every op.
+#
+# Where tangents live: Tensor._fw_grads, a dict {level key: tangent Tensor}
+# (None when the tensor has none). A level's key is a serial number that is
+# never reused, so a tangent left behind by an exited level (in a node's
+# saved-tensor record, say) can never be mistaken for a tangent of a later
+# level that happens to get the same index.
+#
+# Levels nest (unlike PyTorch): several may be active; the innermost is the
+# default. While the JVP of level L runs, level L is suppressed on that
+# thread, so the formula's own ops compute tangents for the OTHER levels only:
+# tangents of different levels never mix, and the tangent of level L gets its
+# own tangent at an outer level M (what nested jvp(jvp(...)) reads). Levels are
+# processed outermost first, so an inner level's JVP sees `result` with its
+# outer tangents already set.
+#
+# Must never: keep a tangent alive past its level's exit (exit drops every
+# tangent the level set), or leave the slot filled with no level active (an
+# empty slot is what keeps the forward-AD-off cost at one branch per op).
+
+cimport cython
+from libc.stdint cimport uintptr_t
+
+from retrograd.core.abi cimport (
+    Tensor, Node, NodeExtras, rg_register_forward_grad, rg_grad_enabled, rg_set_grad_enabled,
+)
+
+import weakref
+
+import numpy as np
+
+cdef extern from *:
+    """
+    static __thread unsigned long long rg_fw_suppressed = 0;
+    """
+    unsigned long long rg_fw_suppressed
+
+DEF MAX_LEVELS = 64
+
+cdef class _Level:
+    cdef readonly int index               # what users see (0 = outermost)
+    cdef readonly object key              # unique serial: the key in Tensor._fw_grads
+    cdef list tensors                     # weakrefs to every tensor given a tangent here
+
+
+cdef list _levels = []                    # active levels, outermost first
+cdef unsigned long long _next_key = 0
+
+
+# ---------------------------------------------------------------------------
+# Tangent storage
+
+cdef inline object _direct(Tensor t, object key):
+    cdef object d = t._fw_grads
+    if d is None:
+        return None
+    return (<dict>d).get(key)
+
+
+cdef object _get_tangent(Tensor t, _Level lvl):
+    # t's tangent at lvl; a view without one of its own sees its base's (a
+    # view of the base's tangent, made on first use: PyTorch's fw_grad()).
+    cdef object v = _direct(t, lvl.key)
+    cdef Tensor base
+    if v is not None:
+        return v
+    base = t._base
+    if base is None:
+        return None
+    bt = _direct(base, lvl.key)
+    if bt is None:
+        return None
+    v = _view_of_base_tangent(t, base, <Tensor>bt, lvl)
+    _store(t, lvl, v)
+    return v
+
+
+cdef _store(Tensor t, _Level lvl, object tangent):
+    cdef object d = t._fw_grads
+    if d is None:
+        t._fw_grads = {lvl.key: tangent}
+        lvl.tensors.append(weakref.ref(t))
+    else:
+        if lvl.key not in <dict>d:
+            lvl.tensors.append(weakref.ref(t))
+        (<dict>d)[lvl.key] = tangent
+
+
+cdef inline uintptr_t _ptr(object a):
+    if type(a) is np.ndarray:
+        return <uintptr_t>a.__array_interface__["data"][0]
+    return <uintptr_t>a.data.ptr
+
+
+cdef tuple _scaled(tuple strides, Py_ssize_t isz_from, Py_ssize_t isz_to):
+    return tuple([s // isz_from * isz_to for s in strides])
+
+
+class _Strided:
+    # An array interface over another array's memory (what
+    # np.lib.stride_tricks.as_strided does, with a byte offset); keeps the
+    # memory's owner alive.
+    def __init__(self, owner, iface):
+        self.owner = owner
+        self.__array_interface__ = iface
+
+
+cdef object _strided_like(object owner, object shape, object strides, Py_ssize_t byte_offset):
+    if type(owner) is np.ndarray:
+        iface = dict(owner.__array_interface__)
+        iface["data"] = (_ptr(owner) + byte_offset, False)
+        iface["shape"] = tuple(shape)
+        iface["strides"] = tuple(strides)
+        iface.pop("mask", None)
+        return np.asarray(_Strided(owner, iface))
+    import cupy
+    return cupy.ndarray(tuple(shape), dtype=owner.dtype, memptr=owner.data + byte_offset,
+                        strides=tuple(strides))
+
+
+cdef object _same_layout(object like, object src):
+    # `src`'s values in memory laid out as `like` (strides scaled to src's
+    # item size), so that views of `like` can be replayed on it.
+    cdef Py_ssize_t isz = like.itemsize, ist = src.dtype.itemsize
+    if like.flags.c_contiguous:
+        out = src.copy(order="C") if src.flags.c_contiguous is False else src.copy()
+        return out
+    if like.flags.f_contiguous:
+        return src.copy(order="F")
+    # general strides: one buffer spanning like's memory, viewed with its strides
+    lo = 0
+    hi = 0
+    for n, s in zip(like.shape, like.strides):
+        if n == 0:
+            continue
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    span = (hi - lo) // isz + 1
+    mod = np if type(like) is np.ndarray else __import__("cupy")
+    buf = mod.zeros(span, dtype=src.dtype)
+    out = _strided_like(buf, like.shape, _scaled(tuple(like.strides), isz, ist), -lo // isz * ist)
+    out[...] = src
+    return out
+
+
+cdef object _view_of_base_tangent(Tensor view, Tensor base, Tensor bt, _Level lvl):
+    # The view's tangent: bt viewed the way `view` views `base`.
+    va, ba, ta = view._array, base._array, bt._array
+    cdef Py_ssize_t isp = ba.itemsize, ist = ta.dtype.itemsize
+    if tuple(ta.shape) != tuple(ba.shape) or tuple(ta.strides) != _scaled(tuple(ba.strides), isp, ist):
+        # give the base a tangent laid out like the base itself (once)
+        ta = _same_layout(ba, ta)
+        nbt = _wrap_like(bt, ta)
+        _store(base, lvl, nbt)
+        bt = nbt
+    off = (<Py_ssize_t>_ptr(va) - <Py_ssize_t>_ptr(ba)) // isp * ist
+    arr = _strided_like(ta, va.shape, _scaled(tuple(va.strides), isp, ist), off)
+    out = _wrap_like(bt, arr)
+    _mark_view_of(out, bt)
+    return out
+
+
+cdef object _wrap_like(Tensor like, object array):
+    return _core_wrap(array, like.device)
+
+
+cdef _mark_view_of(Tensor view, Tensor base):
+    _core_set_view_of(view, base)
+
+
+# Python-level core entry points (resolved once at import)
+import retrograd.core.abi as _abi
+_core_wrap = _abi._wrap
+_core_set_view_of = _abi._set_view_of
+
+
+cdef object _fit(object tangent, Tensor out):
+    # A formula may return a broadcastable tangent (a constant, or one input's
+    # tangent before broadcasting): give it the output's shape, in memory of
+    # its own (in-place ops write into tangents).
+    if type(tangent) is not Tensor:
+        tangent = _core_wrap(np.asarray(tangent, dtype=out._array.dtype)
+                             if type(out._array) is np.ndarray
+                             else __import__("cupy").asarray(tangent, dtype=out._array.dtype),
+                             out.device)
+    shape = out._array.shape
+    if (<Tensor>tangent)._array.shape != shape:
+        tangent = tangent.expand(shape).clone()
+    return tangent
+
+
+# ---------------------------------------------------------------------------
+# The slot routine
+
+cdef inline bint _has_tangents(object x):
+    cdef Tensor t
+    if type(x) is Tensor:
+        t = <Tensor>x
+        return t._fw_grads is not None or (t._base is not None and t._base._fw_grads is not None)
+    if type(x) is list or type(x) is tuple:
+        for y in x:
+            if type(y) is Tensor and _has_tangents(y):
+                return True
+    return False
+
+
+cdef object _tangent_of_arg(object x, _Level lvl):
+    if type(x) is Tensor:
+        return _get_tangent(<Tensor>x, lvl)
+    if type(x) is list or type(x) is tuple:
+        ts = [_get_tangent(<Tensor>y, lvl) if type(y) is Tensor else None for y in x]
+        for y in ts:
+            if y is not None:
+                return ts
+    return None
+
+
+cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
+    global rg_fw_suppressed
+    cdef Py_ssize_t i, n
+    cdef _Level lvl
+    cdef bint any_tangent = False
+    cdef unsigned long long bit
+    for x in inputs:
+        if _has_tangents(x):
+            any_tangent = True
+            break
+    if not any_tangent:
+        return 0
+    if attrs is None:
+        if op == "_inplace":
+            return _on_inplace(<Tensor>inputs[0], <Tensor>inputs[1])
+        if op == "_snapshot":
+            return _on_snapshot(<Tensor>inputs[0], <Tensor>outputs[0])
+        return 0
+    n = len(inputs)
+    for li in range(len(_levels)):
+        bit = 1ULL << li
+        if rg_fw_suppressed & bit:
+            continue
+        lvl = <_Level>_levels[li]
+        tans = [None] * n
+        found = False
+        for i in range(n):
+            t = _tangent_of_arg(inputs[i], lvl)
+            if t is not None:
+                tans[i] = t
+                found = True
+        if not found:
+            continue
+        rg_fw_suppressed |= bit
+        try:
+            res = attrs(inputs, tans, outputs)
+        finally:
+            rg_fw_suppressed &= ~bit
+        if res is None:
+            continue
+        for i in range(len(outputs)):
+            o = outputs[i]
+            r = res[i]
+            if r is not None and type(o) is Tensor:
+                _store(<Tensor>o, lvl, _fit(r, <Tensor>o))
+    _record_saved_tangents(inputs, outputs)
+    return 0
+
+
+cdef _record_saved_tangents(tuple inputs, tuple outputs):
+    # The node that saved these inputs / this output keeps their tangents,
+    # for a create_graph backward (forward-over-reverse; see core's
+    # _jvp_support.pxi).
+    cdef Tensor o
+    cdef Node node
+    cdef NodeExtras x
+    if not outputs or type(outputs[0]) is not Tensor:
+        return
+    o = <Tensor>outputs[0]
+    node = o._grad_fn
+    if node is None:
+        return
+    x = node.extras()
+    if x.fw_grads is None:
+        x.fw_grads = {}
+    for a in inputs:
+        if type(a) is Tensor and (<Tensor>a)._fw_grads is not None:
+            x.fw_grads[id((<Tensor>a)._array)] = (<Tensor>a)._fw_grads
+    for a in outputs:
+        if type(a) is Tensor and (<Tensor>a)._fw_grads is not None:
+            x.fw_grads[id((<Tensor>a)._array)] = (<Tensor>a)._fw_grads
+
+
+cdef int _on_snapshot(Tensor self, Tensor snap) except -1:
+    # Core copies `self` before an in-place op: the copy gets (copies of) its
+    # tangents, since self's tangents are about to be overwritten in place.
+    cdef _Level lvl
+    for li in range(len(_levels)):
+        if rg_fw_suppressed & (1ULL << li):
+            continue
+        lvl = <_Level>_levels[li]
+        t = _get_tangent(self, lvl)
+        if t is not None:
+            _store(snap, lvl, _core_wrap((<Tensor>t)._array.copy(), snap.device))
+    return 0
+
+
+cdef int _on_inplace(Tensor self, Tensor res) except -1:
+    # `res` (computed out of place) was written into `self`. Its tangent
+    # becomes self's, written INTO self's tangent where one exists (a view's
+    # tangent is a view of its base's: the base sees the change), PyTorch's
+    # in-place forward-grad semantics.
+    cdef _Level lvl
+    cdef Tensor base
+    for li in range(len(_levels)):
+        if rg_fw_suppressed & (1ULL << li):
+            continue
+        lvl = <_Level>_levels[li]
+        rt = _direct(res, lvl.key)
+        st = _get_tangent(self, lvl)
+        if rt is None and st is None:
+            continue
+        if st is None:
+            base = self._base
+            if base is None:
+                # a fresh copy: rt may be another tensor's tangent (copy_)
+                _store(self, lvl, _core_wrap((<Tensor>rt)._array.copy(), self.device))
+                continue
+            # the base gets a zero tangent, of which self's is a view
+            ba = base._array
+            _store(base, lvl, _core_wrap(_zeros_same_layout(ba), base.device))
+            st = _get_tangent(self, lvl)
+        sa = (<Tensor>st)._array
+        if rt is None:
+            sa[...] = 0
+        else:
+            sa[...] = (<Tensor>rt)._array
+        (<Tensor>st)._version_counter.version += 1
+    return 0
+
+
+cdef object _zeros_same_layout(object like):
+    z = like.copy(order="K")
+    z[...] = 0
+    if tuple(z.strides) == tuple(like.strides):
+        return z
+    return _same_layout(like, z)
+
+
+# ---------------------------------------------------------------------------
+# Levels
+
+def enter_dual_level():
+    """Enter a new forward-AD level (nested inside the active ones) and return
+    its index; tangents made at it are dropped by ``exit_dual_level``."""
+    global _next_key
+    cdef _Level lvl
+    if len(_levels) >= MAX_LEVELS:
+        raise RuntimeError(f"enter_dual_level: at most {MAX_LEVELS} dual levels can be active at once")
+    lvl = _Level.__new__(_Level)
+    lvl.index = len(_levels)
+    lvl.key = _next_key
+    _next_key += 1
+    lvl.tensors = []
+    _levels.append(lvl)
+    if len(_levels) == 1:
+        rg_register_forward_grad(_on_op)
+    return lvl.index
+
+
+def exit_dual_level(*, level=None):
+    """Exit the innermost level (``level``, if given, must be it) and drop
+    every tangent it set."""
+    cdef _Level lvl
+    if not _levels:
+        raise RuntimeError("exit_dual_level: no dual level is active (enter one with "
+                           "enter_dual_level() or `with dual_level():`)")
+    lvl = <_Level>_levels[-1]
+    if level is not None and level != lvl.index:
+        if not isinstance(level, int) or level < 0 or level >= len(_levels):
+            raise RuntimeError(f"exit_dual_level: level {level!r} is not active (active levels: "
+                               f"0..{len(_levels) - 1})")
+        raise RuntimeError(
+            f"exit_dual_level: level {level} is not the innermost active level ({lvl.index}); "
+            "levels exit in the reverse order they were entered")
+    _levels.pop()
+    if not _levels:
+        rg_register_forward_grad(NULL)
+    for ref in lvl.tensors:
+        t = ref()
+        if t is not None:
+            d = (<Tensor>t)._fw_grads
+            if d is not None:
+                (<dict>d).pop(lvl.key, None)
+                if not d:
+                    (<Tensor>t)._fw_grads = None
+    lvl.tensors = []
+
+
+cdef _Level _resolve(object level, str what):
+    if not _levels:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first." if what == "make_dual" else
+            f"{what}: no dual level is active")
+    if level is None:
+        return <_Level>_levels[-1]
+    if not isinstance(level, int) or isinstance(level, bool):
+        raise TypeError(f"{what}: level must be an int, got {type(level).__name__}")
+    if level < 0 or level >= len(_levels):
+        raise RuntimeError(f"{what}: level {level} is not active (active levels: 0..{len(_levels) - 1})")
+    return <_Level>_levels[level]
+
+
+def _active_levels():
+    return [(<_Level>l).index for l in _levels]
+
+
+cdef object _alias_without(Tensor t, _Level lvl):
+    # A view of t that is differentiable back to t and keeps t's tangents of
+    # the other levels, but not lvl's.
+    global rg_fw_suppressed
+    cdef unsigned long long bit = 1ULL << lvl.index
+    cdef unsigned long long prev = rg_fw_suppressed
+    rg_fw_suppressed |= bit
+    try:
+        return t[...]
+    finally:
+        rg_fw_suppressed = prev
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` whose tangent at ``level`` (default: the innermost)
+    is ``tangent`` (torch.autograd.forward_ad.make_dual)."""
+    cdef _Level lvl = _resolve(level, "make_dual")
+    if type(tensor) is not Tensor:
+        raise TypeError(f"make_dual: expected a Tensor as primal, got {type(tensor).__name__}")
+    if type(tangent) is not Tensor:
+        raise TypeError(f"make_dual: expected a Tensor as tangent, got {type(tangent).__name__}")
+    cdef Tensor p = <Tensor>tensor, tg = <Tensor>tangent
+    if p._array.dtype.kind not in "fc":
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {p._array.dtype}")
+    if tg._array.dtype.kind not in "fc":
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tg._array.dtype}")
+    if tuple(tg._array.shape) != tuple(p._array.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(p._array.shape)} while the given "
+            f"forward gradient is of size {list(tg._array.shape)}.")
+    if tg.device != p.device:
+        raise RuntimeError(f"make_dual: the tangent is on {tg.device} but the primal on {p.device}; "
+                           "move it with .to(device) first")
+    out = _alias_without(p, lvl)
+    ta = tg._array
+    isp, ist = p._array.itemsize, ta.dtype.itemsize
+    if ta.ndim and tuple(ta.strides) != _scaled(tuple(p._array.strides), isp, ist):
+        # tangents share their primal's layout (views of the primal replay on it)
+        tg = _core_wrap(_same_layout(p._array, ta), p.device)
+    _store(<Tensor>out, lvl, tg)
+    return out
+
+
+def unpack_dual(tensor, *, level=None):
+    """(primal, tangent) of ``tensor`` at ``level`` (default: the innermost);
+    tangent is None where it has none (torch.autograd.forward_ad.unpack_dual)."""
+    from retrograd.forward_ad import UnpackedDualTensor
+    if type(tensor) is not Tensor:
+        raise TypeError(f"unpack_dual: expected a Tensor, got {type(tensor).__name__}")
+    if not _levels:
+        return UnpackedDualTensor(tensor, None)
+    cdef _Level lvl = _resolve(level, "unpack_dual")
+    t = _get_tangent(<Tensor>tensor, lvl)
+    if t is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_alias_without(<Tensor>tensor, lvl), t)
+
+
+def _tangents(tensor):
+    """{level index: tangent} of a tensor at the active levels (for tests and reprs)."""
+    out = {}
+    for l in _levels:
+        t = _get_tangent(<Tensor>tensor, <_Level>l)
+        if t is not None:
+            out[(<_Level>l).index] = t
+    return out
