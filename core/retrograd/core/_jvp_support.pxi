@@ -22,8 +22,12 @@ cdef Device _fw_device(object p):
     return (<Tensor>p)._device if type(p) is Tensor else _CPU
 
 
-cdef Tensor _fw_zeros(object p):
-    # A zero tangent for primal `p`, where a formula needs one as a value.
+cdef object _fw_zeros(object p):
+    # A zero tangent for primal `p`, where a formula needs one as a value. A
+    # Python scalar's is 0.0, which keeps NumPy's weak promotion (a float32
+    # op with a Python float stays float32).
+    if type(p) is float or type(p) is int or type(p) is bool:
+        return 0.0
     cdef object a = _fw_array(p)
     if type(a) is ndarray:
         return rg_wrap(k_zeros_like(a), _fw_device(p))

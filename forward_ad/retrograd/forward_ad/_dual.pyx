@@ -190,6 +190,10 @@ cdef object _fit(object tangent, Tensor out):
     shape = out._array.shape
     if (<Tensor>tangent)._array.shape != shape:
         tangent = tangent.expand(shape).clone()
+    dt = out._array.dtype
+    if (<Tensor>tangent)._array.dtype != dt and dt.kind in "fc":
+        # a formula mixing in a wider constant: the tangent has the primal's dtype
+        tangent = tangent.to(dt)
     return tangent
 
 
