@@ -147,3 +147,19 @@ cdef Tensor _inplace_record(Tensor self, object fn, tuple args, str name, bint o
     # into self's memory and history (for a view: its base's, see
     # _copy_slices.pxi).
     return _commit_inplace(self, <Tensor>fn(_snapshot(self), *args), name)
+
+
+def _copy_value(self, src):
+    # copy_'s out-of-place twin: src broadcast and cast to self. Written as
+    # where(False, self, src) so that self stays in the graph with a zero
+    # gradient (torch's CopyBackwards keeps an edge to self) and the JVP is
+    # src's tangent, without 0 * self (a nan/inf in self must not leak).
+    cdef Tensor t = <Tensor>self
+    cdef Tensor s = <Tensor>src if type(src) is Tensor else rg_wrap(_ensure_array(_arg_array(src)), t._device)
+    if s._array.dtype != t._array.dtype:
+        s = s.to(t._array.dtype)
+    if s._device is not t._device:
+        s = s.to(t._device)
+    keep = rg_wrap(np.zeros(t._array.shape, dtype=bool) if type(t._array) is ndarray
+                   else _cupy.zeros(t._array.shape, dtype=bool), t._device)
+    return _op_where(keep, t, s)

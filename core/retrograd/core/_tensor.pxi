@@ -497,6 +497,11 @@ cdef class Tensor:
     def pow_(self, exponent):
         return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
 
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast, cast to this tensor's dtype and device) into
+        this tensor, in place; differentiable in ``src`` (torch.Tensor.copy_)."""
+        return _inplace_call(self, _copy_value, (src,), "copy_")
+
     def __iadd__(self, other):
         return _inplace_binary(self, other, _op_add2, np.add, "add_")
 
