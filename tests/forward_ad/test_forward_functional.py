@@ -1,0 +1,201 @@
+"""Forward mode in the Python API: functional.jvp (forward AD), jacobian with
+strategy="forward-mode", hessian forward-over-reverse, Hessian-vector
+products forward-over-reverse (tangents flowing through a create_graph
+backward), and custom Function.jvp / ctx.save_for_forward."""
+import numpy as np
+import pytest
+
+fwAD = pytest.importorskip("retrograd.forward_ad", reason="needs the retrograd-forward-ad distribution")
+torch = pytest.importorskip("torch")
+tfw = torch.autograd.forward_ad
+
+import retrograd as rg  # noqa: E402
+from retrograd.autograd import functional as F  # noqa: E402
+
+
+def _f(x, w):
+    return rg.tanh(w @ x).pow(2).sum() + (x * x).sum()
+
+
+def _tf(x, w):
+    return torch.tanh(w @ x).pow(2).sum() + (x * x).sum()
+
+
+RNG = np.random.default_rng(0)
+X0 = RNG.standard_normal(5)
+W0 = RNG.standard_normal((4, 5))
+V0 = RNG.standard_normal(5)
+
+
+def test_functional_jvp_uses_forward_ad_and_matches_torch():
+    out, jv = F.jvp(lambda x: rg.sin(x) * x.sum(), rg.tensor(X0), rg.tensor(V0))
+    tout, tjv = torch.autograd.functional.jvp(lambda x: torch.sin(x) * x.sum(), torch.tensor(X0),
+                                              torch.tensor(V0))
+    np.testing.assert_allclose(np.asarray(out), tout.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(jv), tjv.numpy(), rtol=1e-12)
+    assert not out.requires_grad and not jv.requires_grad
+
+
+def test_functional_jvp_tuple_inputs_and_create_graph():
+    x = rg.tensor(X0, requires_grad=True)
+    w = rg.tensor(W0)
+    (o1, o2), (j1, j2) = F.jvp(lambda a, b: (b @ a, a.exp()), (x, w),
+                               (rg.tensor(V0), rg.zeros(4, 5)), create_graph=True)
+    np.testing.assert_allclose(np.asarray(j1.detach()), W0 @ V0, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(j2.detach()), np.exp(X0) * V0, rtol=1e-12)
+    # create_graph: the JVP is differentiable w.r.t. the inputs
+    (g,) = rg.autograd.grad(j2.sum(), (x,))
+    np.testing.assert_allclose(np.asarray(g), np.exp(X0) * V0, rtol=1e-12)
+
+
+def test_functional_jvp_strict_and_independent_output():
+    out, jv = F.jvp(lambda x: rg.ones(3), rg.tensor(X0), rg.tensor(V0))
+    np.testing.assert_array_equal(np.asarray(jv), np.zeros(3))
+    with pytest.raises(RuntimeError, match="independent"):
+        F.jvp(lambda x: rg.ones(3), rg.tensor(X0), rg.tensor(V0), strict=True)
+
+
+def test_jacobian_forward_mode_matches_reverse_and_torch():
+    fn = lambda x, w: (rg.tanh(w @ x), x.pow(3))   # noqa: E731
+    tfn = lambda x, w: (torch.tanh(w @ x), x.pow(3))   # noqa: E731
+    fwd = F.jacobian(fn, (rg.tensor(X0), rg.tensor(W0)), vectorize=True, strategy="forward-mode")
+    rev = F.jacobian(fn, (rg.tensor(X0), rg.tensor(W0)))
+    tj = torch.autograd.functional.jacobian(tfn, (torch.tensor(X0), torch.tensor(W0)), vectorize=True,
+                                            strategy="forward-mode")
+    for i in range(2):
+        for j in range(2):
+            assert tuple(fwd[i][j].shape) == tuple(tj[i][j].shape)
+            np.testing.assert_allclose(np.asarray(fwd[i][j]), np.asarray(rev[i][j]), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(np.asarray(fwd[i][j]), tj[i][j].numpy(), rtol=1e-12, atol=1e-14)
+    with pytest.raises(NotImplementedError, match="vectorize=True"):
+        F.jacobian(fn, (rg.tensor(X0), rg.tensor(W0)), strategy="forward-mode")
+
+
+def test_hessian_forward_over_reverse():
+    x = rg.tensor(X0)
+    w = rg.tensor(W0)
+    h_fwd = F.hessian(lambda a: _f(a, w), x, vectorize=True, outer_jacobian_strategy="forward-mode")
+    h_rev = F.hessian(lambda a: _f(a, w), x)
+    th = torch.autograd.functional.hessian(lambda a: _tf(a, torch.tensor(W0)), torch.tensor(X0))
+    np.testing.assert_allclose(np.asarray(h_fwd), np.asarray(h_rev), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(h_fwd), th.numpy(), rtol=1e-11, atol=1e-12)
+
+
+def test_hvp_forward_over_reverse_matches_functional_hvp():
+    # H v = d/dt grad f(x + t v): tangents flow through a create_graph backward
+    w = rg.tensor(W0)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(rg.tensor(X0, requires_grad=True), rg.tensor(V0))
+        (g,) = rg.autograd.grad(_f(x, w), (x,), create_graph=True)
+        hv = np.asarray(fwAD.unpack_dual(g).tangent)
+    _, want = F.hvp(lambda a: _f(a, w), rg.tensor(X0), rg.tensor(V0))
+    np.testing.assert_allclose(hv, np.asarray(want), rtol=1e-11, atol=1e-12)
+    tx = torch.tensor(X0, requires_grad=True)
+    (tg,) = torch.autograd.grad(_tf(tx, torch.tensor(W0)), tx, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, tx, torch.tensor(V0))
+    np.testing.assert_allclose(hv, thv.numpy(), rtol=1e-11, atol=1e-12)
+
+
+def test_forward_over_reverse_through_saved_outputs_and_views():
+    # saved outputs (exp, tanh), saved non-leaf inputs (pow), views (reshape, getitem)
+    w = rg.tensor(W0)
+
+    def f(x):
+        h = rg.exp(x.reshape(5, 1)[:, 0]) * rg.tanh(w @ x).sum()
+        return (h.pow(3) / 7).sum()
+
+    def tf(x):
+        h = torch.exp(x.reshape(5, 1)[:, 0]) * torch.tanh(torch.tensor(W0) @ x).sum()
+        return (h.pow(3) / 7).sum()
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(rg.tensor(X0, requires_grad=True), rg.tensor(V0))
+        (g,) = rg.autograd.grad(f(x), (x,), create_graph=True)
+        hv = np.asarray(fwAD.unpack_dual(g).tangent)
+    tx = torch.tensor(X0, requires_grad=True)
+    (tg,) = torch.autograd.grad(tf(tx), tx, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, tx, torch.tensor(V0))
+    np.testing.assert_allclose(hv, thv.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_reverse_over_forward():
+    # the tangent is differentiable: grad of (J v) w.r.t. x
+    x = rg.tensor(X0, requires_grad=True)
+    with fwAD.dual_level():
+        y = rg.sin(fwAD.make_dual(x, rg.tensor(V0)))
+        t = fwAD.unpack_dual(y).tangent
+    (g,) = rg.autograd.grad(t.sum(), (x,))
+    np.testing.assert_allclose(np.asarray(g), -np.sin(X0) * V0, rtol=1e-13)
+
+
+# --- custom Functions -------------------------------------------------------------------
+
+class MulSin(rg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, k):
+        ctx.save_for_forward(x, y)
+        ctx.k = k
+        return x * rg.sin(y) * k
+
+    @staticmethod
+    def jvp(ctx, xt, yt, kt):
+        assert kt is None                      # non-tensor input
+        x, y = ctx.saved_tensors
+        return (xt * rg.sin(y) + x * rg.cos(y) * yt) * ctx.k
+
+    @staticmethod
+    def backward(ctx, g):
+        raise AssertionError("not used")
+
+
+def test_function_jvp_and_save_for_forward():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(rg.tensor(X0), rg.tensor(V0))
+        y = rg.tensor(X0 + 1)                      # no tangent: materialized as zeros
+        out = MulSin.apply(x, y, 2.0)
+        t = np.asarray(fwAD.unpack_dual(out).tangent)
+    np.testing.assert_allclose(t, V0 * np.sin(X0 + 1) * 2.0, rtol=1e-14)
+
+
+def test_function_without_jvp_raises():
+    class NoJvp(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(rg.tensor(X0), rg.tensor(V0))
+        with pytest.raises(NotImplementedError, match="implement the jvp function"):
+            NoJvp.apply(x)
+        NoJvp.apply(rg.tensor(X0))               # no tangent: jvp is not needed
+
+
+def test_function_jvp_wrong_count_and_shape():
+    class Two(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t, t
+
+    class Shape(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return rg.ones(7)
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(rg.tensor(X0), rg.tensor(V0))
+        with pytest.raises(RuntimeError, match="Two.jvp returned an incorrect number"):
+            Two.apply(x)
+        with pytest.raises(RuntimeError, match=r"Shape.jvp returned an invalid tangent at index 0 - got \[7\]"):
+            Shape.apply(x)
