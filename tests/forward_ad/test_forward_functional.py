@@ -199,3 +199,33 @@ def test_function_jvp_wrong_count_and_shape():
             Two.apply(x)
         with pytest.raises(RuntimeError, match=r"Shape.jvp returned an invalid tangent at index 0 - got \[7\]"):
             Shape.apply(x)
+
+
+# --- gradcheck(check_forward_ad=True) ------------------------------------------------------
+
+def test_gradcheck_forward_ad_passes_and_catches_a_wrong_jvp():
+    from retrograd.autograd import gradcheck, GradcheckError
+
+    x = rg.tensor(X0, requires_grad=True)
+    w = rg.tensor(W0, requires_grad=True)
+    assert gradcheck(lambda a, b: rg.tanh(b @ a) * a.sum(), (x, w), check_forward_ad=True)
+    assert gradcheck(lambda a: a.exp(), (x,), check_forward_ad=True, check_backward_ad=False)
+
+    class WrongJvp(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    with pytest.raises(GradcheckError, match="forward mode mismatch for output 0 with respect to input 0"):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert gradcheck(WrongJvp.apply, (x,), check_forward_ad=False)
+    with pytest.raises(NotImplementedError, match="batched tangents"):
+        gradcheck(lambda a: a * 2, (x,), check_forward_ad=True, check_batched_forward_grad=True)

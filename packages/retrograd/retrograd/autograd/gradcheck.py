@@ -453,15 +453,64 @@ def _test_undefined_backward_mode(func, inputs):
 
 def _require_forward_ad(what):
     try:
-        import retrograd.forward_ad  # noqa: F401
+        import retrograd.forward_ad as fw
     except ImportError as exc:
         raise RuntimeError(
             f"gradcheck({what}=True) checks forward-mode AD, which needs the "
             "'retrograd-forward-ad' distribution (pip install retrograd-forward-ad); "
             f"it is not importable ({exc}). Pass {what}=False to check reverse mode only.") from exc
-    raise NotImplementedError(
-        f"gradcheck({what}=True): forward-mode AD checks are not implemented yet in retrograd "
-        f"(issue 5). Pass {what}=False.")
+    return fw
+
+
+def _forward_jacobian(fw, func, inputs, diff_idx):
+    """result[j][k]: d(output k)/d(input diff_idx[j]) from forward mode, as an
+    (input numel, output numel) array: one dual pass per input element."""
+    result = []
+    for j in diff_idx:
+        x = inputs[j]
+        cols = []
+        for e in range(x.numel()):
+            basis = np.zeros(x.numel(), dtype=x.dtype)
+            basis[e] = 1
+            with fw.dual_level() as level:
+                args = list(inputs)
+                args[j] = fw.make_dual(x.detach(), _wrap(basis.reshape(tuple(x.shape)), x), level=level)
+                outs = _tensor_outputs(func(*args))
+                col = []
+                for o in outs:
+                    t = fw.unpack_dual(o, level=level).tangent
+                    col.append(np.zeros(o.numel()) if t is None else _host(t).reshape(-1))
+            cols.append(col)
+        if cols:
+            result.append([np.stack([c[k] for c in cols]) for k in range(len(cols[0]))])
+        else:
+            result.append([np.zeros((0, o.numel())) for o in _tensor_outputs(func(*inputs))])
+    return result
+
+
+def _wrap(array, like):
+    from retrograd.core import tensor as _tensor
+    return _tensor(array, device=like.device)
+
+
+def _check_forward_ad(fw, func, func_out, inputs, eps, rtol, atol):
+    # torch's _check_analytical_jacobian_attributes for forward mode: every
+    # column of the Jacobian from a dual pass against central differences.
+    diff_idx = [k for k, x in enumerate(inputs) if _is_diff(x)]
+    numerical = get_numerical_jacobian(func, inputs, eps)
+    analytical = _forward_jacobian(fw, func, inputs, diff_idx)
+    outs = _tensor_outputs(func_out)
+    for j, k in enumerate(diff_idx):
+        for i, o in enumerate(outs):
+            if not getattr(o, "dtype", None) or o.dtype.kind not in "fc":
+                continue
+            a, n = analytical[j][i], numerical[j][i]
+            if not _allclose(a, n, rtol, atol):
+                raise GradcheckError(
+                    "Jacobian computed with forward mode mismatch for output "
+                    + _notallclose_msg(a, n, i, k, tuple(inputs[k].shape), tuple(o.shape))
+                    .split("Jacobian mismatch for output ", 1)[1])
+    return True
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
@@ -472,10 +521,14 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     func_out = func(*tupled_inputs)
     outputs = _differentiable_outputs(func_out)
     _check_outputs(outputs)
-    if check_forward_ad:
-        _require_forward_ad("check_forward_ad")
     if check_batched_forward_grad:
         _require_forward_ad("check_batched_forward_grad")
+        raise NotImplementedError(
+            "gradcheck(check_batched_forward_grad=True): retrograd's forward AD has no batched "
+            "tangents (vmap); use check_forward_ad=True, which checks every Jacobian column.")
+    if check_forward_ad:
+        _check_forward_ad(_require_forward_ad("check_forward_ad"), func, func_out, tupled_inputs,
+                          eps, rtol, atol)
     if not check_backward_ad:
         return True
     check = _fast_gradcheck if fast_mode else _slow_gradcheck
