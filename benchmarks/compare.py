@@ -119,6 +119,10 @@ def main(argv=None):
     timed("overhead_wide", W.wide_op_count(), "us/op", W.overhead_wide, number=5)
     for dt in ("float32", "float64"):
         timed(f"mlp_step[{dt}]", 1, "ms/step", W.mlp_step, dt, number=5)
+    # --- forward AD (retrograd-forward-ad) ---
+    for dt in ("float32", "float64"):
+        timed(f"mlp_jvp[{dt}]", 1, "ms/step", W.mlp_jvp, dt, number=5)
+    timed("hvp_tanh", 1, "ms/step", W.hvp_tanh, number=20)
     # --- nn.functional ---
     timed("conv2d_step[float32]", 1, "ms/step", W.conv2d_step, "float32", number=2)
     timed("cnn_step[float32]", 1, "ms/step", W.cnn_step, "float32", number=2)

@@ -433,3 +433,119 @@ def checkpoint_mlp(framework, mode="layer", act="tanh", weights_grad=True):
         h.sum().backward()
         return h
     return run
+
+
+# ---------------------------------------------------------------------------
+# mlp_jvp: the JVP of mlp_step's forward (loss), one tangent for every weight
+# and bias (retrograd-forward-ad; torch.autograd.forward_ad; NumPy by hand).
+
+def mlp_jvp(framework, dtype="float64"):
+    dtype = np.dtype(dtype)
+    ws, bs, x, labels = _mlp_data(dtype)
+    rng = np.random.default_rng(3)
+    dws = [rng.standard_normal(w.shape).astype(dtype) for w in ws]
+    dbs = [rng.standard_normal(b.shape).astype(dtype) for b in bs]
+    onehot = np.eye(MLP_SIZES[-1], dtype=dtype)[labels]
+    n = MLP_BATCH
+    if framework == "numpy":
+        def run():
+            h1p = x @ ws[0] + bs[0]
+            d1p = x @ dws[0] + dbs[0]
+            m1 = h1p > 0
+            h1 = h1p * m1
+            d1 = d1p * m1
+            h2p = h1 @ ws[1] + bs[1]
+            d2p = d1 @ ws[1] + h1 @ dws[1] + dbs[1]
+            m2 = h2p > 0
+            h2 = h2p * m2
+            d2 = d2p * m2
+            logits = h2 @ ws[2] + bs[2]
+            dlogits = d2 @ ws[2] + h2 @ dws[2] + dbs[2]
+            shifted = logits - logits.max(axis=1, keepdims=True)
+            e = np.exp(shifted)
+            s = e.sum(axis=1, keepdims=True)
+            loss = -(onehot * (shifted - np.log(s))).sum() / n
+            dlogp = dlogits - (e * dlogits).sum(axis=1, keepdims=True) / s
+            return loss, -(onehot * dlogp).sum() / n
+        return run
+    if framework == "retrograd":
+        rg = _autograd_lib("retrograd")
+        import retrograd.forward_ad as fwAD
+        W = [rg.tensor(w) for w in ws]
+        B = [rg.tensor(b) for b in bs]
+        dW = [rg.tensor(d) for d in dws]
+        dB = [rg.tensor(d) for d in dbs]
+        X = rg.from_numpy(x)
+        OH = rg.from_numpy(onehot)
+
+        def run():
+            with fwAD.dual_level():
+                Wd = [fwAD.make_dual(w, d) for w, d in zip(W, dW)]
+                Bd = [fwAD.make_dual(b, d) for b, d in zip(B, dB)]
+                logits = _mlp_logits(X, Wd, Bd)
+                shifted = logits - np.max(np.asarray(logits), axis=1, keepdims=True)
+                logp = shifted - shifted.exp().sum(dim=1, keepdim=True).log()
+                loss = -(OH * logp).sum() / n
+                return fwAD.unpack_dual(loss)
+        return run
+    import torch
+    import torch.autograd.forward_ad as tfw
+    import torch.nn.functional as F
+    W = [torch.tensor(w) for w in ws]
+    B = [torch.tensor(b) for b in bs]
+    dW = [torch.tensor(d) for d in dws]
+    dB = [torch.tensor(d) for d in dbs]
+    X = torch.from_numpy(x)
+    L = torch.from_numpy(labels)
+
+    def run():
+        with tfw.dual_level():
+            Wd = [tfw.make_dual(w, d) for w, d in zip(W, dW)]
+            Bd = [tfw.make_dual(b, d) for b, d in zip(B, dB)]
+            loss = F.cross_entropy(_mlp_logits(X, Wd, Bd), L)
+            return tfw.unpack_dual(loss)
+    return run
+
+
+# ---------------------------------------------------------------------------
+# hvp_tanh: H v for f(x) = sum(tanh(W @ x) ** 2), x of size 256.
+# retrograd: forward-over-reverse (a dual x through a create_graph backward);
+# torch: double backward (torch.autograd.functional.hvp's method); NumPy:
+# the closed form W^T [f''(z) * (W v)].
+
+HVP_N = 256
+
+
+def hvp_tanh(framework):
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((HVP_N, HVP_N)) / np.sqrt(HVP_N)
+    x = rng.standard_normal(HVP_N)
+    v = rng.standard_normal(HVP_N)
+    if framework == "numpy":
+        def run():
+            t = np.tanh(w @ x)
+            s = 1 - t * t
+            return w.T @ ((2 * s * s - 4 * t * t * s) * (w @ v))
+        return run
+    if framework == "retrograd":
+        rg = _autograd_lib("retrograd")
+        import retrograd.forward_ad as fwAD
+        W = rg.tensor(w)
+        V = rg.tensor(v)
+
+        def run():
+            with fwAD.dual_level():
+                X = fwAD.make_dual(rg.tensor(x, requires_grad=True), V)
+                (g,) = rg.autograd.grad((rg.tanh(W @ X) ** 2).sum(), (X,), create_graph=True)
+                return fwAD.unpack_dual(g).tangent
+        return run
+    import torch
+    W = torch.tensor(w)
+    V = torch.tensor(v)
+
+    def run():
+        X = torch.tensor(x, requires_grad=True)
+        (g,) = torch.autograd.grad((torch.tanh(W @ X) ** 2).sum(), X, create_graph=True)
+        (hv,) = torch.autograd.grad(g, X, V)
+        return hv
+    return run
