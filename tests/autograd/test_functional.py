@@ -3,6 +3,8 @@ same tuple/non-tuple mirroring, create_graph results differentiable, strict
 errors with torch's messages."""
 import re
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -227,8 +229,10 @@ def test_jacobian_strategies():
         F.jacobian(f, x, strict=True, vectorize=True)
     with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
         F.jacobian(f, x, strategy="forward-mode")
-    with pytest.raises((RuntimeError, NotImplementedError), match="retrograd-forward-ad"):
-        F.jacobian(f, x, strategy="forward-mode", vectorize=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "retrograd.forward_ad", None)     # as if not installed
+        with pytest.raises(RuntimeError, match="retrograd-forward-ad"):
+            F.jacobian(f, x, strategy="forward-mode", vectorize=True)
     with pytest.raises(ValueError, match="forward-mode.*reverse-mode"):
         F.jacobian(f, x, strategy="sideways")
 
@@ -246,8 +250,10 @@ def test_forward_mode_outer_strategy_is_refused_clearly():
     f = lambda a: (a * a).sum()      # noqa: E731
     with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
         F.hessian(f, x, outer_jacobian_strategy="forward-mode")
-    with pytest.raises((RuntimeError, NotImplementedError), match="retrograd-forward-ad"):
-        F.hessian(f, x, outer_jacobian_strategy="forward-mode", vectorize=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "retrograd.forward_ad", None)
+        with pytest.raises(RuntimeError, match="retrograd-forward-ad"):
+            F.hessian(f, x, outer_jacobian_strategy="forward-mode", vectorize=True)
     with pytest.raises(NotImplementedError, match="create_graph=True"):
         F.jacobian(f, x, strategy="forward-mode", create_graph=True)
 

@@ -365,3 +365,25 @@ def test_saved_tensors_report_sees_tensors_packed_in_tuples():
     with graph.saved_tensors_hooks(lambda t: object(), lambda p: x):
         z = x.exp()
     assert graph.saved_tensors_report(z).rows == []
+
+
+def test_saved_tensors_report_lists_custom_function_saves():
+    class Scale(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w, g * x
+
+    x = rg.tensor(np.ones(4), requires_grad=True)
+    w = rg.tensor(np.ones(4) * 2, requires_grad=True)
+    y = Scale.apply(x, w)
+    rows = [r for r in graph.saved_tensors_report(y).rows if r.node == "ScaleBackward"]
+    assert [r.name for r in rows] == ["saved_tensors[0]", "saved_tensors[1]"]
+    assert all(r.nbytes == 32 for r in rows)
+    y.sum().backward()
+    assert not [r for r in graph.saved_tensors_report(y).rows if r.node == "ScaleBackward"]

@@ -48,11 +48,13 @@ def test_functional_jvp_tuple_inputs_and_create_graph():
     np.testing.assert_allclose(np.asarray(g), np.exp(X0) * V0, rtol=1e-12)
 
 
-def test_functional_jvp_strict_and_independent_output():
+def test_functional_jvp_independent_output_and_default_v():
     out, jv = F.jvp(lambda x: rg.ones(3), rg.tensor(X0), rg.tensor(V0))
     np.testing.assert_array_equal(np.asarray(jv), np.zeros(3))
-    with pytest.raises(RuntimeError, match="independent"):
+    with pytest.raises(RuntimeError, match="does not require gradients"):    # strict: torch's method and message
         F.jvp(lambda x: rg.ones(3), rg.tensor(X0), rg.tensor(V0), strict=True)
+    out, jv = F.jvp(lambda x: x.exp() * 2, rg.tensor([0.5]))     # one element: v defaults to 1
+    np.testing.assert_allclose(np.asarray(jv), 2 * np.exp([0.5]))
 
 
 def test_jacobian_forward_mode_matches_reverse_and_torch():

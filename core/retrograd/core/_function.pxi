@@ -61,6 +61,22 @@ cdef class _FunctionBase(Node):
         self._is_tensor_output = ()
 
     # -- saved tensors ----------------------------------------------------
+    def _saved_arrays(self):
+        # (name, array) per tensor saved for backward and not yet released,
+        # as generated nodes have (autograd.graph.saved_tensors_report).
+        out = []
+        if self._saved is None or self._released:
+            return out
+        for i, sv in enumerate(self._saved):
+            if sv is None:
+                continue
+            data = (<SavedVariable>sv)._data
+            if data is None and (<SavedVariable>sv)._packed is not None:
+                data = _saved_array_of((<SavedVariable>sv)._packed)
+            if data is not None:
+                out.append((f"saved_tensors[{i}]", data))
+        return out
+
     @property
     def saved_tensors(self):
         """The tensors given to ``save_for_backward``, checked for in-place changes."""

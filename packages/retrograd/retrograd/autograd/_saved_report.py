@@ -2,7 +2,8 @@
 alive through saved tensors (new; no torch equivalent).
 
 Reads each node's generated ``_saved_arrays()`` (released saves are skipped);
-nodes without one (AccumulateGrad, custom nodes) contribute no rows. Arrays
+nodes without one (AccumulateGrad) contribute no rows; custom Functions list
+what they saved with save_for_backward. Arrays
 that share memory (views of one buffer, the same array saved by two nodes)
 are counted once in the total: byte ranges are merged per owning buffer.
 """
