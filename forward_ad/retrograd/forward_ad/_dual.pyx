@@ -43,6 +43,7 @@ cdef class _Level:
     cdef readonly int index               # what users see (0 = outermost)
     cdef readonly object key              # unique serial: the key in Tensor._fw_grads
     cdef list tensors                     # weakrefs to every tensor given a tangent here
+    cdef readonly Py_ssize_t batch        # > 0: tangents carry a leading batch dimension of this size
 
 
 cdef list _levels = []                    # active levels, outermost first
@@ -148,9 +149,22 @@ cdef object _same_layout(object like, object src):
 
 
 cdef object _view_of_base_tangent(Tensor view, Tensor base, Tensor bt, _Level lvl):
-    # The view's tangent: bt viewed the way `view` views `base`.
+    # The view's tangent: bt viewed the way `view` views `base` (behind the
+    # batch dimension, for a batched level).
     va, ba, ta = view._array, base._array, bt._array
     cdef Py_ssize_t isp = ba.itemsize, ist = ta.dtype.itemsize
+    if lvl.batch:
+        if not _batched_layout_ok(ta, ba, lvl.batch):
+            ta = _batched_same_layout(ba, ta, lvl.batch)
+            nbt = _wrap_like(bt, ta)
+            _store(base, lvl, nbt)
+            bt = nbt
+        off = (<Py_ssize_t>_ptr(va) - <Py_ssize_t>_ptr(ba)) // isp * ist
+        arr = _strided_like(ta, (lvl.batch,) + tuple(va.shape),
+                            (ta.strides[0],) + _scaled(tuple(va.strides), isp, ist), off)
+        out = _wrap_like(bt, arr)
+        _mark_view_of(out, bt)
+        return out
     if tuple(ta.shape) != tuple(ba.shape) or tuple(ta.strides) != _scaled(tuple(ba.strides), isp, ist):
         # give the base a tangent laid out like the base itself (once)
         ta = _same_layout(ba, ta)
@@ -161,6 +175,37 @@ cdef object _view_of_base_tangent(Tensor view, Tensor base, Tensor bt, _Level lv
     arr = _strided_like(ta, va.shape, _scaled(tuple(va.strides), isp, ist), off)
     out = _wrap_like(bt, arr)
     _mark_view_of(out, bt)
+    return out
+
+
+cdef bint _batched_layout_ok(object ta, object ba, Py_ssize_t batch):
+    cdef Py_ssize_t isp = ba.itemsize, ist = ta.dtype.itemsize
+    return (tuple(ta.shape) == (batch,) + tuple(ba.shape)
+            and tuple(ta.strides[1:]) == _scaled(tuple(ba.strides), isp, ist))
+
+
+cdef object _batched_same_layout(object like, object src, Py_ssize_t batch):
+    # One block per batch entry, each laid out like `like` (see _same_layout).
+    mod = np if type(like) is np.ndarray else __import__("cupy")
+    out = mod.empty((batch,) + tuple(like.shape), dtype=src.dtype)
+    if like.flags.c_contiguous:
+        out[...] = src
+        return out
+    cdef Py_ssize_t isz = like.itemsize, ist = src.dtype.itemsize
+    lo = 0
+    hi = 0
+    for n, st in zip(like.shape, like.strides):
+        if n == 0:
+            continue
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    span = (hi - lo) // isz + 1
+    buf = mod.zeros(batch * span, dtype=src.dtype)
+    out = _strided_like(buf, (batch,) + tuple(like.shape),
+                        (span * ist,) + _scaled(tuple(like.strides), isz, ist), -lo // isz * ist)
+    out[...] = src
     return out
 
 
@@ -178,16 +223,17 @@ _core_wrap = _abi._wrap
 _core_set_view_of = _abi._set_view_of
 
 
-cdef object _fit(object tangent, Tensor out):
+cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
     # A formula may return a broadcastable tangent (a constant, or one input's
-    # tangent before broadcasting): give it the output's shape, in memory of
-    # its own (in-place ops write into tangents).
+    # tangent before broadcasting): give it the output's shape (behind the
+    # batch dimension for a batched level), in memory of its own (in-place
+    # ops write into tangents).
     if type(tangent) is not Tensor:
         tangent = _core_wrap(np.asarray(tangent, dtype=out._array.dtype)
                              if type(out._array) is np.ndarray
                              else __import__("cupy").asarray(tangent, dtype=out._array.dtype),
                              out.device)
-    shape = out._array.shape
+    shape = out._array.shape if not batch else (batch,) + tuple(out._array.shape)
     if (<Tensor>tangent)._array.shape != shape:
         tangent = tangent.expand(shape).clone()
     dt = out._array.dtype
@@ -258,7 +304,10 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
             continue
         rg_fw_suppressed |= bit
         try:
-            res = attrs(inputs, tans, outputs)
+            if lvl.batch:
+                res = _batched_jvp(op, attrs, inputs, tans, outputs, lvl.batch)
+            else:
+                res = attrs(inputs, tans, outputs)
         finally:
             rg_fw_suppressed &= ~bit
         if res is None:
@@ -267,9 +316,65 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
             o = outputs[i]
             r = res[i]
             if r is not None and type(o) is Tensor:
-                _store(<Tensor>o, lvl, _fit(r, <Tensor>o))
+                _store(<Tensor>o, lvl, _fit(r, <Tensor>o, lvl.batch))
     _record_saved_tangents(inputs, outputs)
     return 0
+
+
+# Ops whose JVP formula only broadcasts tangents against primals (the table's
+# `batched: true`): a batched level runs them once on the whole batch.
+from retrograd.core import _generated_ops_info as _ops_info
+cdef frozenset _BATCHED_OPS = frozenset(n for n, i in _ops_info.OPS.items() if i.get("batched"))
+
+
+cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple outputs,
+                         Py_ssize_t batch):
+    # A batched level: tangents are (batch, *primal.shape). Elementwise ops
+    # take them in one call, each tangent given singleton dimensions so that
+    # it broadcasts like its primal against the output; every other op runs
+    # its JVP once per batch entry and stacks (the engine's per-node fallback
+    # of is_grads_batched, for forward mode).
+    cdef Py_ssize_t b, i, k, n = len(tans), nout = len(outputs)
+    if op in _BATCHED_OPS and type(outputs[0]) is Tensor:
+        nd = (<Tensor>outputs[0])._array.ndim
+        aligned = list(tans)
+        for i in range(n):
+            t = aligned[i]
+            if type(t) is Tensor:
+                extra = nd - ((<Tensor>t)._array.ndim - 1)
+                if extra > 0:
+                    aligned[i] = t.reshape((batch,) + (1,) * extra + tuple((<Tensor>t)._array.shape[1:]))
+        return attrs(inputs, aligned, outputs)
+    per = []
+    for b in range(batch):
+        tb = [None] * n
+        for i in range(n):
+            t = tans[i]
+            if type(t) is Tensor:
+                tb[i] = t[b]
+            elif type(t) is list:
+                tb[i] = [None if y is None else y[b] for y in t]
+        per.append(attrs(inputs, tb, outputs))
+    if all(r is None for r in per):
+        return None
+    stack = _abi.stack
+    res = []
+    for k in range(nout):
+        o = outputs[k]
+        if type(o) is not Tensor or all(r is None or r[k] is None for r in per):
+            res.append(None)
+            continue
+        zero = None
+        cols = []
+        for r in per:
+            if r is None or r[k] is None:
+                if zero is None:
+                    zero = _core_wrap(_zeros_same_layout((<Tensor>o)._array), o.device)
+                cols.append(zero)
+            else:
+                cols.append(_fit(r[k], <Tensor>o))
+        res.append(stack(cols, 0))
+    return tuple(res)
 
 
 cdef _record_saved_tangents(tuple inputs, tuple outputs):
@@ -333,7 +438,11 @@ cdef int _on_inplace(Tensor self, Tensor res) except -1:
                 continue
             # the base gets a zero tangent, of which self's is a view
             ba = base._array
-            _store(base, lvl, _core_wrap(_zeros_same_layout(ba), base.device))
+            if lvl.batch:
+                z = _batched_same_layout(ba, ba.dtype.type(0), lvl.batch)
+            else:
+                z = _zeros_same_layout(ba)
+            _store(base, lvl, _core_wrap(z, base.device))
             st = _get_tangent(self, lvl)
         sa = (<Tensor>st)._array
         if rt is None:
@@ -358,11 +467,25 @@ cdef object _zeros_same_layout(object like):
 def enter_dual_level():
     """Enter a new forward-AD level (nested inside the active ones) and return
     its index; tangents made at it are dropped by ``exit_dual_level``."""
+    return _enter(0)
+
+
+def _enter_batched_dual_level(batch):
+    """A level whose tangents carry a leading batch dimension of size
+    ``batch``: one forward pass pushes ``batch`` tangents (what
+    ``jacobian(..., strategy="forward-mode", vectorize=True)`` uses)."""
+    if not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive int, got {batch!r}")
+    return _enter(batch)
+
+
+cdef int _enter(Py_ssize_t batch) except -1:
     global _next_key
     cdef _Level lvl
     if len(_levels) >= MAX_LEVELS:
         raise RuntimeError(f"enter_dual_level: at most {MAX_LEVELS} dual levels can be active at once")
     lvl = _Level.__new__(_Level)
+    lvl.batch = batch
     lvl.index = len(_levels)
     lvl.key = _next_key
     _next_key += 1
@@ -447,6 +570,16 @@ def make_dual(tensor, tangent, *, level=None):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {p._array.dtype}")
     if tg._array.dtype.kind not in "fc":
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tg._array.dtype}")
+    if lvl.batch:
+        if tuple(tg._array.shape) != (lvl.batch,) + tuple(p._array.shape):
+            raise RuntimeError(
+                f"make_dual: level {lvl.index} is batched ({lvl.batch} tangents): expected a tangent "
+                f"of shape {[lvl.batch] + list(p._array.shape)}, got {list(tg._array.shape)}")
+        out = _alias_without(p, lvl)
+        if not _batched_layout_ok(tg._array, p._array, lvl.batch):
+            tg = _core_wrap(_batched_same_layout(p._array, tg._array, lvl.batch), p.device)
+        _store(<Tensor>out, lvl, tg)
+        return out
     if tuple(tg._array.shape) != tuple(p._array.shape):
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original "

@@ -396,47 +396,51 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _jacobian_forward(fw, func, inputs):
-    # Column by column: one forward pass per input element, its basis vector
-    # as the tangent (torch pushes them through vmap in one pass; retrograd
-    # has no batching of tangents yet). Column k of input j is the JVP along
-    # e_k, reshaped to output_i.shape + input_j.shape at the end.
+    # One forward pass on a batched dual level: tangent b is the b-th standard
+    # basis vector of the concatenated flat inputs (torch does the same with
+    # vmap). Elementwise ops push the whole batch at once; others loop over it
+    # op by op (see retrograd.forward_ad._dual._batched_jvp).
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     inputs = tuple(x.detach() for x in inputs)
-    cols = [[] for _ in inputs]
-    outputs = None
-    is_outputs_tuple = False
-    for j, x in enumerate(inputs):
-        n = x.numel()
-        basis = np.eye(n, dtype=x.dtype).reshape((n,) + tuple(x.shape))
-        for k in range(n):
-            with fw.dual_level() as level:
-                duals = tuple(fw.make_dual(xi, _wrap_like(basis[k] if i == j else np.zeros(xi.shape, xi.dtype), xi),
-                                           level=level)
-                              for i, xi in enumerate(inputs))
-                out = func(*duals)
-                is_outputs_tuple, outs = _as_tuple(out, "outputs of the user-provided function",
-                                                   "jacobian")
-                un = [fw.unpack_dual(o, level=level) for o in outs]
-            if outputs is None:
-                outputs = tuple(u.primal.detach() for u in un)
-            cols[j].append(tuple(_zeros_like(u.primal).detach() if u.tangent is None
-                                 else u.tangent.detach() for u in un))
-    if outputs is None:                  # every input is empty: evaluate once for the shapes
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                              "jacobian")
-    from retrograd.core import stack as _stack
+    numels = tuple(x.numel() for x in inputs)
+    total = sum(numels)
+    if total == 0:
+        return _jacobian_forward_empty(func, inputs, is_inputs_tuple)
+    basis = _standard_basis_for(inputs, numels)          # (total, numel_j) each
+    level = fw._dual._enter_batched_dual_level(total)
+    try:
+        duals = tuple(fw.make_dual(x, b.reshape((total,) + tuple(x.shape)), level=level)
+                      for x, b in zip(inputs, basis))
+        out = func(*duals)
+        is_outputs_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "jacobian")
+        un = [fw.unpack_dual(o, level=level) for o in outs]
+    finally:
+        fw.exit_dual_level(level=level)
     jac = []
-    for i, o in enumerate(outputs):
+    for u in un:
+        o = u.primal.detach()
+        t = u.tangent
         row = []
-        for j, x in enumerate(inputs):
+        start = 0
+        for x, n in zip(inputs, numels):
             shape = tuple(o.shape) + tuple(x.shape)
-            if cols[j]:
-                # stack columns on the LAST axis: output dims first, then input dims
-                row.append(_stack([c[i] for c in cols[j]], dim=-1).reshape(shape))
+            if t is None:
+                row.append(_wrap_like(np.zeros(shape, dtype=o.dtype), x))
             else:
-                row.append(_wrap_like(np.zeros(shape, dtype=x.dtype), x))
+                block = t.detach()[start:start + n].reshape((n, o.numel()))
+                row.append(block.transpose(0, 1).reshape(shape))
+            start += n
         jac.append(tuple(row))
     return _tuple_postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacobian_forward_empty(func, inputs, is_inputs_tuple):
+    # Every input is empty: nothing to push; evaluate once for the shapes.
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                                          "jacobian")
+    jac = tuple(tuple(_wrap_like(np.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype), x)
+                      for x in inputs) for o in outputs)
+    return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
 def _stack_rows(rows, shape, like):
