@@ -21,7 +21,9 @@
 # empty slot is what keeps the forward-AD-off cost at one branch per op).
 
 cimport cython
+from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport uintptr_t
+cimport numpy as cnp
 
 from retrograd.core.abi cimport (
     Tensor, Node, NodeExtras, rg_register_forward_grad, rg_grad_enabled, rg_set_grad_enabled,
@@ -30,6 +32,8 @@ from retrograd.core.abi cimport (
 import weakref
 
 import numpy as np
+
+cnp.import_array()
 
 cdef extern from *:
     """
@@ -82,10 +86,10 @@ cdef _store(Tensor t, _Level lvl, object tangent):
     cdef object d = t._fw_grads
     if d is None:
         t._fw_grads = {lvl.key: tangent}
-        lvl.tensors.append(weakref.ref(t))
+        lvl.tensors.append(PyWeakref_NewRef(t, None))
     else:
         if lvl.key not in <dict>d:
-            lvl.tensors.append(weakref.ref(t))
+            lvl.tensors.append(PyWeakref_NewRef(t, None))
         (<dict>d)[lvl.key] = tangent
 
 
@@ -233,14 +237,30 @@ cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
                              if type(out._array) is np.ndarray
                              else __import__("cupy").asarray(tangent, dtype=out._array.dtype),
                              out.device)
-    shape = out._array.shape if not batch else (batch,) + tuple(out._array.shape)
-    if (<Tensor>tangent)._array.shape != shape:
+    ta = (<Tensor>tangent)._array
+    oa = out._array
+    if not batch and type(ta) is np.ndarray and type(oa) is np.ndarray \
+            and _same_dims(<cnp.ndarray>ta, <cnp.ndarray>oa) \
+            and cnp.PyArray_DESCR(<cnp.ndarray>ta) == cnp.PyArray_DESCR(<cnp.ndarray>oa):
+        return tangent                  # the common case, checked in C
+    shape = oa.shape if not batch else (batch,) + tuple(oa.shape)
+    if ta.shape != shape:
         tangent = tangent.expand(shape).clone()
-    dt = out._array.dtype
+    dt = oa.dtype
     if (<Tensor>tangent)._array.dtype != dt and dt.kind in "fc":
         # a formula mixing in a wider constant: the tangent has the primal's dtype
         tangent = tangent.to(dt)
     return tangent
+
+
+cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b):
+    cdef int nd = cnp.PyArray_NDIM(a), k
+    if nd != cnp.PyArray_NDIM(b):
+        return False
+    for k in range(nd):
+        if cnp.PyArray_DIMS(a)[k] != cnp.PyArray_DIMS(b)[k]:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------
