@@ -339,3 +339,37 @@ def test_inplace_traceback_through_numpy_ufunc_out():
         with pytest.raises(RuntimeError, match="modified by an inplace") as err, pytest.warns(UserWarning):
             d.sum().backward()
     assert "np.add(b, 1.0, out=b)" in str(err.value)
+
+
+# -- nodes created by a backward (create_graph) know their parent, as torch ------------------
+
+@pytest.mark.parametrize("lib", [rg, torch], ids=["retrograd", "torch"])
+def test_double_backward_nodes_record_their_parent(lib):
+    with lib.autograd.detect_anomaly():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x.sin()).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        meta = g.grad_fn.metadata
+        assert "traceback_" in meta and "parent_" in meta
+        assert meta["parent_"].name() in ("MulBackward0", "SinBackward0")
+        assert "parent_" not in y.grad_fn.metadata       # created by the forward
+
+
+def test_error_in_double_backward_shows_the_inducing_forward():
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    with rg.autograd.detect_anomaly():
+        y = (x * x).sum()        # the forward that induced g's nodes
+        (g,) = rg.autograd.grad(y, x, create_graph=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(RuntimeError, match="returned nan values") as info:
+                g.backward(rg.tensor([np.nan, 1.0]))
+    msg = str(info.value)
+    assert "Traceback of forward call that induced the previous calculation (MulBackward0)" in msg
+    assert "y = (x * x).sum()" in msg
+    assert any("induced the previous calculation" in str(w.message) for w in caught)
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.autograd.detect_anomaly():
+        (tg,) = torch.autograd.grad((tx * tx).sum(), tx, create_graph=True)
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            tg.backward(torch.tensor([float("nan"), 1.0]))

@@ -28,6 +28,11 @@ cdef void _record_anomaly_trace(Node node) except *:
     if ex.metadata is None:
         ex.metadata = {}
     ex.metadata["traceback_"] = stack
+    if rg_tls_current_node != NULL:
+        # created while the engine ran another node (a create_graph
+        # backward): torch keeps that node as metadata["parent_"], and the
+        # error report follows the chain ("... induced the previous calculation")
+        ex.metadata["parent_"] = <Node>rg_tls_current_node
 
 
 cdef void _record_inplace_trace(VersionCounter vc) except *:

@@ -16,6 +16,7 @@ cdef extern from *:
     static __thread int rg_anomaly_mode = 0;
     static __thread int rg_anomaly_check_nan = 1;
     static __thread int rg_anomaly_check_inf = 0;
+    static __thread void* rg_tls_current_node = 0;
     """
     int rg_tls_grad_enabled
     int rg_tls_inference_mode
@@ -23,6 +24,7 @@ cdef extern from *:
     int rg_anomaly_mode
     int rg_anomaly_check_nan
     int rg_anomaly_check_inf
+    void* rg_tls_current_node
 
 
 cdef bint rg_grad_enabled() noexcept nogil:
@@ -100,6 +102,18 @@ cdef void rg_set_anomaly_flags(int flags) noexcept nogil:
     rg_anomaly_mode = (flags & RG_ANOMALY_ENABLED) != 0
     rg_anomaly_check_nan = (flags & RG_ANOMALY_CHECK_NAN) != 0
     rg_anomaly_check_inf = (flags & RG_ANOMALY_CHECK_INF) != 0
+
+
+cdef void* rg_exchange_current_node(void* node) noexcept nogil:
+    # The node the engine is running on this thread (a borrowed pointer, set
+    # around apply while anomaly mode is on): nodes created meanwhile (a
+    # create_graph backward) record it as their parent, torch's
+    # current_evaluating_node. Returns the previous one, for the engine to
+    # restore.
+    global rg_tls_current_node
+    cdef void* prev = rg_tls_current_node
+    rg_tls_current_node = node
+    return prev
 
 
 def _peek_sequence_nr():

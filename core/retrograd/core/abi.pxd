@@ -244,3 +244,8 @@ cdef enum:
 
 cdef int rg_anomaly_flags() noexcept nogil
 cdef void rg_set_anomaly_flags(int flags) noexcept nogil
+
+# Anomaly mode: the engine sets the node it runs on this thread (borrowed;
+# NULL outside apply) so that nodes created meanwhile (create_graph) know
+# their parent. Returns the previous value, which the engine restores.
+cdef void* rg_exchange_current_node(void* node) noexcept nogil

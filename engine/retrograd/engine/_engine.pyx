@@ -57,6 +57,7 @@ from retrograd.core.abi cimport (
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
+    rg_exchange_current_node,
 )
 
 import sys as _sys
@@ -414,6 +415,7 @@ cdef _annotate(BaseException exc, Node node):
     trace = node._extra.anomaly_trace if node._extra is not None else None
     if trace is not None:
         where += f"\nThe forward call that created {node.name()} was:\n{_trace_text(trace)}"
+        where += _parent_traces(node)
     args = exc.args
     if len(args) == 1 and isinstance(args[0], str):
         if where not in args[0]:
@@ -437,7 +439,26 @@ cdef _warn_anomaly(Node node):
     # when the error is caught and replaced further up.
     import warnings
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                  f"error:\n{_trace_text(node._extra.anomaly_trace)}", UserWarning, stacklevel=2)
+                  f"error:\n{_trace_text(node._extra.anomaly_trace)}{_parent_traces(node)}",
+                  UserWarning, stacklevel=2)
+
+
+cdef str _parent_traces(Node node):
+    # torch's AnomalyMetadata::print_stack: a node created by another node's
+    # backward (create_graph) names that node's forward too, up the chain.
+    out = []
+    seen = set()
+    meta = node._extra.metadata if node._extra is not None else None
+    parent = meta.get("parent_") if meta is not None else None
+    while isinstance(parent, Node) and id(parent) not in seen:
+        seen.add(id(parent))
+        pex = (<Node>parent)._extra
+        if pex is None or pex.anomaly_trace is None:
+            break
+        out.append(f"\n\nTraceback of forward call that induced the previous calculation "
+                   f"({(<Node>parent).name()}):\n{_trace_text(pex.anomaly_trace)}")
+        parent = pex.metadata.get("parent_") if pex.metadata is not None else None
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------
@@ -695,6 +716,20 @@ cdef inline void _accumulate(list buf, int pos, object g, bint create_graph) exc
 
 
 cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
+    # In anomaly mode the node is the thread's current node while it runs
+    # and its gradients are summed into the next nodes' buffers (torch's
+    # NodeGuard): nodes created meanwhile (create_graph) record it as parent.
+    cdef void* prev_node
+    if gt.anomaly_flags:
+        prev_node = rg_exchange_current_node(<void*>node)
+        try:
+            return _evaluate_function_impl(gt, node, inputs)
+        finally:
+            rg_exchange_current_node(prev_node)
+    return _evaluate_function_impl(gt, node, inputs)
+
+
+cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1:
     cdef ExecInfo info
     cdef list outputs
     cdef tuple edges
