@@ -24,6 +24,7 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 DISTRIBUTIONS = {
     "core": "core",
     "engine": "engine",
+    "profiler": "profiler",
     "retrograd": "packages/retrograd",
 }
 

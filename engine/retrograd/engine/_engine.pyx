@@ -57,6 +57,7 @@ from retrograd.core.abi cimport (
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
+    rg_op_events_active, rg_op_event_enter, rg_op_event_exit,
 )
 
 import sys as _sys
@@ -544,6 +545,8 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
             inputs_copy = list(inputs)
     if gt.batch_size >= 0 and not _is_batch_safe(node):
         outputs = _apply_batched(gt, node, inputs)
+    elif rg_op_events_active():
+        outputs = _apply_profiled(node, inputs, gt.create_graph)     # see _profiled.pxi
     else:
         outputs = node.apply(inputs, gt.create_graph)
     if len(outputs) != node._num_edges:
@@ -716,7 +719,10 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
                 gt.captured_vars[cap[1]] = inputs[cap[0]]
         if not info.needed:
             return 0
-    outputs = _call_function(gt, node, inputs)
+    if rg_op_events_active():
+        outputs = _call_function_profiled(gt, node, inputs)         # see _profiled.pxi
+    else:
+        outputs = _call_function(gt, node, inputs)
     if not gt.keep_graph:
         node.release_variables()
     n = len(outputs)
@@ -1082,6 +1088,7 @@ def _pool_thread_main(GraphTask gt):
 
 
 include "_batched.pxi"
+include "_profiled.pxi"
 
 
 # ---------------------------------------------------------------------------
