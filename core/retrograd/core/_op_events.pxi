@@ -4,9 +4,9 @@
 #
 # The profiler (retrograd-profiler) fills the slot only while a profile is
 # active, so an op or node pays one branch on a C global when none is. These
-# helpers must never be called unless that branch found the slot filled,
-# except rg_op_event_enter/exit, which check it themselves (the engine cannot
-# see core's globals).
+# helpers must never be called unless that branch found the slot filled
+# (rg_op_event_enter/exit check it themselves: the engine cannot see core's
+# globals).
 
 cdef rg_op_outputs_fn _op_outputs_slot = NULL
 
@@ -25,10 +25,17 @@ cdef inline object _op_event_enter(str name, tuple inputs):
 
 cdef inline int _op_event_exit(object tok, object outputs) except -1:
     # Outputs first (profile_memory counts what they allocated), then the end.
+    # Each slot is checked again: running the outputs callback may run Python
+    # code (a __del__) during which another thread ends the profile.
     if _op_outputs_slot != NULL:
         _op_outputs_slot(tok, outputs)
-    _op_exit_slot(tok)
+    if _op_exit_slot != NULL:
+        _op_exit_slot(tok)
     return 0
+
+
+# In-place operators reach _inplace_call under their dunder names.
+_INPLACE_OPERATOR_EVENTS = {"__ifloordiv__": "aten::floor_divide_", "__imod__": "aten::remainder_"}
 
 
 cdef bint rg_op_events_active() noexcept nogil:
