@@ -48,8 +48,11 @@ class FunctionEvent:
 
     def __init__(self, id: int, raw, start_us: float, end_us: float):
         self.id = id
-        self.name = raw.name
-        self.key = raw.name
+        # As torch: the step ranges group as one row ("ProfilerStep*"); the
+        # trace keeps each step's own name (trace_name).
+        self.trace_name = raw.name
+        self.name = "ProfilerStep*" if raw.name.startswith("ProfilerStep#") else raw.name
+        self.key = self.name
         self.thread = raw.tid
         self.fwd_thread = raw.fwd_tid if raw.fwd_tid >= 0 else 0
         self.time_range = Interval(start_us, end_us)

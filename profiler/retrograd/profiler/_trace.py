@@ -96,7 +96,7 @@ def build_trace(results, path: str | None = None) -> dict:
         args["Ev Idx"] = idx
         raw_start = e.time_range.start
         trace.append({"ph": "X", "cat": "user_annotation" if e.kind == KIND_USER else "cpu_op",
-                      "name": e.name, "pid": pid, "tid": e.thread,
+                      "name": e.trace_name, "pid": pid, "tid": e.thread,
                       "ts": round(raw_start, 3), "dur": round(e.cpu_time_total, 3), "args": args})
     for flow_id, (fwd, bwd) in enumerate(fwd_bwd_links(events), start=1):
         trace.append({"ph": "s", "id": flow_id, "pid": pid, "tid": fwd.thread,
