@@ -19,15 +19,20 @@ cdef list _call_function_profiled(GraphTask gt, Node node, list inputs):
     cdef list outputs
     tok = rg_op_event_enter("autograd::engine::evaluate_function: " + node.name(),
                             _event_sequence_nr(node), None)
-    outputs = _call_function(gt, node, inputs)
-    # (No exit when the node raised: the profiler drops unfinished events.)
-    rg_op_event_exit(tok, None)
+    try:
+        outputs = _call_function(gt, node, inputs)
+    finally:
+        # Also when the node raised, as torch's RecordFunction ends: the
+        # profiler tracks which evaluate_function is open on each thread.
+        rg_op_event_exit(tok, None)
     return outputs
 
 
 cdef list _apply_profiled(Node node, list inputs, bint create_graph):
-    cdef list outputs
+    cdef list outputs = None
     tok = rg_op_event_enter(node.name(), _event_sequence_nr(node), tuple(inputs))
-    outputs = node.apply(inputs, create_graph)
-    rg_op_event_exit(tok, tuple(outputs))
+    try:
+        outputs = node.apply(inputs, create_graph)
+    finally:
+        rg_op_event_exit(tok, tuple(outputs) if outputs is not None else None)
     return outputs

@@ -46,9 +46,11 @@ cdef extern from *:
     /* the evaluate_function events open on this thread (Note [Event kinds]) */
     static __thread int rg_prof_tls_pending = 0;
     static __thread int rg_prof_tls_backward = 0;
+    static __thread Py_ssize_t rg_prof_tls_session = 0;   /* the session the two above belong to */
     """
     int rg_prof_tls_pending
     int rg_prof_tls_backward
+    Py_ssize_t rg_prof_tls_session
 
 
 # Event kinds (FunctionEvent.scope follows torch: 0 forward op, 1 backward function).
@@ -92,6 +94,7 @@ cdef class RawEvent:
     cdef public int64_t nbytes          # bytes its outputs allocated (profile_memory)
     cdef public int64_t fwd_tid         # backward events: the forward thread (torch's "Fwd thread id")
     cdef object _inputs                 # profile_memory: held from enter to exit only
+    cdef Py_ssize_t _session            # the recording session it began in
 
     def __repr__(self):
         return (f"RawEvent({self.name!r}, kind={self.kind}, start_ns={self.start_ns}, "
@@ -182,11 +185,18 @@ cdef list _python_stack():
 
 
 cdef object _op_enter(str name, uint64_t sequence_nr, tuple inputs):
-    global rg_prof_tls_pending, rg_prof_tls_backward
+    global rg_prof_tls_pending, rg_prof_tls_backward, rg_prof_tls_session
     cdef RawEvent ev = RawEvent.__new__(RawEvent)
     cdef unsigned long tid = PyThread_get_thread_native_id()
+    if rg_prof_tls_session != _session:
+        # This thread's first event of the session: forget what an earlier
+        # session left open here (a failed op or backward).
+        rg_prof_tls_session = _session
+        rg_prof_tls_pending = 0
+        rg_prof_tls_backward = 0
     ev.name = name
     ev.tid = tid
+    ev._session = _session
     ev.end_ns = -1
     ev.fwd_tid = -1
     ev.kind = KIND_OP
@@ -221,9 +231,11 @@ cdef int _op_exit(object token) except -1:
     global rg_prof_tls_pending, rg_prof_tls_backward
     cdef int64_t t = _now()
     cdef RawEvent ev = <RawEvent>token
-    ev.end_ns = t
     ev._inputs = None
-    if ev.kind == KIND_EVALUATE:
+    if ev._session != _session:
+        return 0                    # begun in an earlier session: dropped
+    ev.end_ns = t
+    if ev.kind == KIND_EVALUATE and rg_prof_tls_backward > 0:
         rg_prof_tls_backward -= 1
         if rg_prof_tls_pending:
             _pending.pop(ev.tid, None)
