@@ -100,3 +100,33 @@ def test_import_error_names_the_distribution_when_absent(run_python):
     res = run_python(code)
     assert res.returncode == 0, res.stderr
     assert "IMPORT-ERROR:" in res.stdout and "retrograd-profiler" in res.stdout, res.stdout
+
+
+def test_profile_started_by_another_thread_during_an_op():
+    # An op whose enter found the slot empty reaches its exit with the slot
+    # filled (a profile started meanwhile): nothing is recorded, nothing breaks.
+    import threading
+    started = threading.Event()
+    release = threading.Event()
+
+    class Slow(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            started.set()
+            release.wait(10)
+            return a * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = rg.tensor(np.ones(3), requires_grad=True)
+    out = []
+    t = threading.Thread(target=lambda: out.append(Slow.apply(x)))
+    t.start()
+    started.wait(10)
+    with rg.profiler.profile() as prof:
+        release.set()
+        t.join(10)
+    assert out and out[0].shape == (3,)
+    assert "Slow" not in [e.name for e in prof.events()]

@@ -47,10 +47,12 @@ cdef extern from *:
     static __thread int rg_prof_tls_pending = 0;
     static __thread int rg_prof_tls_backward = 0;
     static __thread Py_ssize_t rg_prof_tls_session = 0;   /* the session the two above belong to */
+    static __thread unsigned long rg_prof_tls_tid = 0;     /* this thread's native id, once known */
     """
     int rg_prof_tls_pending
     int rg_prof_tls_backward
     Py_ssize_t rg_prof_tls_session
+    unsigned long rg_prof_tls_tid
 
 
 # Event kinds (FunctionEvent.scope follows torch: 0 forward op, 1 backward function).
@@ -185,9 +187,11 @@ cdef list _python_stack():
 
 
 cdef object _op_enter(str name, uint64_t sequence_nr, tuple inputs):
-    global rg_prof_tls_pending, rg_prof_tls_backward, rg_prof_tls_session
+    global rg_prof_tls_pending, rg_prof_tls_backward, rg_prof_tls_session, rg_prof_tls_tid
     cdef RawEvent ev = RawEvent.__new__(RawEvent)
-    cdef unsigned long tid = PyThread_get_thread_native_id()
+    if rg_prof_tls_tid == 0:
+        rg_prof_tls_tid = PyThread_get_thread_native_id()     # (a system call: once per thread)
+    cdef unsigned long tid = rg_prof_tls_tid
     if rg_prof_tls_session != _session:
         # This thread's first event of the session: forget what an earlier
         # session left open here (a failed op or backward).
@@ -205,7 +209,7 @@ cdef object _op_enter(str name, uint64_t sequence_nr, tuple inputs):
         ev.kind = KIND_BACKWARD
         del _pending[tid]
         rg_prof_tls_pending = 0
-    elif name.startswith(_EVALUATE_PREFIX):
+    elif inputs is None and name.startswith(_EVALUATE_PREFIX):     # (ops always pass a tuple)
         ev.kind = KIND_EVALUATE
         _pending[tid] = name[_EVALUATE_PREFIX_LEN:]
         rg_prof_tls_pending = 1
@@ -230,6 +234,10 @@ cdef object _op_enter(str name, uint64_t sequence_nr, tuple inputs):
 cdef int _op_exit(object token) except -1:
     global rg_prof_tls_pending, rg_prof_tls_backward
     cdef int64_t t = _now()
+    if token is None:
+        # The op began before this profile filled the slot (another thread
+        # started it while the op ran): nothing to end.
+        return 0
     cdef RawEvent ev = <RawEvent>token
     ev._inputs = None
     if ev._session != _session:
@@ -260,6 +268,8 @@ cdef object _free_callback(list alloc):
 cdef int _op_outputs(object token, object outputs) except -1:
     # profile_memory: the bytes an op's outputs allocated. An output that is a
     # view of an input's memory allocated nothing (torch's as_strided: 0 B).
+    if token is None:
+        return 0                    # (see _op_exit)
     cdef RawEvent ev = <RawEvent>token
     cdef int64_t total = 0
     cdef tuple outs = outputs if isinstance(outputs, tuple) else (outputs,)

@@ -325,4 +325,12 @@ class _Results:
         self.start_ns = start_ns
         self.end_ns = end_ns
         self.thread_names = thread_names
-        self.events = build_events(raw_events, prof.profile_memory)
+        self._events = None
+
+    @property
+    def events(self) -> EventList:
+        # Built on first use, as torch parses its results lazily: a cycle
+        # nobody looks at costs only its recording.
+        if self._events is None:
+            self._events = build_events(self.raw_events, self.profile_memory)
+        return self._events
