@@ -89,3 +89,32 @@ def test_results_before_any_cycle_raise():
     with prof:
         with pytest.raises(RuntimeError, match="no results yet"):
             prof.events()
+
+
+def test_start_stop_step_misuse_raises():
+    prof = rg.profiler.profile()
+    with pytest.raises(RuntimeError, match="not running"):
+        prof.stop()
+    with pytest.raises(RuntimeError, match="not running"):
+        prof.step()
+    prof.start()
+    with pytest.raises(RuntimeError, match="already running"):
+        prof.start()
+    rg.tensor(np.ones(2)) * 2
+    prof.stop()
+    with pytest.raises(RuntimeError, match="not running"):
+        prof.stop()                     # a second stop keeps the results
+    assert [e.name for e in prof.events()] == ["aten::mul"]
+
+
+def test_record_function_args_reach_the_event(tmp_path):
+    import json
+    with rg.profiler.profile() as prof:
+        with rg.profiler.record_function("load", "batch=3"):
+            pass
+    (ev,) = prof.events()
+    assert ev.user_args == "batch=3"
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    data = json.loads((tmp_path / "t.json").read_text())
+    (x,) = [e for e in data["traceEvents"] if e["ph"] == "X"]
+    assert x["args"]["Record function args"] == "batch=3"

@@ -95,6 +95,7 @@ cdef class RawEvent:
     cdef public object stack            # list of "file(line): function", or None
     cdef public int64_t nbytes          # bytes its outputs allocated (profile_memory)
     cdef public int64_t fwd_tid         # backward events: the forward thread (torch's "Fwd thread id")
+    cdef public object user_args        # record_function(name, args): its args string, or None
     cdef object _inputs                 # profile_memory: held from enter to exit only
     cdef Py_ssize_t _session            # the recording session it began in
 
@@ -371,7 +372,7 @@ def session() -> int:
 
 
 def record_user_event(Py_ssize_t session, str name, int64_t start_ns, int64_t end_ns,
-                      object stack=None):
+                      object user_args=None):
     """Add a finished record_function range, if the session it began in still records."""
     if not _active or session != _session:
         return
@@ -383,7 +384,7 @@ def record_user_event(Py_ssize_t session, str name, int64_t start_ns, int64_t en
     ev.sequence_nr = -1
     ev.fwd_tid = -1
     ev.tid = PyThread_get_thread_native_id()
-    ev.stack = stack
+    ev.user_args = user_args
     if _record_shapes:
         ev.input_shapes = []
         ev.input_types = []

@@ -64,6 +64,7 @@ class FunctionEvent:
         self.scope = 1 if raw.kind == KIND_BACKWARD else 0
         self.kind = raw.kind
         self.is_user_annotation = raw.kind == KIND_USER
+        self.user_args = raw.user_args            # record_function(name, args)
         self.own_memory = raw.nbytes          # what this event's own outputs allocated
         self.cpu_memory_usage = raw.nbytes    # inclusive of children (set by build_events)
         self.cpu_children: list[FunctionEvent] = []

@@ -91,6 +91,8 @@ def build_trace(results, path: str | None = None) -> dict:
         if results.record_shapes and e.kind != KIND_USER and e.input_types:
             args["Input type"] = list(e.input_types)
             args["Input Dims"] = list(e.input_shapes)
+        if e.user_args is not None:
+            args["Record function args"] = e.user_args
         if results.with_stack and e.stack:
             args["Call stack"] = ";".join(e.stack)
         args["Ev Idx"] = idx

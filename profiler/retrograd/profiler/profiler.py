@@ -124,7 +124,7 @@ class record_function:
             raise RuntimeError(f"record_function({self.name!r}): __exit__ without a matching __enter__")
         session, start = stack.pop()
         if session:
-            _collector.record_user_event(session, self.name, start, _collector.clock_ns())
+            _collector.record_user_event(session, self.name, start, _collector.clock_ns(), self.args)
         return False
 
     def __call__(self, fn):
@@ -156,13 +156,12 @@ class profile:
                  profile_memory: bool = False, with_stack: bool = False,
                  schedule: Callable[[int], ProfilerAction] | None = None,
                  on_trace_ready: Callable[["profile"], Any] | None = None):
-        if activities is None:
-            activities = supported_activities()
-        activities = set(activities)
+        explicit = activities is not None
+        activities = set(activities) if explicit else supported_activities()
         for a in activities:
             if not isinstance(a, ProfilerActivity):
                 raise TypeError(f"profile(activities=...): expected ProfilerActivity values, got {a!r}")
-        if ProfilerActivity.CUDA in activities:
+        if explicit and ProfilerActivity.CUDA in activities:
             warnings.warn("retrograd's profiler records CPU-side events only: CuPy ops appear as op "
                           "events, device kernels are not traced", stacklevel=2)
         for name, value in (("record_shapes", record_shapes), ("profile_memory", profile_memory),
@@ -184,7 +183,8 @@ class profile:
         self.step_num = 0
         self.current_action = self.schedule(self.step_num)
         self._step_rec_fn = None
-        self._recording = False
+        self._running = False           # between start() and stop()
+        self._recording = False         # the collector records for this profile
         self._results = None            # _Results of the last finished cycle
         N, W, R, S = (ProfilerAction.NONE, ProfilerAction.WARMUP, ProfilerAction.RECORD,
                       ProfilerAction.RECORD_AND_SAVE)
@@ -219,12 +219,19 @@ class profile:
         return False
 
     def start(self) -> None:
+        if self._running:
+            raise RuntimeError("profile.start(): this profile is already running; stop() it first")
         self._transit(ProfilerAction.NONE, self.current_action)
+        self._running = True
         if self.record_steps:
             self._step_rec_fn = record_function(f"ProfilerStep#{self.step_num}")
             self._step_rec_fn.__enter__()
 
     def stop(self) -> None:
+        if not self._running:
+            raise RuntimeError("profile.stop(): this profile is not running (start() it, or use "
+                               "`with profile(...)`)")
+        self._running = False
         if self._step_rec_fn is not None:
             self._step_rec_fn.__exit__(None, None, None)
             self._step_rec_fn = None
@@ -232,6 +239,9 @@ class profile:
 
     def step(self) -> None:
         """Signal that the next step starts (with a schedule)."""
+        if not self._running:
+            raise RuntimeError("profile.step(): this profile is not running (start() it, or use "
+                               "`with profile(...)`)")
         if self._step_rec_fn is not None:
             self._step_rec_fn.__exit__(None, None, None)
             self._step_rec_fn = None
