@@ -75,10 +75,15 @@ def test_percentages_sum_to_100():
     assert sum(shares) == pytest.approx(100.0, abs=0.05)
 
 
-def test_group_by_shape_needs_record_shapes():
-    prof = _profile(rg, lambda s: rg.tensor(np.ones(s)))
-    with pytest.raises(RuntimeError, match="record_shapes=True"):
-        prof.key_averages(group_by_input_shape=True)
+def test_group_by_shape_without_record_shapes_as_torch(torch):
+    # torch does not refuse: every event has empty shapes, so names decide
+    ours = _profile(rg, lambda s: rg.tensor(np.ones(s)))
+    theirs = _profile(torch, lambda s: torch.ones(s))
+    o = {a.key: (a.count, a.input_shapes) for a in ours.key_averages(group_by_input_shape=True)}
+    t = {a.key: (a.count, a.input_shapes) for a in theirs.key_averages(group_by_input_shape=True)}
+    assert o["aten::mul"] == t["aten::mul"] == (4, [])
+    with pytest.raises(ValueError, match="group_by_stack_n"):
+        ours.key_averages(group_by_stack_n=-1)
 
 
 def test_events_table_and_stack_grouping():

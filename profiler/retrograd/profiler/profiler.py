@@ -295,13 +295,11 @@ class profile:
         return self._finished().events
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
-        """Events averaged by name (and input shapes, and top stack frames)."""
-        if group_by_input_shape and not self.record_shapes:
-            raise RuntimeError("key_averages(group_by_input_shape=True) needs the input shapes: "
-                               "profile with record_shapes=True")
-        if group_by_stack_n and not self.with_stack:
-            raise RuntimeError("key_averages(group_by_stack_n=...) needs the stacks: "
-                               "profile with with_stack=True")
+        """Events averaged by name (and input shapes, and top stack frames).
+        As torch, grouping by what was not recorded (record_shapes, with_stack
+        off) groups by empty shapes or stacks."""
+        if not isinstance(group_by_stack_n, int) or group_by_stack_n < 0:
+            raise ValueError(f"key_averages(group_by_stack_n={group_by_stack_n!r}): expected an int >= 0")
         return self._finished().events.key_averages(group_by_input_shape, group_by_stack_n)
 
     def export_chrome_trace(self, path: str) -> None:
