@@ -532,7 +532,7 @@ cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_gra
     return outputs
 
 
-cdef list _call_function(GraphTask gt, Node node, list inputs):
+cdef list _call_function(GraphTask gt, Node node, list inputs, bint profiled=False):
     cdef list outputs
     cdef list inputs_copy = None
     cdef tuple edges
@@ -545,7 +545,7 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
             inputs_copy = list(inputs)
     if gt.batch_size >= 0 and not _is_batch_safe(node):
         outputs = _apply_batched(gt, node, inputs)
-    elif rg_op_events_active():
+    elif profiled:
         outputs = _apply_profiled(node, inputs, gt.create_graph)     # see _profiled.pxi
     else:
         outputs = node.apply(inputs, gt.create_graph)

@@ -6,7 +6,9 @@
 # evaluation (hooks, apply, checks) and "<name>" around its apply, both with
 # the node's sequence number (torch's -1, UINT64_MAX here, for AccumulateGrad,
 # which no forward op creates), on the thread that runs the node. Must never
-# be reached when no profile is active: callers test rg_op_events_active().
+# be reached when no profile is active: _evaluate_function tests
+# rg_op_events_active() once per node, and only this path asks _call_function
+# for the apply event.
 
 from libc.stdint cimport UINT64_MAX
 
@@ -20,7 +22,7 @@ cdef list _call_function_profiled(GraphTask gt, Node node, list inputs):
     tok = rg_op_event_enter("autograd::engine::evaluate_function: " + node.name(),
                             _event_sequence_nr(node), None)
     try:
-        outputs = _call_function(gt, node, inputs)
+        outputs = _call_function(gt, node, inputs, True)
     finally:
         # Also when the node raised, as torch's RecordFunction ends: the
         # profiler tracks which evaluate_function is open on each thread.
