@@ -124,7 +124,8 @@ def test_gzip_and_steps_keep_their_names(tmp_path):
     x = rg.tensor(np.ones(2))
     path = tmp_path / "t.json.gz"
     sched = rg.profiler.schedule(wait=0, warmup=1, active=2, repeat=1)
-    with rg.profiler.profile(schedule=sched, on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+    export = lambda p: p.export_chrome_trace(str(path))        # noqa: E731
+    with rg.profiler.profile(schedule=sched, on_trace_ready=export) as prof:
         for _ in range(4):
             x + 1
             prof.step()

@@ -18,7 +18,6 @@
 # by their native id; the callbacks run with the GIL held, so the shared lists
 # need no lock of their own.
 
-from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t, int64_t, UINT64_MAX
 
 from retrograd.core.abi cimport (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from retrograd.profiler._collector import KIND_BACKWARD, KIND_EVALUATE, KIND_OP, KIND_USER
+from retrograd.profiler._collector import KIND_BACKWARD, KIND_EVALUATE, KIND_USER
 
 
 class Interval:
@@ -210,8 +210,9 @@ class EventList(list):
         their shares of the total self time, average time, memory (when any
         was recorded), calls, input shapes (when grouped by them) and source
         locations (when grouped by stack)."""
-        return _build_table(self, self.profile_memory, sort_by, row_limit, max_src_column_width, max_name_column_width,
-                            max_shapes_column_width, header, top_level_events_only, time_unit)
+        return _build_table(self, self.profile_memory, sort_by, row_limit, max_src_column_width,
+                            max_name_column_width, max_shapes_column_width, header,
+                            top_level_events_only, time_unit)
 
     def __str__(self):
         return self.table()
