@@ -41,6 +41,12 @@ def test_ops_recorded_with_torch_names_shapes_and_types(torch):
     assert ours["aten::mul"].input_types == ["float", "Scalar"]
     assert ours["aten::sum"].input_shapes[0] == [3, 4]
     assert ours["aten::sin"].thread == threading.get_native_id()
+    # start and end in ns on one monotonic clock (time.monotonic_ns's), in order
+    evs = ops_of(prof)
+    assert all(e.start_ns <= e.end_ns for e in evs)
+    assert [e.start_ns for e in evs] == sorted(e.start_ns for e in evs)
+    assert evs[-1].end_ns <= time.monotonic_ns()
+    assert ours["aten::sin"].time_range.start == ours["aten::sin"].start_ns / 1000
 
 
 def test_input_shapes_empty_without_record_shapes():

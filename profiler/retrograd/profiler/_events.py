@@ -56,6 +56,8 @@ class FunctionEvent:
         self.thread = raw.tid
         self.fwd_thread = raw.fwd_tid if raw.fwd_tid >= 0 else 0
         self.time_range = Interval(start_us, end_us)
+        self.start_ns = raw.start_ns              # the profiler's clock (CLOCK_MONOTONIC)
+        self.end_ns = raw.end_ns
         self.sequence_nr = raw.sequence_nr
         self.input_shapes = raw.input_shapes if raw.input_shapes is not None else []
         self.input_types = raw.input_types if raw.input_types is not None else []
