@@ -133,3 +133,19 @@ def test_gzip_and_steps_keep_their_names(tmp_path):
         data = json.load(f)
     steps = sorted(e["name"] for e in data["traceEvents"] if e["name"].startswith("ProfilerStep"))
     assert steps == ["ProfilerStep#1", "ProfilerStep#2"]
+
+
+def test_tensorboard_trace_handler_writes_one_trace_per_cycle(tmp_path):
+    handler = rg.profiler.tensorboard_trace_handler(str(tmp_path / "log"), worker_name="w0")
+    sched = rg.profiler.schedule(wait=0, warmup=1, active=1, repeat=2)
+    x = rg.tensor(np.ones(2))
+    with rg.profiler.profile(schedule=sched, on_trace_ready=handler) as prof:
+        for _ in range(5):
+            x * 2
+            prof.step()
+    files = sorted((tmp_path / "log").iterdir())
+    assert len(files) == 2
+    for f in files:
+        assert f.name.startswith("w0.") and f.name.endswith(".pt.trace.json")
+        names = [e["name"] for e in json.loads(f.read_text())["traceEvents"] if e["ph"] == "X"]
+        assert "aten::mul" in names

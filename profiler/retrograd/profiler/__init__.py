@@ -18,6 +18,7 @@ from retrograd.profiler.profiler import (  # noqa: E402
     record_function,
     schedule,
     supported_activities,
+    tensorboard_trace_handler,
 )
 from retrograd.profiler._events import (  # noqa: E402
     EventList,
@@ -28,4 +29,5 @@ from retrograd.profiler._events import (  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = ["profile", "record_function", "schedule", "ProfilerActivity", "ProfilerAction",
-           "supported_activities", "EventList", "FunctionEvent", "FunctionEventAvg"]
+           "supported_activities", "tensorboard_trace_handler", "EventList", "FunctionEvent",
+           "FunctionEventAvg"]

@@ -137,6 +137,27 @@ class record_function:
         return wrapper
 
 
+def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
+                              use_gzip: bool = False) -> Callable[["profile"], None]:
+    """An on_trace_ready that writes each cycle's trace into ``dir_name`` as
+    ``<worker>.<time_ns>.pt.trace.json[.gz]`` (torch.profiler.tensorboard_trace_handler;
+    the files open in TensorBoard's profiler plugin, Perfetto or chrome://tracing)."""
+    import os
+    import socket
+    import time
+
+    if not isinstance(dir_name, (str, os.PathLike)):
+        raise TypeError(f"tensorboard_trace_handler(dir_name): expected a path, got {type(dir_name).__name__}")
+
+    def handler(prof: "profile") -> None:
+        os.makedirs(dir_name, exist_ok=True)
+        worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        # nanoseconds, as torch: two cycles never share a name
+        name = f"{worker}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")
+        prof.export_chrome_trace(os.path.join(os.fspath(dir_name), name))
+    return handler
+
+
 def _thread_names() -> dict:
     # native id -> Python thread name (engine workers are Python threads)
     return {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
