@@ -209,12 +209,15 @@ class profile:
         self._results = None            # _Results of the last finished cycle
         N, W, R, S = (ProfilerAction.NONE, ProfilerAction.WARMUP, ProfilerAction.RECORD,
                       ProfilerAction.RECORD_AND_SAVE)
-        # (previous action, current action) -> what to do; None: the profile stops.
+        # (previous action, current action) -> what to do; None: the profile
+        # stops. torch's map, less its prepare_trace: torch warms its tracer up
+        # during WARMUP steps, ours needs no warm-up, so a WARMUP step costs
+        # what a NONE step does.
         warn = warnings.warn
         self._action_map = {
-            (N, N): [], (N, W): [self._prepare_trace],
-            (N, R): [self._prepare_trace, self._start_trace],
-            (N, S): [self._prepare_trace, self._start_trace],
+            (N, N): [], (N, W): [],
+            (N, R): [self._start_trace],
+            (N, S): [self._start_trace],
             (W, N): [lambda: warn("Incorrect schedule: WARMUP followed by NONE"),
                      self._start_trace, self._stop_trace],
             (W, W): [], (W, R): [self._start_trace], (W, S): [self._start_trace],
@@ -222,9 +225,9 @@ class profile:
             (R, W): [lambda: warn("Incorrect schedule: RECORD followed by WARMUP"), self._stop_trace],
             (R, R): [], (R, S): [],
             (S, N): [self._stop_trace, self._trace_ready],
-            (S, W): [self._stop_trace, self._trace_ready, self._prepare_trace],
-            (S, R): [self._stop_trace, self._trace_ready, self._prepare_trace, self._start_trace],
-            (S, S): [self._stop_trace, self._trace_ready, self._prepare_trace, self._start_trace],
+            (S, W): [self._stop_trace, self._trace_ready],
+            (S, R): [self._stop_trace, self._trace_ready, self._start_trace],
+            (S, S): [self._stop_trace, self._trace_ready, self._start_trace],
             (W, None): [self._start_trace, self._stop_trace],
             (R, None): [self._stop_trace, self._trace_ready],
             (S, None): [self._stop_trace, self._trace_ready],
@@ -280,11 +283,6 @@ class profile:
     def _transit(self, prev, current) -> None:
         for action in self._action_map.get((prev, current), ()):
             action()
-
-    def _prepare_trace(self) -> None:
-        # Warm-up records nothing here (torch warms up its tracer; ours
-        # needs none), so a warm-up step costs what an idle one does.
-        pass
 
     def _start_trace(self) -> None:
         record = ProfilerActivity.CPU in self.activities or ProfilerActivity.CUDA in self.activities
