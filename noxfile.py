@@ -25,6 +25,7 @@ DISTRIBUTIONS = {
     "core": "core",
     "engine": "engine",
     "forward_ad": "forward_ad",
+    "profiler": "profiler",
     "retrograd": "packages/retrograd",
 }
 

@@ -145,3 +145,16 @@ class JacobianVectorize:
 
     def time_jacobian(self, vectorize):
         self.jacobian(self.f, self.x, vectorize=vectorize)
+
+
+class ProfiledChain:
+    """overhead_chain, 10 times, inside an active retrograd.profiler.profile
+    (minus OverheadChain x 10: the profiler's recording cost)."""
+    params = [False, True]
+    param_names = ["record_shapes"]
+
+    def setup(self, record_shapes):
+        self.fn = W.profiled_chain("retrograd", record_shapes=record_shapes)
+
+    def time_profiled_chain(self, record_shapes):
+        self.fn()

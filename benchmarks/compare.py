@@ -117,6 +117,8 @@ def main(argv=None):
 
     timed("overhead_chain", W.CHAIN_OPS, "us/op", W.overhead_chain, number=20)
     timed("overhead_wide", W.wide_op_count(), "us/op", W.overhead_wide, number=5)
+    # the profiler's per-op cost: subtract overhead_chain's figure
+    timed("profiled_chain", W.CHAIN_OPS * W.PROFILED_REPS, "us/op", W.profiled_chain, number=2)
     for dt in ("float32", "float64"):
         timed(f"mlp_step[{dt}]", 1, "ms/step", W.mlp_step, dt, number=5)
     # --- forward AD (retrograd-forward-ad) ---

@@ -549,3 +549,34 @@ def hvp_tanh(framework):
         (hv,) = torch.autograd.grad(g, X, V)
         return hv
     return run
+
+
+# ---------------------------------------------------------------------------
+# profiled_chain: overhead_chain run PROFILED_REPS times inside one active
+# profile (retrograd.profiler or torch.profiler, CPU activity). Its time per
+# op minus overhead_chain's is the profiler's cost per op (an op event, and
+# per node the engine's two events), start, stop and event parsing included.
+
+PROFILED_REPS = 10
+
+
+def profiled_chain(framework, record_shapes=False):
+    chain = overhead_chain(framework)
+    if framework == "numpy":
+        def run_numpy():
+            for _ in range(PROFILED_REPS):
+                chain()
+        return run_numpy
+    if framework == "retrograd":
+        import retrograd.profiler as profiler
+        activities = [profiler.ProfilerActivity.CPU]
+    else:
+        import torch.profiler as profiler
+        activities = [profiler.ProfilerActivity.CPU]
+
+    def run():
+        with profiler.profile(activities=activities, record_shapes=record_shapes) as prof:
+            for _ in range(PROFILED_REPS):
+                chain()
+        return prof
+    return run

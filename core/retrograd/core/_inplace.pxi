@@ -35,6 +35,17 @@ cdef int _check_inplace(Tensor self) except -1:
 
 
 cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, str name):
+    if _op_enter_slot == NULL:
+        return _inplace_binary_run(self, other, op, ufunc, name)
+    # Profiled: one event for the in-place op as torch names it (aten::add_),
+    # whatever ran inside it (see _op_events.pxi).
+    tok = _op_event_enter("aten::" + name, (self, other))
+    _inplace_binary_run(self, other, op, ufunc, name)
+    _op_event_exit(tok, None)
+    return self
+
+
+cdef Tensor _inplace_binary_run(Tensor self, object other, object op, object ufunc, str name):
     cdef Tensor t_other = <Tensor>other if type(other) is Tensor else None
     cdef Tensor snap, res
     _check_inplace(self)
@@ -106,6 +117,16 @@ cdef bint _any_arg_needs(tuple args):
 
 
 cdef Tensor _inplace_call(Tensor self, object fn, tuple args, str name):
+    if _op_enter_slot == NULL:
+        return _inplace_call_run(self, fn, args, name)
+    tok = _op_event_enter(_INPLACE_OPERATOR_EVENTS.get(name) or "aten::" + name,    # as _inplace_binary
+                          (self,) + args)
+    _inplace_call_run(self, fn, args, name)
+    _op_event_exit(tok, None)
+    return self
+
+
+cdef Tensor _inplace_call_run(Tensor self, object fn, tuple args, str name):
     """self.<name>(*args): fn(self, *args) written back into self.
 
     One mechanism for unary ops (exp_), ops with extra arguments (clamp_(min,

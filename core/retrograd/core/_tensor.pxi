@@ -519,18 +519,25 @@ cdef class Tensor:
 
     def __setitem__(self, index, value):
         cdef Tensor t_value = <Tensor>value if type(value) is Tensor else None
+        cdef object tok = None
+        if _op_enter_slot != NULL:
+            tok = _op_event_enter("aten::index_put_", (self, index, value))    # see _op_events.pxi
         _check_inplace(self)
         if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value) or
                                     (self._base is not None and self._base.needs_grad())):
             # Tracked: the out-of-place index_put is self's new value (and,
             # for a view, its base's: see _copy_slices.pxi).
             _commit_inplace(self, <Tensor>_op__index_put(_snapshot(self), index, value), "__setitem__")
+            if tok is not None:
+                _op_event_exit(tok, None)
             return
         if _forward_grad_slot != NULL:
             _fw_inplace_untracked(self, _index_put, (index, value), "__setitem__")
             return
         self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
         self._version_counter.version += 1
+        if tok is not None:
+            _op_event_exit(tok, None)
 
     # --- shape and indexing (issue 3): composites of _composites_shape.pxi ---
     def squeeze(self, dim=None):

@@ -249,3 +249,14 @@ cdef void rg_set_anomaly_flags(int flags) noexcept nogil
 # NULL outside apply) so that nodes created meanwhile (create_graph) know
 # their parent. Returns the previous value, which the engine restores.
 cdef void* rg_exchange_current_node(void* node) noexcept nogil
+
+# Op-event slot, continued (profiler; see _op_events.pxi). The outputs
+# callback receives an op's outputs just before its exit (profile_memory).
+# The engine reports each node it runs through rg_op_event_enter/exit
+# (sequence_nr: the node's, UINT64_MAX for AccumulateGrad; inputs: the
+# gradients, or None), after checking rg_op_events_active().
+ctypedef int (*rg_op_outputs_fn)(object token, object outputs) except -1
+cdef int rg_register_op_outputs(rg_op_outputs_fn fn) except -1
+cdef bint rg_op_events_active() noexcept nogil
+cdef object rg_op_event_enter(str name, uint64_t sequence_nr, tuple inputs)
+cdef int rg_op_event_exit(object token, object outputs) except -1

@@ -27,6 +27,7 @@ ABI_VERSION = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
 include "_grad_mode.pxi"
 include "_slots.pxi"
+include "_op_events.pxi"         # op-event slot helpers (profiler)
 include "_device.pxi"
 include "_node.pxi"
 include "_saved_hooks.pxi"

@@ -58,6 +58,7 @@ from retrograd.core.abi cimport (
     rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
     rg_exchange_current_node,
+    rg_op_events_active, rg_op_event_enter, rg_op_event_exit,
 )
 
 import sys as _sys
@@ -552,7 +553,7 @@ cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_gra
     return outputs
 
 
-cdef list _call_function(GraphTask gt, Node node, list inputs):
+cdef list _call_function(GraphTask gt, Node node, list inputs, bint profiled=False):
     cdef list outputs
     cdef list inputs_copy = None
     cdef tuple edges
@@ -565,6 +566,8 @@ cdef list _call_function(GraphTask gt, Node node, list inputs):
             inputs_copy = list(inputs)
     if gt.batch_size >= 0 and not _is_batch_safe(node):
         outputs = _apply_batched(gt, node, inputs)
+    elif profiled:
+        outputs = _apply_profiled(node, inputs, gt.create_graph)     # see _profiled.pxi
     else:
         outputs = node.apply(inputs, gt.create_graph)
     if len(outputs) != node._num_edges:
@@ -751,7 +754,10 @@ cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1
                 gt.captured_vars[cap[1]] = inputs[cap[0]]
         if not info.needed:
             return 0
-    outputs = _call_function(gt, node, inputs)
+    if rg_op_events_active():
+        outputs = _call_function_profiled(gt, node, inputs)         # see _profiled.pxi
+    else:
+        outputs = _call_function(gt, node, inputs)
     if not gt.keep_graph:
         node.release_variables()
     n = len(outputs)
@@ -1117,6 +1123,7 @@ def _pool_thread_main(GraphTask gt):
 
 
 include "_batched.pxi"
+include "_profiled.pxi"
 
 
 # ---------------------------------------------------------------------------

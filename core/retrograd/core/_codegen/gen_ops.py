@@ -598,7 +598,8 @@ def emit_op(e, saved, uses, out):
             w(f"    cdef Node e{i}")
     args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
     w("    if _op_enter_slot != NULL:")
-    w(f'        tok = _op_enter_slot("{e.name}", rg_tls_sequence_nr, {args_tuple})')
+    # torch's op names (aten::mul), so tools that read its traces read ours
+    w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
     if len(tensors) >= 2:
         # NumPy's broadcasting ValueError becomes torch's RuntimeError
         w("    try:")
@@ -676,7 +677,7 @@ def emit_op(e, saved, uses, out):
         w("    if _forward_grad_slot != NULL:")
         w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
     w("    if _op_exit_slot != NULL:")
-    w("        _op_exit_slot(tok)")
+    w("        _op_event_exit(tok, result)")
     w("    return result")
     w("")
     # Private ops (public: false) get a function too, just not exported.
@@ -809,7 +810,8 @@ def emit_list_op(e, saved, out):
     w("    cdef list edges")
     args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
     w("    if _op_enter_slot != NULL:")
-    w(f'        tok = _op_enter_slot("{e.name}", rg_tls_sequence_nr, {args_tuple})')
+    # torch's op names (aten::mul), so tools that read its traces read ours
+    w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
     w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
     w("    if rg_tls_grad_enabled and needs and _record(out):")
     w(f"        node = {e.node_name}.__new__({e.node_name})")
@@ -838,7 +840,7 @@ def emit_list_op(e, saved, out):
     w("    if _forward_grad_slot != NULL:")
     w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
     w("    if _op_exit_slot != NULL:")
-    w("        _op_exit_slot(tok)")
+    w("        _op_event_exit(tok, result)")
     w("    return result")
     w("")
     if e.public:

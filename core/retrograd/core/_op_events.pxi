@@ -1,0 +1,56 @@
+# The op-event slot, seen from the code that reports events: generated and
+# hand-written ops (through the inline helpers below) and the engine
+# (through the rg_op_event_* free functions of abi.pxd). Part of abi.pyx.
+#
+# The profiler (retrograd-profiler) fills the slot only while a profile is
+# active, so an op or node pays one branch on a C global when none is. These
+# helpers must never be called unless that branch found the slot filled
+# (rg_op_event_enter/exit check it themselves: the engine cannot see core's
+# globals).
+
+cdef rg_op_outputs_fn _op_outputs_slot = NULL
+
+
+cdef int rg_register_op_outputs(rg_op_outputs_fn fn) except -1:
+    global _op_outputs_slot
+    _op_outputs_slot = fn
+    return 0
+
+
+cdef inline object _op_event_enter(str name, tuple inputs):
+    # Hand-written ops: the sequence number the op's node will get, if any
+    # (the thread's next one), as the generated ops pass it.
+    return _op_enter_slot(name, rg_tls_sequence_nr, inputs)
+
+
+cdef inline int _op_event_exit(object tok, object outputs) except -1:
+    # Outputs first (profile_memory counts what they allocated), then the end.
+    # Each slot is checked again: running the outputs callback may run Python
+    # code (a __del__) during which another thread ends the profile.
+    if _op_outputs_slot != NULL:
+        _op_outputs_slot(tok, outputs)
+    if _op_exit_slot != NULL:
+        _op_exit_slot(tok)
+    return 0
+
+
+# In-place operators reach _inplace_call under their dunder names.
+_INPLACE_OPERATOR_EVENTS = {"__ifloordiv__": "aten::floor_divide_", "__imod__": "aten::remainder_"}
+
+
+cdef bint rg_op_events_active() noexcept nogil:
+    return _op_enter_slot != NULL
+
+
+cdef object rg_op_event_enter(str name, uint64_t sequence_nr, tuple inputs):
+    if _op_enter_slot == NULL:
+        return None
+    return _op_enter_slot(name, sequence_nr, inputs)
+
+
+cdef int rg_op_event_exit(object token, object outputs) except -1:
+    # The profile may have ended while the event ran (another thread left
+    # it): the slot is then empty and the event is dropped.
+    if _op_exit_slot == NULL:
+        return 0
+    return _op_event_exit(token, outputs)

@@ -1,0 +1,1 @@
+BUILT_AGAINST: tuple[int, int]
