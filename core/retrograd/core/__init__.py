@@ -42,7 +42,7 @@ from retrograd.core._autograd import backward, grad  # noqa: F401
 from retrograd.core._creation import *  # noqa: F401,F403
 from retrograd.core._creation import __all__ as _creation_all
 
-__version__ = "0.1.0"
+from retrograd.core._version import __version__  # noqa: E402,F401
 
 # Every public op of derivatives.yaml, as a module-level function.
 OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)

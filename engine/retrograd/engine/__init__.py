@@ -24,7 +24,7 @@ from retrograd.engine._engine import (  # noqa: E402,F401
     will_engine_execute_node,
 )
 
-__version__ = "0.1.0"
+from retrograd.engine._version import __version__  # noqa: E402,F401
 
 _engine._register()
 

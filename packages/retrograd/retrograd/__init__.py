@@ -25,7 +25,7 @@ from retrograd import nn  # noqa: E402,F401
 from retrograd import linalg  # noqa: E402,F401
 from retrograd import utils  # noqa: E402,F401
 
-__version__ = "0.1.0"
+from retrograd._version import __version__  # noqa: E402,F401
 
 
 def __getattr__(name):
