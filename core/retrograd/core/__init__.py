@@ -54,7 +54,13 @@ del _name
 
 def get_include() -> str:
     """The directory to put on Cython's include path to ``cimport retrograd.core.abi``."""
-    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    include = _os.path.join(here, "include")
+    if not _os.path.isdir(include):
+        # an editable (development) install runs from the source tree, where
+        # retrograd/core/abi.pxd sits two levels above this package's files
+        return _os.path.dirname(_os.path.dirname(here))
+    return include
 
 
 def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION) -> None:
