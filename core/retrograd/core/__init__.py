@@ -105,5 +105,5 @@ __all__ += ["max", "min", "einsum", "tensordot", "return_types", "linalg"]
 
 # --- elementwise ops (issue 3) ---------------------------------------------------
 # torch's alias: clip is clamp (same op, same ClampBackward0 node).
-clip = clamp  # noqa: F821 (a generated op, set in globals() above)
+clip = clamp  # noqa: F405,F821 (a generated op, set in globals() above)
 __all__.append("clip")

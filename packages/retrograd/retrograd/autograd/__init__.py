@@ -3,7 +3,7 @@
 from retrograd.autograd import function  # noqa: F401
 from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 _FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
-from retrograd.core import (  # noqa: F401
+from retrograd.core import (  # noqa: F401,E402
     backward,
     enable_grad,
     grad,
@@ -13,7 +13,7 @@ from retrograd.core import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
-from retrograd.core.abi import Node as _Node  # noqa: F401
+from retrograd.core.abi import Node as _Node  # noqa: F401,E402
 from retrograd.autograd import graph  # noqa: F401,E402
 
 
@@ -48,6 +48,5 @@ from retrograd.core.anomaly_mode import (  # noqa: E402,F401
     detect_anomaly, set_detect_anomaly,
 )
 from retrograd.core import anomaly_mode  # noqa: E402,F401
-from retrograd.autograd import graph  # noqa: E402,F401
 
 __all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]
