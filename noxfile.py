@@ -266,16 +266,34 @@ def abi(session: nox.Session) -> None:
     _pytest(session, "tests/abi")
 
 
+def _next_major_headers() -> pathlib.Path:
+    """Core's headers as a next ABI major would declare them (generated)."""
+    pxd = (ROOT / "core" / "retrograd" / "core" / "abi.pxd").read_text()
+    major = int(re.search(r"RG_ABI_MAJOR = (\d+)", pxd).group(1))
+    minor = int(re.search(r"RG_ABI_MINOR = (\d+)", pxd).group(1))
+    folder = ROOT / ".nox" / "_headers" / f"{major + 1}.{minor}"
+    (folder / "retrograd" / "core").mkdir(parents=True, exist_ok=True)
+    (folder / "retrograd" / "__init__.pxd").write_text("")
+    (folder / "retrograd" / "core" / "__init__.pxd").write_text("")
+    (folder / "retrograd" / "core" / "abi.pxd").write_text(
+        re.sub(r"RG_ABI_MAJOR = \d+", f"RG_ABI_MAJOR = {major + 1}", pxd))
+    return folder
+
+
 @nox.session(python=PYTHON)
 def old_headers(session: nox.Session) -> None:
     """Build against old, run on new: the engine compiled against the previous
     core ABI minor (the kept headers tests/abi/headers/<major.minor>) runs its
-    tests against the current core."""
+    tests against the current core. Then an engine compiled for the next ABI
+    major must be refused at import (tests/abi/test_engine_major.py)."""
     set_id = next(s for s, (d, _) in INSTALL_SETS.items() if "engine" in d and not set(d) & set(OPTIONAL))
     _install(session, set_id, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, engine_headers=OLD_CORE_HEADERS)
     session.run("python", "-c", "import retrograd.core as c, retrograd.engine._abi_check as e; "
                 "print('engine built against ABI', e.BUILT_AGAINST, '| running core ABI', c.ABI_VERSION)")
     _pytest(session, "tests/engine", "tests/abi/test_versions.py")
+    wrong = _wheel(session, "engine", _next_major_headers())
+    session.install("--no-deps", "--force-reinstall", *map(str, wrong.glob("*.whl")))
+    _pytest(session, "tests/abi/test_engine_major.py")
 
 
 @nox.session(python=PYTHON)
