@@ -45,6 +45,9 @@ from retrograd.core._creation import __all__ as _creation_all
 from retrograd.core._version import __version__  # noqa: E402,F401
 
 # Every public op of derivatives.yaml, as a module-level function.
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # type checkers see the ops through abi.pyi (generated stub)
+    from retrograd.core.abi import *  # noqa: F403
 OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)
 SHAPE_COMPOSITES = tuple(_abi.SHAPE_COMPOSITES)
 for _name in OPS:
