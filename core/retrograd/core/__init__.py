@@ -46,8 +46,9 @@ from retrograd.core._version import __version__  # noqa: E402,F401
 
 # Every public op of derivatives.yaml, as a module-level function.
 TYPE_CHECKING = False
-if TYPE_CHECKING:   # type checkers see the ops through abi.pyi (generated stub)
+if TYPE_CHECKING:   # type checkers see the ops through abi.pyi (a generated stub)
     from retrograd.core.abi import *  # noqa: F403
+del TYPE_CHECKING
 OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)
 SHAPE_COMPOSITES = tuple(_abi.SHAPE_COMPOSITES)
 for _name in OPS:

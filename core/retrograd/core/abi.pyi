@@ -2,6 +2,8 @@
 # Do not edit: rerun the generator (tests/install/test_stubs.py checks it is current).
 from typing import Any, ClassVar
 
+__all__ = ['_conv2d', 'abs', 'acos', 'add', 'amax', 'amin', 'argmax', 'argmin', 'asin', 'atan', 'atan2', 'avg_pool2d', 'bmm', 'broadcast_to', 'cat', 'ceil', 'chunk', 'clamp', 'clone', 'concat', 'concatenate', 'cos', 'cosh', 'cumprod', 'cumsum', 'diagonal', 'div', 'dot', 'eq', 'erf', 'exp', 'exp2', 'expand', 'expm1', 'fill', 'flatten', 'flip', 'floor', 'floor_divide', 'gather', 'ge', 'gelu', 'getitem', 'gt', 'index_select', 'le', 'lerp', 'log', 'log10', 'log1p', 'log2', 'log_softmax', 'logsigmoid', 'logsumexp', 'lt', 'masked_fill', 'matmul', 'max_pool2d', 'maximum', 'mean', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'narrow', 'ne', 'neg', 'norm', 'outer', 'pad', 'permute', 'pow', 'prod', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'roll', 'round', 'rsqrt', 'scatter_add', 'sigmoid', 'sign', 'silu', 'sin', 'sinh', 'softmax', 'softplus', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'sub', 'sum', 'swapaxes', 'swapdims', 'take_along_dim', 'tan', 'tanh', 'tile', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'unsqueeze', 'var', 'view', 'where']
+
 ABI_VERSION: tuple[Any, ...]
 ENGINE_DISTRIBUTION: str
 GENERATED_OPS: list[Any]

@@ -160,7 +160,11 @@ def stub(mod_name: str) -> str:
                 spelled += "[Any, ...]" if spelled == "tuple" else \
                     ("[Any, Any]" if spelled == "dict" else "[Any]")
             values.append(f"{name}: {spelled}\n")
-    return HEADER.format(mod=mod_name) + "".join(values) + "\n" + "".join(classes) + "".join(functions)
+    # the ops are what `from retrograd.core.abi import *` gives a type checker
+    # (retrograd.core re-exports them; at run time it sets them in globals())
+    exports = f"__all__ = {sorted(ops)!r}\n\n" if ops else ""
+    return (HEADER.format(mod=mod_name) + exports + "".join(values) + "\n" + "".join(classes)
+            + "".join(functions))
 
 
 def main(argv=None) -> int:

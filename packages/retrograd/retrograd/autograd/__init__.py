@@ -17,6 +17,9 @@ from retrograd.core.abi import Node as _Node  # noqa: F401,E402
 from retrograd.autograd import graph  # noqa: F401,E402
 
 
+from types import ModuleType as _ModuleType  # noqa: E402
+
+
 def set_multithreading_enabled(mode: bool):
     """Run every backward node on the calling thread (False), or each on its
     device's worker thread (True, the default). Usable as a context manager."""
@@ -24,7 +27,7 @@ def set_multithreading_enabled(mode: bool):
     return _impl(mode)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> "_ModuleType":
     if name == "forward_ad":
         from retrograd import _optional
         return _optional.require("forward_ad", "retrograd-forward-ad")
