@@ -75,8 +75,8 @@ EXTRAS = {key: _project(key).get("optional-dependencies", {}) for key in DISTRIB
 UMBRELLA = next((k for k, extras in EXTRAS.items()
                  if any(_requirement_name(r) in KEY_OF for reqs in extras.values() for r in reqs)),
                 list(DISTRIBUTIONS)[-1])
-OPTIONAL = [k for k in DISTRIBUTIONS
-            if any(_requirement_name(r) == DIST_NAME[k] for r in
+OPTIONAL = [k for k in DISTRIBUTIONS if k != UMBRELLA     # (`all` names the umbrella itself)
+            and any(_requirement_name(r) == DIST_NAME[k] for r in
                    (r for reqs in EXTRAS[UMBRELLA].values() for r in reqs))]
 BASE = [k for k in DISTRIBUTIONS if k not in OPTIONAL]        # root of the graph first
 
