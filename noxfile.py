@@ -352,15 +352,18 @@ def compare(session: nox.Session) -> None:
 def sdists(session: nox.Session) -> None:
     """Each distribution alone: `python -m build <dist>/` makes its sdist, and a
     wheel from that sdist with its declared build requirements only (isolated;
-    siblings come from the wheelhouse). Checks each sdist holds only its own files."""
+    siblings come from the wheelhouse). Checks each sdist holds only its own
+    files. `nox -s sdists -- engine retrograd` builds only those."""
     session.install("build>=1")
+    keys = session.posargs or list(DISTRIBUTIONS)
     out = ROOT / ".nox" / "_sdists"
-    shutil.rmtree(out, ignore_errors=True)
-    links = " ".join(str(_wheel(session, k)) for k in DISTRIBUTIONS if k != UMBRELLA)
-    for key, folder in DISTRIBUTIONS.items():
-        session.run("python", "-P", "-m", "build", "-o", str(out / key), folder,
+    links = " ".join(str(_wheel(session, dep)) for k in keys for dep in _closure(REQUIRES[k]))
+    for key in keys:
+        shutil.rmtree(out / key, ignore_errors=True)
+        # -P: the checkout's build/ folder must not shadow the `build` package
+        session.run("python", "-P", "-m", "build", "-o", str(out / key), DISTRIBUTIONS[key],
                     env={"PIP_FIND_LINKS": links})
-    session.run("python", "tests/install/check_sdists.py", str(out), *DISTRIBUTIONS.values())
+    session.run("python", "tests/install/check_sdists.py", str(out), *(DISTRIBUTIONS[k] for k in keys))
 
 
 @nox.session(python=PYTHON, default=False)
