@@ -98,21 +98,27 @@ def _extra_for(key: str) -> str:
 
 
 def _install_sets() -> dict:
-    """id -> (distributions, the pip requirements that install exactly them).
+    """id -> (distributions, (top-level distribution, its extras)) that pip
+    resolves to exactly those distributions.
 
     {core}; then what `pip install retrograd` gives; then that plus each
     optional distribution (`retrograd[extra]`); then everything
-    (`retrograd[all]`). Sets equal to an earlier one are dropped."""
+    (`retrograd[all]`, once every distribution it names is in DISTRIBUTIONS).
+    Sets equal to an earlier one are dropped."""
     root = BASE[0]
-    sets = {root: ([root], [DIST_NAME[root]])}
+    sets = {root: ([root], (root, []))}
     base = _closure([UMBRELLA])
     names = [k for k in base if k != UMBRELLA]
-    sets["+".join(names)] = (base, [DIST_NAME[UMBRELLA]])
+    sets["+".join(names)] = (base, (UMBRELLA, []))
     for opt in OPTIONAL:
         dists = _closure(base + [opt])
-        sets["+".join(names + [opt])] = (dists, [f"{DIST_NAME[UMBRELLA]}[{_extra_for(opt)}]"])
-    all_req = f"{DIST_NAME[UMBRELLA]}[all]" if "all" in EXTRAS[UMBRELLA] else DIST_NAME[UMBRELLA]
-    sets["all"] = (list(DISTRIBUTIONS), [all_req])
+        sets["+".join(names + [opt])] = (dists, (UMBRELLA, [_extra_for(opt)]))
+    all_named = {_requirement_name(r) for r in EXTRAS[UMBRELLA].get("all", [])} - {DIST_NAME[UMBRELLA]}
+    everything = "all" in EXTRAS[UMBRELLA] and \
+        {_requirement_name(r) for e, reqs in EXTRAS[UMBRELLA].items() if e != "all" for r in reqs} \
+        <= set(DIST_NAME.values()) and not all_named - set(DIST_NAME.values())
+    sets["all"] = (list(DISTRIBUTIONS), (UMBRELLA, ["all"] if everything else
+                                         [_extra_for(k) for k in OPTIONAL]))
     unique, seen = {}, []
     for set_id, (dists, reqs) in reversed(list(sets.items())):      # keep "all" over its twins
         if sorted(dists) not in seen:
@@ -203,14 +209,19 @@ def _wheel(session: nox.Session, key: str, core_include: pathlib.Path | None = N
 
 def _install(session: nox.Session, set_id: str, *extra: str, engine_headers=None) -> None:
     """Install one install set from the wheelhouse the way users do: pip
-    resolves the top-level requirement's declared dependencies and extras
-    against the wheels (--find-links), everything else from the index."""
-    dists, reqs = INSTALL_SETS[set_id]
-    links = []
+    resolves the top-level distribution's declared dependencies and extras
+    against the set's wheels, everything else (NumPy, ...) from the index.
+    The wheels are named as files so that no index can substitute its own
+    retrograd-* release; their version ranges and extras are still checked."""
+    dists, (top, extras) = INSTALL_SETS[set_id]
+    wheels = {}
     for key in dists:
         headers = engine_headers if key == "engine" else None
-        links += ["--find-links", str(_wheel(session, key, headers))]
-    session.install(*links, *reqs, *extra)
+        wheels[key] = next(_wheel(session, key, headers).glob("*.whl"))
+    reqs = [f"{DIST_NAME[top]}[{','.join(extras)}] @ {wheels[top].as_uri()}" if extras
+            else str(wheels[top])]
+    reqs += [str(w) for key, w in wheels.items() if key != top]
+    session.install(*reqs, *extra)
     # what got installed is exactly the set: nothing more, nothing less
     session.run("python", "-c", f"""
 import importlib.metadata as md, sys
