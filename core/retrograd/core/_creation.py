@@ -13,7 +13,9 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
            "randn", "manual_seed", "get_rng", "is_tensor"]
 
-_rng = np.random.default_rng()
+# Created on first use: importing numpy.random is ~20 ms, most of what
+# `import retrograd` adds to `import numpy` (benchmarks/footprint.py).
+_rng = None
 
 
 def manual_seed(seed: int) -> np.random.Generator:
@@ -24,6 +26,9 @@ def manual_seed(seed: int) -> np.random.Generator:
 
 
 def get_rng() -> np.random.Generator:
+    global _rng
+    if _rng is None:
+        _rng = np.random.default_rng()
     return _rng
 
 
@@ -131,12 +136,12 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) ->
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    g = generator or _rng
+    g = generator or get_rng()
     dt = _dtype(dtype) or np.dtype(np.float64)
     return _make(g.random(_shape(size)).astype(dt, copy=False), device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    g = generator or _rng
+    g = generator or get_rng()
     dt = _dtype(dtype) or np.dtype(np.float64)
     return _make(g.standard_normal(_shape(size)).astype(dt, copy=False), device, requires_grad)
