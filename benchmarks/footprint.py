@@ -57,7 +57,8 @@ def import_time_ms(module: str, runs: int) -> float:
 
 # asv: figures tracked across commits (`asv run` discovers track_* functions)
 def track_installed_size_mb():
-    return sum(installed_sizes().values()) / 1e6
+    sizes = installed_sizes()
+    return sum(sizes.values()) / 1e6 if sizes else float("nan")    # nan: a development install
 
 
 track_installed_size_mb.unit = "MB"
