@@ -41,7 +41,8 @@ DISTRIBUTIONS = {
 # against the retrograd-core wheel installed in the build environment).
 BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.8",
                       "numpy>=2.0", "pyyaml>=6"]
-TEST_REQUIREMENTS = ["pytest>=8"]
+# pyyaml: tests run the op generator (core/retrograd/core/_codegen/gen_ops.py) on bad tables
+TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6"]
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
 # The previous core ABI minor, kept as headers: the engine is built against it
