@@ -1,23 +1,33 @@
-"""Every check a developer or CI runs: `nox -l` lists them.
+"""Every check a developer or CI runs: `nox -l` lists them, `nox` runs the defaults.
 
-Sessions are generated from one list of distributions, in dependency order
-(DISTRIBUTIONS). Each session builds the distributions it needs and installs
-them as users do (not editable) into a fresh virtualenv, then runs pytest
-against the installed packages. nox uses the virtualenv backend and pip:
-pip finds the CPU torch wheel for the oracle tests on this machine's disk,
-where uv would download a multi-GB CUDA build.
+Sessions are generated from one list of distributions in dependency order
+(DISTRIBUTIONS); what each one requires, and which are optional extras of
+the umbrella, is read from their pyproject.toml files (the one source of
+truth pip also reads). Each distribution's wheel is built ONCE into a shared
+wheelhouse (.nox/_wheelhouse, keyed by a hash of its sources and of what it
+compiled against) and installed as users install it (not editable, by pip
+resolving the declared requirements and extras) into each session's fresh
+virtualenv. nox uses the virtualenv backend and pip: pip finds the CPU torch
+wheel for the oracle tests on this machine's disk, where uv would download a
+multi-GB CUDA build.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import pathlib
+import re
+import shutil
+import subprocess
 import sys
+import tomllib
 
 import nox
 
 nox.options.default_venv_backend = "virtualenv"
-nox.options.sessions = ["tests"]
 nox.options.error_on_external_run = True
 
+ROOT = pathlib.Path(__file__).resolve().parent
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 # Distributions in dependency order: each may cimport/import only those before it.
@@ -30,11 +40,200 @@ DISTRIBUTIONS = {
 }
 
 # What building any distribution needs (no build isolation: engine compiles
-# against the retrograd-core installed in the session, which is not on PyPI).
+# against the retrograd-core wheel installed in the build environment).
 BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.8",
                       "numpy>=2.0", "pyyaml>=6"]
-TEST_REQUIREMENTS = ["pytest>=8"]
+# pyyaml: tests run the op generator (core/retrograd/core/_codegen/gen_ops.py) on bad tables
+TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6"]
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
+LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
+# The previous core ABI minor, kept as headers: the engine is built against it
+# and run on the current core (session old_headers).
+OLD_CORE_HEADERS = ROOT / "tests" / "abi" / "headers" / "1.1"
+WHEELHOUSE = ROOT / ".nox" / "_wheelhouse"
+
+
+# -- the distributions, as their pyproject.toml files declare them ----------------
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_name(req: str) -> str:
+    return _canonical(re.match(r"\s*([A-Za-z0-9_.\-]+)", req).group(1))
+
+
+def _project(key: str) -> dict:
+    return tomllib.loads((ROOT / DISTRIBUTIONS[key] / "pyproject.toml").read_text())["project"]
+
+
+DIST_NAME = {key: _canonical(_project(key)["name"]) for key in DISTRIBUTIONS}
+KEY_OF = {name: key for key, name in DIST_NAME.items()}
+# Sibling distributions each one requires (its own dependencies, not extras).
+REQUIRES = {key: [KEY_OF[n] for n in map(_requirement_name, _project(key).get("dependencies", []))
+                  if n in KEY_OF] for key in DISTRIBUTIONS}
+# The umbrella: the one distribution that names siblings as extras. Its extras
+# are the optional distributions; extra names are pip's (`retrograd[profiler]`).
+EXTRAS = {key: _project(key).get("optional-dependencies", {}) for key in DISTRIBUTIONS}
+UMBRELLA = next((k for k, extras in EXTRAS.items()
+                 if any(_requirement_name(r) in KEY_OF for reqs in extras.values() for r in reqs)),
+                list(DISTRIBUTIONS)[-1])
+OPTIONAL = [k for k in DISTRIBUTIONS if k != UMBRELLA     # (`all` names the umbrella itself)
+            and any(_requirement_name(r) == DIST_NAME[k] for r in
+                   (r for reqs in EXTRAS[UMBRELLA].values() for r in reqs))]
+BASE = [k for k in DISTRIBUTIONS if k not in OPTIONAL]        # root of the graph first
+
+
+def _closure(keys) -> list:
+    """``keys`` and everything they require, in dependency order."""
+    need, todo = set(), list(keys)
+    while todo:
+        k = todo.pop()
+        if k not in need:
+            need.add(k)
+            todo.extend(REQUIRES[k])
+    return [k for k in DISTRIBUTIONS if k in need]
+
+
+def _extra_for(key: str) -> str:
+    return next(extra for extra, reqs in EXTRAS[UMBRELLA].items()
+                if [_requirement_name(r) for r in reqs] == [DIST_NAME[key]])
+
+
+def _install_sets() -> dict:
+    """id -> (distributions, (top-level distribution, its extras)) that pip
+    resolves to exactly those distributions.
+
+    {core}; then what `pip install retrograd` gives; then that plus each
+    optional distribution (`retrograd[extra]`); then everything
+    (`retrograd[all]`, once every distribution it names is in DISTRIBUTIONS).
+    Sets equal to an earlier one are dropped."""
+    root = BASE[0]
+    sets = {root: ([root], (root, []))}
+    base = _closure([UMBRELLA])
+    names = [k for k in base if k != UMBRELLA]
+    sets["+".join(names)] = (base, (UMBRELLA, []))
+    for opt in OPTIONAL:
+        dists = _closure(base + [opt])
+        sets["+".join(names + [opt])] = (dists, (UMBRELLA, [_extra_for(opt)]))
+    all_named = {_requirement_name(r) for r in EXTRAS[UMBRELLA].get("all", [])} - {DIST_NAME[UMBRELLA]}
+    everything = "all" in EXTRAS[UMBRELLA] and \
+        {_requirement_name(r) for e, reqs in EXTRAS[UMBRELLA].items() if e != "all" for r in reqs} \
+        <= set(DIST_NAME.values()) and not all_named - set(DIST_NAME.values())
+    sets["all"] = (list(DISTRIBUTIONS), (UMBRELLA, ["all"] if everything else
+                                         [_extra_for(k) for k in OPTIONAL]))
+    unique, seen = {}, []
+    for set_id, (dists, reqs) in reversed(list(sets.items())):      # keep "all" over its twins
+        if sorted(dists) not in seen:
+            seen.append(sorted(dists))
+            unique[set_id] = (dists, reqs)
+    return dict(reversed(list(unique.items())))
+
+
+INSTALL_SETS = _install_sets()
+
+
+def _numpy_floor() -> str:
+    """The oldest NumPy core declares (`numpy>=X` in core/pyproject.toml)."""
+    for req in _project(BASE[0])["dependencies"]:
+        m = re.fullmatch(r"numpy\s*>=\s*([0-9.]+)(,.*)?", req.strip())
+        if m:
+            return m.group(1)
+    raise RuntimeError("core/pyproject.toml declares no `numpy>=X` floor")
+
+
+# -- the wheelhouse: each wheel built once per source state ------------------------
+
+def _source_files(folder: pathlib.Path) -> list:
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                              "--", str(folder)], cwd=ROOT, capture_output=True, check=True).stdout
+        return sorted(ROOT / p for p in out.decode().split("\0") if p and (ROOT / p).is_file())
+    except (OSError, subprocess.CalledProcessError):     # not a git checkout
+        return sorted(p for p in folder.rglob("*") if p.is_file() and "build" not in p.parts)
+
+
+def _hash_tree(folder: pathlib.Path, h) -> None:
+    for path in _source_files(folder):
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+
+
+def _wheel_key(key: str, core_include: pathlib.Path | None = None) -> str:
+    """A hash of what the wheel is made of: its sources, the build requirements
+    and interpreter, and the keys of the siblings it compiles against."""
+    h = hashlib.sha256(repr((BUILD_REQUIREMENTS, PYTHON, sys.platform)).encode())
+    _hash_tree(ROOT / DISTRIBUTIONS[key], h)
+    for dep in REQUIRES[key]:
+        h.update(_wheel_key(dep).encode())
+    if core_include is not None:
+        _hash_tree(core_include, h)
+    return h.hexdigest()[:16]
+
+
+def _build_python(session: nox.Session) -> str:
+    """A virtualenv with the build requirements, shared by every session and
+    created once (its requirements are part of every wheel key)."""
+    env = ROOT / ".nox" / "_build"
+    python = env / "bin" / "python"
+    stamp = env / "requirements.txt"
+    if not (python.exists() and stamp.exists() and stamp.read_text() == repr(BUILD_REQUIREMENTS)):
+        shutil.rmtree(env, ignore_errors=True)
+        session.run(sys.executable, "-m", "virtualenv", "-q", str(env), external=True)
+        session.run(str(python), "-m", "pip", "install", "-q", *BUILD_REQUIREMENTS, external=True)
+        stamp.write_text(repr(BUILD_REQUIREMENTS))
+    return str(python)
+
+
+def _wheel(session: nox.Session, key: str, core_include: pathlib.Path | None = None) -> pathlib.Path:
+    """The folder holding ``key``'s wheel, built now unless the wheelhouse has it."""
+    variant = f"-abi{core_include.name}" if core_include is not None else ""
+    folder = WHEELHOUSE / f"{key}{variant}-{_wheel_key(key, core_include)}"
+    if list(folder.glob("*.whl")):
+        session.log(f"wheelhouse: {folder.name} (already built)")
+        return folder
+    deps = [_wheel(session, dep) for dep in REQUIRES[key]]
+    python = _build_python(session)
+    if deps:
+        # compile against exactly the sibling wheels of this run
+        session.run(python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                    *[str(w) for d in deps for w in d.glob("*.whl")], external=True)
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    args = ["--no-build-isolation", "--no-deps", "-w", str(tmp), str(ROOT / DISTRIBUTIONS[key])]
+    if core_include is not None:
+        args[:0] = [f"-Csetup-args=-Dcore_include={core_include}"]
+    session.run(python, "-m", "pip", "wheel", *args, external=True)
+    for stale in WHEELHOUSE.glob(f"{key}{variant}-*"):        # one wheel per distribution kept
+        if stale != tmp and re.fullmatch(rf"{key}{variant}-[0-9a-f]{{16}}", stale.name):
+            shutil.rmtree(stale)
+    tmp.rename(folder)
+    return folder
+
+
+def _install(session: nox.Session, set_id: str, *extra: str, engine_headers=None) -> None:
+    """Install one install set from the wheelhouse the way users do: pip
+    resolves the top-level distribution's declared dependencies and extras
+    against the set's wheels, everything else (NumPy, ...) from the index.
+    The wheels are named as files so that no index can substitute its own
+    retrograd-* release; their version ranges and extras are still checked."""
+    dists, (top, extras) = INSTALL_SETS[set_id]
+    wheels = {}
+    for key in dists:
+        headers = engine_headers if key == "engine" else None
+        wheels[key] = next(_wheel(session, key, headers).glob("*.whl"))
+    reqs = [f"{DIST_NAME[top]}[{','.join(extras)}] @ {wheels[top].as_uri()}" if extras
+            else str(wheels[top])]
+    reqs += [str(w) for key, w in wheels.items() if key != top]
+    session.install(*reqs, *extra)
+    # what got installed is exactly the set: nothing more, nothing less
+    session.run("python", "-c", f"""
+import importlib.metadata as md, sys
+want = {sorted(DIST_NAME[k] for k in dists)!r}
+have = sorted(d.metadata["Name"].lower() for d in md.distributions()
+              if d.metadata["Name"].lower().startswith("retrograd"))
+print("installed:", ", ".join(f"{{n}} {{md.version(n)}}" for n in have))
+sys.exit(0 if have == want else f"expected {{want}}, got {{have}}")
+""", silent=False)
 
 
 def _print_facts(session: nox.Session) -> None:
@@ -43,50 +242,142 @@ def _print_facts(session: nox.Session) -> None:
                 "platform.machine(), '| numpy', numpy.__version__)")
 
 
-def _install_distributions(session: nox.Session, names) -> None:
-    session.install(*BUILD_REQUIREMENTS)
-    for name in names:
-        session.install("--no-build-isolation", "--no-deps", f"./{DISTRIBUTIONS[name]}")
-
-
 def _pytest(session: nox.Session, *paths: str) -> None:
     args = session.posargs or list(paths) or ["tests"]
-    # pytest exits 5 when it collected nothing: that is a failure of the suite's
-    # wiring, except when the caller narrowed the selection on purpose.
-    session.run("python", "-m", "pytest", "--strict-markers", *args)
+    # -p no:cacheprovider: several sessions share the checkout
+    session.run("python", "-m", "pytest", "--strict-markers", "-p", "no:cacheprovider", "-rs",
+                "-q", *args)
+
+
+# -- sessions -----------------------------------------------------------------
+
+_TEST_PARAMS = [nox.param(set_id, "newest", id=set_id) for set_id in INSTALL_SETS]
+_TEST_PARAMS.append(nox.param("all", "oldest", id="all-oldest-numpy"))
 
 
 @nox.session(python=PYTHON)
-def tests(session: nox.Session) -> None:
-    """Build and install every distribution (non-editable), install torch for the
-    oracle tests, and run the whole test suite."""
-    _install_distributions(session, DISTRIBUTIONS)
-    session.install(*TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS)
+@nox.parametrize("install_set,numpy", _TEST_PARAMS)
+def tests(session: nox.Session, install_set: str, numpy: str) -> None:
+    """Install one set of distributions from wheels and run every test it
+    supports; tests of absent distributions are skipped with a reason naming
+    them (tests/_distributions.py). The NumPy axis runs the full suite on the
+    oldest NumPy that core declares and on the newest."""
+    pin = [f"numpy=={_numpy_floor()}"] if numpy == "oldest" else []
+    # "newest": pip resolves the newest NumPy the index has
+    _install(session, install_set, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *pin)
     _print_facts(session)
     _pytest(session, "tests")
 
 
 @nox.session(python=PYTHON)
+def abi(session: nox.Session) -> None:
+    """Core's ABI: the golden file check (tests/abi/abi_golden.py), the tests of
+    the comparison, and a downstream project compiled with meson against the
+    installed core's .pxd (tests/abi/downstream)."""
+    _install(session, BASE[0], *TEST_REQUIREMENTS, *BUILD_REQUIREMENTS)
+    session.run("python", "tests/abi/abi_golden.py")
+    _pytest(session, "tests/abi")
+
+
+def _next_major_headers() -> pathlib.Path:
+    """Core's headers as a next ABI major would declare them (generated)."""
+    pxd = (ROOT / "core" / "retrograd" / "core" / "abi.pxd").read_text()
+    major = int(re.search(r"RG_ABI_MAJOR = (\d+)", pxd).group(1))
+    minor = int(re.search(r"RG_ABI_MINOR = (\d+)", pxd).group(1))
+    folder = ROOT / ".nox" / "_headers" / f"{major + 1}.{minor}"
+    (folder / "retrograd" / "core").mkdir(parents=True, exist_ok=True)
+    (folder / "retrograd" / "__init__.pxd").write_text("")
+    (folder / "retrograd" / "core" / "__init__.pxd").write_text("")
+    (folder / "retrograd" / "core" / "abi.pxd").write_text(
+        re.sub(r"RG_ABI_MAJOR = \d+", f"RG_ABI_MAJOR = {major + 1}", pxd))
+    return folder
+
+
+@nox.session(python=PYTHON)
+def old_headers(session: nox.Session) -> None:
+    """Build against old, run on new: the engine compiled against the previous
+    core ABI minor (the kept headers tests/abi/headers/<major.minor>) runs its
+    tests against the current core. Then an engine compiled for the next ABI
+    major must be refused at import (tests/abi/test_engine_major.py)."""
+    set_id = next(s for s, (d, _) in INSTALL_SETS.items() if "engine" in d and not set(d) & set(OPTIONAL))
+    _install(session, set_id, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, engine_headers=OLD_CORE_HEADERS)
+    session.run("python", "-c", "import retrograd.core as c, retrograd.engine._abi_check as e; "
+                "print('engine built against ABI', e.BUILT_AGAINST, '| running core ABI', c.ABI_VERSION)")
+    _pytest(session, "tests/engine", "tests/abi/test_versions.py")
+    wrong = _wheel(session, "engine", _next_major_headers())
+    session.install("--no-deps", "--force-reinstall", *map(str, wrong.glob("*.whl")))
+    _pytest(session, "tests/abi/test_engine_major.py")
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff on the Python sources, cython-lint on the Cython ones (.pyx, .pxd, .pxi)."""
+    session.install(*LINT_REQUIREMENTS)
+    session.run("ruff", "check", ".")
+    cython_files = [str(p.relative_to(ROOT)) for folder in DISTRIBUTIONS.values()
+                    for pattern in ("*.pyx", "*.pxd", "*.pxi") for p in (ROOT / folder).rglob(pattern)
+                    if "build" not in p.parts]
+    session.run("cython-lint", *cython_files)
+
+
+@nox.session(python=PYTHON)
+def typing(session: nox.Session) -> None:
+    """mypy on the umbrella as installed (with the compiled modules' stubs and
+    py.typed); then the stub tests, which also type-check user code."""
+    _install(session, "all", "mypy>=1.8", *TEST_REQUIREMENTS)
+    # mypy reports errors only in the modules it is given as sources, and an
+    # installed package is not one; the installed tree (every portion of the
+    # `retrograd` namespace joined) is copied and given as the source.
+    site = session.run("python", "-c", "import os, retrograd; print(os.path.dirname(retrograd.__file__))",
+                       silent=True).strip().splitlines()[-1]
+    tree = pathlib.Path(session.create_tmp()) / "typing"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(site, tree / "retrograd", ignore=shutil.ignore_patterns("*.so", "__pycache__", "include"))
+    session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental", "-p", "retrograd",
+                env={"MYPYPATH": str(tree)})
+    _pytest(session, "tests/install/test_stubs.py")
+
+
+@nox.session(python=PYTHON)
 def example(session: nox.Session) -> None:
-    """Build and install retrograd, then run the README's example (examples/mlp.py)."""
-    _install_distributions(session, DISTRIBUTIONS)
+    """Install retrograd from wheels, then run the README's example (examples/mlp.py)."""
+    _install(session, "all")
     session.run("python", "examples/mlp.py")
 
 
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Run benchmarks/compare.py: retrograd vs PyTorch vs hand-written NumPy, side by side."""
-    _install_distributions(session, DISTRIBUTIONS)
-    session.install(*ORACLE_REQUIREMENTS)
+    """asv quick run of the benchmark suite on the working tree, then the
+    footprint benchmark (installed size, import time) on the wheels."""
+    _install(session, "all", "asv>=0.6", "virtualenv")
+    session.run("asv", "machine", "--yes")
+    session.run("asv", "run", "--quick", "--show-stderr", "--python=same", *session.posargs)
+    session.run("python", "benchmarks/footprint.py")
+
+
+@nox.session(python=PYTHON, default=False)
+def compare(session: nox.Session) -> None:
+    """benchmarks/compare.py: retrograd vs PyTorch vs hand-written NumPy, side by side."""
+    _install(session, "all", *ORACLE_REQUIREMENTS)
     session.run("python", "benchmarks/compare.py", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)
-def asv(session: nox.Session) -> None:
-    """Run the asv suite once on the working tree (`asv run --quick` equivalent)."""
-    session.install("asv", "virtualenv")
-    session.run("asv", "machine", "--yes")
-    session.run("asv", "run", "--quick", "--show-stderr", "--python=same", *session.posargs)
+def sdists(session: nox.Session) -> None:
+    """Each distribution alone: `python -m build <dist>/` makes its sdist, and a
+    wheel from that sdist with its declared build requirements only (isolated;
+    siblings come from the wheelhouse). Checks each sdist holds only its own
+    files. `nox -s sdists -- engine retrograd` builds only those."""
+    session.install("build>=1")
+    keys = session.posargs or list(DISTRIBUTIONS)
+    out = ROOT / ".nox" / "_sdists"
+    links = " ".join(str(_wheel(session, dep)) for k in keys for dep in _closure(REQUIRES[k]))
+    for key in keys:
+        shutil.rmtree(out / key, ignore_errors=True)
+        # -P: the checkout's build/ folder must not shadow the `build` package
+        session.run("python", "-P", "-m", "build", "-o", str(out / key), DISTRIBUTIONS[key],
+                    env={"PIP_FIND_LINKS": links})
+    session.run("python", "tests/install/check_sdists.py", str(out), *(DISTRIBUTIONS[k] for k in keys))
 
 
 @nox.session(python=PYTHON, default=False)

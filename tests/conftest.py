@@ -8,6 +8,9 @@ import textwrap
 
 import pytest
 
+# Skips tests whose distributions the environment lacks (the nox install matrix).
+pytest_plugins = ["_distributions"]
+
 
 @pytest.fixture
 def virtual_cpu_devices():

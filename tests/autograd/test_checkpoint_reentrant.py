@@ -8,7 +8,7 @@ import retrograd as rg
 from retrograd.utils._checkpoint_reentrant import _checkpoint_reentrant
 
 torch = pytest.importorskip("torch")
-import torch.utils.checkpoint  # noqa: E402
+import torch.utils.checkpoint  # noqa: E402,F811 (the submodule, on the name importorskip bound)
 
 W = np.array([[0.5, -0.25, 1.0], [0.75, 0.1, -0.5]])
 X = np.array([[1.0, 2.0], [-0.5, 0.25], [3.0, -1.0], [0.2, 0.4]])

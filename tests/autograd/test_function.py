@@ -2,7 +2,6 @@
 written for both libraries must give the same values, gradients, node
 structure and errors."""
 import gc
-import warnings
 import weakref
 
 import numpy as np

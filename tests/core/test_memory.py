@@ -5,7 +5,6 @@ die without recursion."""
 import gc
 import weakref
 
-import numpy as np
 import pytest
 
 import retrograd as rg

@@ -10,9 +10,11 @@ def test_engine_registered_in_core_slot():
     assert core.abi._slot_status()["engine"]
 
 
-def test_engine_was_built_against_the_running_core():
+def test_engine_was_built_against_a_compatible_core():
+    # the same major, and a minor the running core provides (equal in the
+    # development build; older when built against kept headers, nox -s old_headers)
     from retrograd.engine._abi_check import BUILT_AGAINST
-    assert tuple(BUILT_AGAINST) == tuple(core.ABI_VERSION)
+    assert BUILT_AGAINST[0] == core.ABI_VERSION[0] and BUILT_AGAINST[1] <= core.ABI_VERSION[1]
 
 
 @pytest.mark.parametrize("built,running", [

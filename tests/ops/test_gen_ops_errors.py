@@ -4,7 +4,6 @@ line of the entry, never with a traceback or a broken Cython module."""
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 

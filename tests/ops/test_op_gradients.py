@@ -272,8 +272,8 @@ def test_to_device_gradients(virtual_device):
 def test_ndarray_on_the_left_keeps_the_graph(sym):
     """`ndarray <op> tensor` dispatches to the tensor's reflected operator (the
     table's `reflected` methods), so the result is a Tensor with a graph."""
-    a = np.array([0.5, 1.5, 2.0])
-    x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a = np.array([0.5, 1.5, 2.0])  # noqa: F841 (used by eval)
+    x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)  # noqa: F841 (used by eval)
     y = eval(f"a {sym} x")
     assert isinstance(y, rg.Tensor) and y.grad_fn is not None
     np.testing.assert_allclose(np.asarray(y), eval(f"a {sym} np.array([1.0, 2.0, 3.0])"))

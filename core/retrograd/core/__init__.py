@@ -42,9 +42,13 @@ from retrograd.core._autograd import backward, grad  # noqa: F401
 from retrograd.core._creation import *  # noqa: F401,F403
 from retrograd.core._creation import __all__ as _creation_all
 
-__version__ = "0.1.0"
+from retrograd.core._version import __version__  # noqa: E402,F401
 
 # Every public op of derivatives.yaml, as a module-level function.
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # type checkers see the ops through abi.pyi (a generated stub)
+    from retrograd.core.abi import *  # noqa: F403
+del TYPE_CHECKING
 OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)
 SHAPE_COMPOSITES = tuple(_abi.SHAPE_COMPOSITES)
 for _name in OPS:
@@ -54,7 +58,13 @@ del _name
 
 def get_include() -> str:
     """The directory to put on Cython's include path to ``cimport retrograd.core.abi``."""
-    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    include = _os.path.join(here, "include")
+    if not _os.path.isdir(include):
+        # an editable (development) install runs from the source tree, where
+        # retrograd/core/abi.pxd sits two levels above this package's files
+        return _os.path.dirname(_os.path.dirname(here))
+    return include
 
 
 def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION) -> None:
@@ -99,5 +109,5 @@ __all__ += ["max", "min", "einsum", "tensordot", "return_types", "linalg"]
 
 # --- elementwise ops (issue 3) ---------------------------------------------------
 # torch's alias: clip is clamp (same op, same ClampBackward0 node).
-clip = clamp  # noqa: F821 (a generated op, set in globals() above)
+clip = clamp  # noqa: F405,F821 (a generated op, set in globals() above)
 __all__.append("clip")

@@ -13,7 +13,9 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
            "randn", "manual_seed", "get_rng", "is_tensor"]
 
-_rng = np.random.default_rng()
+# Created on first use: importing numpy.random is ~20 ms, most of what
+# `import retrograd` adds to `import numpy` (benchmarks/footprint.py).
+_rng = None
 
 
 def manual_seed(seed: int) -> np.random.Generator:
@@ -24,6 +26,9 @@ def manual_seed(seed: int) -> np.random.Generator:
 
 
 def get_rng() -> np.random.Generator:
+    global _rng
+    if _rng is None:
+        _rng = np.random.default_rng()
     return _rng
 
 
@@ -50,7 +55,7 @@ def _make(array, device, requires_grad):
     return _abi._wrap(array, dev, requires_grad)
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False):
+def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (``torch.tensor``), with NumPy's dtype rules."""
     if isinstance(data, Tensor):
         data = data._array
@@ -60,48 +65,48 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     return _make(arr, device, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, dtype=None, device=None) -> Tensor:
     """A tensor sharing ``data``'s memory when it is already an array of that dtype."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
     return _make(np.asarray(data, dtype=_dtype(dtype)), device, False)
 
 
-def from_numpy(array):
+def from_numpy(array) -> Tensor:
     """A tensor sharing ``array``'s memory (no copy)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     return _abi._wrap(array)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(np.zeros(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(np.ones(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(np.empty(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(np.full(tuple(size) if not isinstance(size, int) else (size,), fill_value,
                          dtype=_dtype(dtype)), device, requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     arr = np.arange(start, step=step, dtype=_dtype(dtype)) if end is None else \
         np.arange(start, end, step, dtype=_dtype(dtype))
     return _make(arr, device, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(np.linspace(start, end, steps, dtype=_dtype(dtype)), device, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _make(np.eye(n, m, dtype=_dtype(dtype) or np.float64), device, requires_grad)
 
 
@@ -112,31 +117,31 @@ def _like(fn, t, dtype, device, requires_grad, *args):
                     dtype=_dtype(dtype)), dev, requires_grad)
 
 
-def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
+def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(np.zeros_like, t, dtype, device, requires_grad)
 
 
-def ones_like(t, *, dtype=None, device=None, requires_grad=False):
+def ones_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(np.ones_like, t, dtype, device, requires_grad)
 
 
-def empty_like(t, *, dtype=None, device=None, requires_grad=False):
+def empty_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(np.empty_like, t, dtype, device, requires_grad)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     arr = t._array if isinstance(t, Tensor) else np.asarray(t)
     return _make(np.full_like(arr, fill_value, dtype=_dtype(dtype)),
                  device if device is not None else getattr(t, "device", None), requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    g = generator or _rng
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    g = generator or get_rng()
     dt = _dtype(dtype) or np.dtype(np.float64)
     return _make(g.random(_shape(size)).astype(dt, copy=False), device, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    g = generator or _rng
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    g = generator or get_rng()
     dt = _dtype(dtype) or np.dtype(np.float64)
     return _make(g.standard_normal(_shape(size)).astype(dt, copy=False), device, requires_grad)

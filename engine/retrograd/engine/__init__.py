@@ -10,7 +10,18 @@ import retrograd.core as _core
 
 _core.check_abi("retrograd-engine", _BUILT_AGAINST, _core.ABI_VERSION)
 
-from retrograd.engine import _engine  # noqa: E402
+if tuple(_BUILT_AGAINST) == tuple(_core.ABI_VERSION):
+    from retrograd.engine import _engine  # noqa: E402
+else:
+    import warnings as _warnings
+
+    with _warnings.catch_warnings():
+        # Built against an older core minor, Cython finds core's classes grown
+        # and warns "size changed": they grew by appended fields (abi.pxd,
+        # rule 1), which check_abi above has just vouched for.
+        _warnings.filterwarnings("ignore", message=r"retrograd\.core\.abi\.\w+ size changed",
+                                 category=RuntimeWarning)
+        from retrograd.engine import _engine  # noqa: E402
 from retrograd.engine._engine import (  # noqa: E402,F401
     ExecInfo,
     GraphTask,
@@ -24,7 +35,7 @@ from retrograd.engine._engine import (  # noqa: E402,F401
     will_engine_execute_node,
 )
 
-__version__ = "0.1.0"
+from retrograd.engine._version import __version__  # noqa: E402,F401
 
 _engine._register()
 

@@ -46,7 +46,6 @@ from cython.operator cimport dereference as deref
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_XDECREF, Py_REFCNT
 from libc.stdint cimport uint64_t
 from libcpp.unordered_map cimport unordered_map
-from libcpp.unordered_set cimport unordered_set
 from libcpp.vector cimport vector
 
 ctypedef PyObject* PyObjPtr
@@ -55,7 +54,7 @@ cimport numpy as cnp
 from retrograd.core.abi cimport (
     Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad, rg_next_fn, rg_next_nr,
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
-    rg_anomaly_enabled, rg_sum_to, rg_cpu_device, RG_DEV_CPU,
+    rg_sum_to, rg_cpu_device, RG_DEV_CPU,
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
     rg_exchange_current_node,
     rg_op_events_active, rg_op_event_enter, rg_op_event_exit,
@@ -286,10 +285,10 @@ def _shutdown_device_threads(double timeout=1.0):
     global _shutting_down
     _shutting_down = True
     cdef int dev
-    for dev, t in list(_device_threads):
+    for dev, _t in list(_device_threads):
         if _device_queues[dev] != NULL:
             _push_shutdown(_device_queues[dev])
-    for dev, t in list(_device_threads):
+    for _dev, t in list(_device_threads):
         t.join(timeout)
 
 
@@ -556,7 +555,6 @@ cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_gra
 cdef list _call_function(GraphTask gt, Node node, list inputs, bint profiled=False):
     cdef list outputs
     cdef list inputs_copy = None
-    cdef tuple edges
     cdef bint post = False
     if node._extra is not None or type(node) is AccumulateGrad:
         inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
@@ -735,7 +733,6 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
 cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1:
     cdef ExecInfo info
     cdef list outputs
-    cdef tuple edges
     cdef Py_ssize_t i, n
     cdef Node nxt
     cdef PyObject* key
@@ -872,7 +869,6 @@ cdef str _describe_array(object arr):
 cdef int _compute_dependencies(GraphTask gt, Node root, uint64_t min_topo_nr) except -1:
     cdef vector[PyObjPtr] stack
     cdef Node fn, nxt
-    cdef tuple edges
     cdef Py_ssize_t i
     cdef int* count
     stack.push_back(<PyObject*>root)
@@ -929,7 +925,6 @@ cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulat
     cdef set seen = {root}
     cdef Node fn, child
     cdef list frame
-    cdef tuple edges
     while stack:
         frame = stack[-1]
         fn = <Node>frame[0]

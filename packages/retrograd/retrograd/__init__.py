@@ -15,6 +15,11 @@ del extend_path              # not part of the public namespace
 
 from retrograd.core import *  # noqa: E402,F401,F403
 from retrograd.core import Tensor, Device, device, OPS as _OPS  # noqa: E402,F401
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # what core's computed __all__ holds, in a form type checkers read
+    from retrograd.core.abi import *  # noqa: F403  (the ops, listed in abi.pyi)
+    from retrograd.core._creation import *  # noqa: F403
+del TYPE_CHECKING
 from retrograd.core import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
 from retrograd.core import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
 from retrograd.core.anomaly_mode import (  # noqa: E402,F401
@@ -22,13 +27,14 @@ from retrograd.core.anomaly_mode import (  # noqa: E402,F401
 )
 from retrograd import autograd  # noqa: E402,F401
 from retrograd import nn  # noqa: E402,F401
-from retrograd import linalg  # noqa: E402,F401
+from retrograd import linalg  # type: ignore[no-redef]  # noqa: E402,F401 (replaces core's)
 from retrograd import utils  # noqa: E402,F401
 
-__version__ = "0.1.0"
+from types import ModuleType as _ModuleType  # noqa: E402
+from retrograd._version import __version__  # noqa: E402,F401
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> _ModuleType:
     if name == "profiler":
         from retrograd import _optional
         return _optional.require("profiler", "retrograd-profiler")

@@ -702,7 +702,6 @@ def emit_methods(e, out):
     w = out.append
     for mname, reflected in e.methods:
         if reflected:
-            a, b = e.params[0].name, e.params[1].name
             rest = [p.default for p in e.params[2:]]
             w(f"    def {mname}(self, other):")
             w(f"        return _op_{e.name}({', '.join(['other', 'self'] + rest)})")
@@ -788,7 +787,7 @@ def emit_list_op(e, saved, out):
     w("    cdef list arrs = [None] * n")
     w("    cdef Tensor t, carrier = None")
     w("    cdef bint needs = False")
-    w(f"    for i in range(n):")
+    w("    for i in range(n):")
     w(f"        x = {tl}[i]")
     # isinstance, not `type(x) is Tensor`: a subclass element must never be
     # turned into a bare array (that would cut it off the graph silently).

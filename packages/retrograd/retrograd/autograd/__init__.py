@@ -3,7 +3,7 @@
 from retrograd.autograd import function  # noqa: F401
 from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 _FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
-from retrograd.core import (  # noqa: F401
+from retrograd.core import (  # noqa: F401,E402
     backward,
     enable_grad,
     grad,
@@ -13,8 +13,11 @@ from retrograd.core import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
-from retrograd.core.abi import Node as _Node  # noqa: F401
+from retrograd.core.abi import Node as _Node  # noqa: F401,E402
 from retrograd.autograd import graph  # noqa: F401,E402
+
+
+from types import ModuleType as _ModuleType  # noqa: E402
 
 
 def set_multithreading_enabled(mode: bool):
@@ -24,7 +27,7 @@ def set_multithreading_enabled(mode: bool):
     return _impl(mode)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> "_ModuleType":
     if name == "forward_ad":
         from retrograd import _optional
         return _optional.require("forward_ad", "retrograd-forward-ad")
@@ -48,6 +51,5 @@ from retrograd.core.anomaly_mode import (  # noqa: E402,F401
     detect_anomaly, set_detect_anomaly,
 )
 from retrograd.core import anomaly_mode  # noqa: E402,F401
-from retrograd.autograd import graph  # noqa: E402,F401
 
 __all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]

@@ -120,7 +120,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
     if mode == "all":
         grad_fns = [_grad_fn_or_grad_acc(t) for t in tensors]
         n = len(tensors)
-        state = {}       # graph task id -> [calls so far, calls expected, grads]
+        state: dict = {}       # graph task id -> [calls so far, calls expected, grads]
 
         def forget(gid):
             with lock:

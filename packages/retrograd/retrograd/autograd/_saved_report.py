@@ -96,7 +96,9 @@ def saved_tensors_report(tensor) -> SavedTensorsReport:
     ``total_bytes`` with memory shared between arrays counted once."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"saved_tensors_report(): expected a Tensor, got {type(tensor).__name__}")
-    rows, ranges, seen_ranges = [], {}, []
+    rows: list = []
+    ranges: dict = {}
+    seen_ranges: list = []
     root = tensor.grad_fn
     visited = set()
     stack = [root] if root is not None else []

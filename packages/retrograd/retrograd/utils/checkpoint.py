@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from retrograd.core import Tensor, enable_grad
+from retrograd.core import enable_grad
 from retrograd.core import _creation
 from retrograd.autograd._saved_hooks import saved_tensors_hooks
 

@@ -1,0 +1,32 @@
+# Uses core's ABI layer the way retrograd-engine does: cimports the Tensor
+# and Node classes, reads their ABI fields, calls free functions.
+from retrograd.core.abi cimport (
+    Tensor, Node, rg_wrap, rg_cpu_device, rg_grad_enabled, rg_next_fn, rg_next_nr,
+)
+
+
+def wrap(array):
+    """A new leaf Tensor around `array` (no copy), made through rg_wrap."""
+    cdef Tensor t = rg_wrap(array, rg_cpu_device())
+    return t
+
+
+def data_is(Tensor t, array):
+    return t._array is array
+
+
+def grad_enabled():
+    return rg_grad_enabled()
+
+
+def graph_of(Tensor t):
+    """(node name, [(next node name or None, input_nr), ...]) of t's grad_fn."""
+    cdef Node n = t._grad_fn
+    cdef Node nxt
+    if n is None:
+        return None
+    edges = []
+    for i in range(n._num_edges):
+        nxt = rg_next_fn(n, i)
+        edges.append((None if nxt is None else nxt.name(), rg_next_nr(n, i)))
+    return n.name(), edges

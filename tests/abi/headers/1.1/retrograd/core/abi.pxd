@@ -1,0 +1,236 @@
+# retrograd-core's ABI layer: the ONE header other distributions cimport.
+# Implemented by abi.pyx (which stitches the topic .pxi files together).
+#
+# Rules (shared/DESIGN.md, "The ABI layer"):
+# 1. Within an ABI major, free function signatures are frozen (add a `_v2`
+#    rather than change one); class fields and cdef methods are append-only.
+#    Bump RG_ABI_MINOR for every addition, RG_ABI_MAJOR for anything else.
+# 2. No other distribution subclasses a class declared here: appending a
+#    field to a base silently corrupts a foreign subclass's fields, and a new
+#    method shifts its vtable. Concrete node types live in core.
+# 3. Every consumer compares, at import and before touching any type, core's
+#    running (major, minor) with the pair it was compiled against (the
+#    constants below) and raises ImportError naming both (see
+#    retrograd.core.check_abi). Cython's own size check only warns.
+# 4. tests/abi/abi_golden.json records this layer; tests fail on a removal or
+#    a change, and on an addition without a minor bump.
+#
+# Fields are private to core unless the comment says "ABI": consumers read
+# and write only those, and only as documented.
+
+from libc.stdint cimport uint64_t, int64_t
+
+cdef enum:
+    RG_ABI_MAJOR = 1
+    RG_ABI_MINOR = 1
+
+# Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
+# are CPU arrays whose graph nodes run on their own engine worker thread.
+cdef enum:
+    RG_DEV_CPU = 0
+    RG_DEV_CUDA = 1
+
+
+cdef class VersionCounter:
+    # Shared by a tensor, its views and its detach()es; bumped by every
+    # in-place change. ABI: read `version`.
+    cdef public Py_ssize_t version
+    cdef dict _anomaly_traces           # anomaly mode: {version before an in-place op: its traceback}, or None
+
+
+cdef class Device:
+    # ABI: `type` (RG_DEV_*), `index` (-1 means the default device).
+    cdef readonly int type
+    cdef readonly int index
+    cdef int key(self)     # one small int per device; engine queue index
+
+
+cdef class Edge:
+    # (node, input_nr): where a gradient flows. ABI: both fields.
+    cdef readonly Node function
+    cdef readonly int input_nr
+
+
+cdef class InputMetadata:
+    # What the engine knows of one input of a node (one output of the forward
+    # op): the shape, dtype and device of the gradient it must receive.
+    cdef readonly tuple shape
+    cdef readonly object dtype
+    cdef readonly Device device
+    cdef readonly bint is_cupy
+
+
+cdef class Tensor:
+    # Invariant: `_array` is a numpy.ndarray or cupy.ndarray, never a copy
+    # of the user's array. A leaf has `_grad_fn is None`.
+    cdef readonly object _array         # ABI: the data
+    cdef Device _device                 # ABI
+    cdef bint _requires_grad            # leaves only; a non-leaf requires grad iff it has a grad_fn
+    cdef Node _grad_fn                  # ABI
+    cdef int _output_nr                 # ABI: which output of _grad_fn this is
+    cdef object _grad                   # Tensor or None
+    cdef VersionCounter _version_counter
+    cdef object _grad_accumulator       # weakref to this leaf's AccumulateGrad
+    cdef Edge _edge_cache               # gradient edge of a non-leaf, built on first use
+    cdef list _hooks                    # tensor hooks registered before a grad_fn exists (leaves)
+    cdef list _post_acc_hooks           # post-accumulate-grad hooks (leaves)
+    cdef bint _retains_grad
+    cdef Tensor _base                   # the tensor this is a view of, or None
+    cdef object _fw_grads               # forward-grad slot storage (forward_ad)
+    cdef bint _is_inference
+    cdef object _name                   # debugging name (Node errors), or None
+    cdef object __weakref__
+    cdef Py_ssize_t _view_version       # views: the version when their grad_fn was last derived from the base
+
+    cdef Edge gradient_edge(self)
+    cdef Node grad_accumulator(self)
+    cdef bint needs_grad(self)
+    cdef _set_requires_grad(self, bint value)
+
+
+cdef class NodeExtras:
+    # What few nodes have, kept out of Node so that the common node stays
+    # small (a graph may hold millions) and the engine checks one field.
+    cdef list pre_hooks                 # node pre-hooks: (handle_id, fn(grad_outputs))
+    cdef list post_hooks                # node post-hooks: (handle_id, fn(grad_inputs, grad_outputs))
+    cdef list tensor_pre_hooks          # (handle_id, input_nr, fn(grad))
+    cdef dict retains_grad_hooks        # input_nr -> fn(grad)
+    cdef dict metadata
+    cdef object anomaly_trace           # forward traceback (anomaly mode), or None
+    cdef tuple more_metadata            # InputMetadata of node inputs 1.., or None
+    cdef tuple more_edges               # flat (fn, nr) pairs of next edges 2.., or None
+
+
+cdef class Node:
+    # Invariant: a node's apply never runs concurrently with itself inside one
+    # graph task; AccumulateGrad also locks across graph tasks.
+    #
+    # Next edges: edge i, (rg_next_fn(n, i), rg_next_nr(n, i)), receives the
+    # gradient for the forward op's i-th input (fn None where that input needs
+    # no gradient). Edges 0 and 1 are stored inline (`_fn0/_nr0`,
+    # `_fn1/_nr1`), edges 2.. as flat pairs in `_extra.more_edges`: nearly
+    # every op has one or two inputs, and a graph may hold millions of nodes,
+    # so a tuple (or Edge objects) per node would cost an allocation and ~60
+    # bytes. For the same reason input 0's metadata is one shared, immutable
+    # InputMetadata (`_meta0`; equal metadata is interned), and the rest of
+    # the inputs' is in `_extra.more_metadata`; see Node.metadata_of().
+    cdef Node _fn0                      # ABI (read through rg_next_fn)
+    cdef Node _fn1                      # ABI
+    cdef InputMetadata _meta0           # ABI: input 0's metadata, or None (no inputs)
+    cdef NodeExtras _extra              # hooks, metadata dict, anomaly trace, edges and metadata past the first; or None
+    cdef uint64_t seq_nr                # ABI
+    cdef uint64_t topo_nr               # ABI: greater than every child's
+    cdef int _num_edges                 # ABI: number of next edges
+    cdef int _num_inputs                # ABI: number of node inputs
+    cdef unsigned short _nr0            # ABI (read through rg_next_nr)
+    cdef unsigned short _nr1            # ABI
+    cdef char _released                 # saved variables were freed
+    cdef object __weakref__
+
+    # ABI: run the node. `grads` holds one gradient per node input: an
+    # ndarray (plain backward) or a Tensor (create_graph), or None. Returns
+    # one gradient (or None) per next edge.
+    cdef list apply(self, list grads, bint create_graph)
+    cdef void release_variables(self)
+    cdef void set_next_edges(self, tuple edges)   # flat (fn, nr) pairs; also sets topo_nr
+    cdef int add_input_metadata(self, object array, Device device) except -1
+    cdef InputMetadata metadata_of(self, int i)
+    cdef NodeExtras extras(self)        # created on first use
+    cdef list tensor_pre_hooks(self)    # list of (handle_id, input_nr, fn), or None
+    cpdef str name(self)
+
+
+cdef inline Node rg_next_fn(Node n, int i):
+    # The node edge i of `n` leads to (None: no gradient flows there).
+    if i == 0:
+        return n._fn0
+    if i == 1:
+        return n._fn1
+    return <Node>n._extra.more_edges[2 * (i - 2)]
+
+
+cdef inline int rg_next_nr(Node n, int i):
+    if i == 0:
+        return n._nr0
+    if i == 1:
+        return n._nr1
+    return <int>n._extra.more_edges[2 * (i - 2) + 1]
+
+
+cdef class AccumulateGrad(Node):
+    # The node behind a leaf: accumulates into `variable.grad`. ABI: read
+    # `variable` (the leaf; strong reference, the leaf holds this weakly).
+    cdef readonly Tensor variable
+    cdef object _lock
+
+
+cdef class SavedVariable:
+    # A tensor saved for backward: its data and version at save time. An
+    # output is saved without its grad_fn (no reference cycle); unpack()
+    # rebuilds it from the node that owns it.
+    cdef object _data
+    cdef VersionCounter _version_counter
+    cdef Py_ssize_t _saved_version
+    cdef Tensor _leaf                   # leaves: the tensor itself
+    cdef Node _grad_fn                  # inputs that are non-leaves
+    cdef int _output_nr
+    cdef bint _is_output
+    cdef bint _requires_grad
+    cdef Device _device
+    cdef bint _was_defined
+    cdef object _packed                 # saved-tensor hooks' packed value
+    cdef object _unpack_hook
+    cdef object unpack(self, Node owner, bint as_tensor)
+    cdef void reset(self)
+
+
+# ---------------------------------------------------------------------------
+# Slots: how optional distributions plug into core without core importing
+# them. Each is a C global in core; an empty slot costs one branch.
+
+# engine slot: run a backward. roots: tuple of Edge; grads: tuple (one per
+# root, arrays or Tensors); inputs: tuple of Edge whose gradients to capture
+# (autograd.grad) or to restrict accumulation to (backward(inputs=)).
+# Returns the captured gradients (a list) or None.
+ctypedef object (*rg_engine_execute_fn)(tuple roots, tuple grads, bint keep_graph,
+                                        bint create_graph, tuple inputs,
+                                        bint accumulate_grad) except *
+
+# forward-grad slot (forward_ad): called after an op's forward when a dual
+# level is active, with the op name, its tensor inputs and its outputs.
+ctypedef int (*rg_forward_grad_fn)(str op, tuple inputs, tuple outputs,
+                                   object attrs) except -1
+
+# op-event slot (profiler): enter returns a token handed back to exit.
+ctypedef object (*rg_op_enter_fn)(str name, uint64_t sequence_nr, tuple inputs) except *
+ctypedef int (*rg_op_exit_fn)(object token) except -1
+
+cdef int rg_register_engine(rg_engine_execute_fn fn) except -1
+cdef int rg_register_forward_grad(rg_forward_grad_fn fn) except -1
+cdef int rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except -1
+
+
+# ---------------------------------------------------------------------------
+# Free functions (frozen signatures within an ABI major).
+
+cdef Tensor rg_wrap(object array, Device device)            # a new leaf, no copy
+cdef Tensor rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int output_nr)
+cdef bint rg_grad_enabled() noexcept nogil
+cdef void rg_set_grad_enabled(bint enabled) noexcept nogil
+cdef uint64_t rg_next_sequence_nr() noexcept nogil
+cdef bint rg_anomaly_enabled() noexcept nogil
+cdef Device rg_cpu_device()
+cdef int rg_num_virtual_cpu_devices() noexcept
+cdef object rg_zeros_like_metadata(InputMetadata meta)
+cdef object rg_sum_to(object array, tuple shape)
+
+# Anomaly mode (thread-local): the calling thread's state as RG_ANOMALY_*
+# bits (0 when off), which the engine records per graph task and sets on the
+# device workers that run its nodes.
+cdef enum:
+    RG_ANOMALY_ENABLED = 1
+    RG_ANOMALY_CHECK_NAN = 2
+    RG_ANOMALY_CHECK_INF = 4
+
+cdef int rg_anomaly_flags() noexcept nogil
+cdef void rg_set_anomaly_flags(int flags) noexcept nogil

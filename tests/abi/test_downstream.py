@@ -1,0 +1,98 @@
+"""A downstream project compiled with meson against the installed core's
+.pxd files (tests/abi/downstream): it cimports Tensor and Node, calls free
+functions, and runs; built for another ABI major, core's check refuses it
+with both versions named (abi.pxd, rule 3)."""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import retrograd.core as core
+
+HERE = pathlib.Path(__file__).resolve().parent
+TOOLS = ("meson", "ninja", "cython")
+_missing = [t for t in TOOLS if shutil.which(t, path=os.path.dirname(sys.executable) + os.pathsep
+                                             + os.environ.get("PATH", "")) is None]
+pytestmark = pytest.mark.skipif(bool(_missing), reason=f"needs the build tools {', '.join(_missing)} "
+                                "(`nox -s abi` installs them)")
+
+
+def _env():
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _build(tmp_path, core_include=None):
+    build = tmp_path / "build"
+    args = ["meson", "setup", str(build), str(HERE / "downstream"), f"-Dpython={sys.executable}"]
+    if core_include:
+        args.append(f"-Dcore_include={core_include}")
+    for cmd in (args, ["meson", "compile", "-C", str(build)]):
+        res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=600)
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return build
+
+
+def _run(build, code):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, env={**_env(), "PYTHONPATH": str(build)}, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return _build(tmp_path_factory.mktemp("downstream"))
+
+
+def test_downstream_project_runs(built):
+    res = _run(built, """
+        import numpy as np
+        import retrograd.core as core
+        import rg_downstream_abi
+        core.check_abi("rg-downstream", rg_downstream_abi.BUILT_AGAINST)
+        import rg_downstream as ds
+
+        a = np.array([1.0, 2.0, 3.0])
+        t = ds.wrap(a)
+        assert isinstance(t, core.Tensor) and t.is_leaf and ds.data_is(t, a)
+        assert ds.grad_enabled() is True
+        with core.no_grad():
+            assert ds.grad_enabled() is False
+        x = core.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        print(ds.graph_of(y), ds.graph_of(x))
+        print(rg_downstream_abi.BUILT_AGAINST == core.ABI_VERSION)
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:2] == ["('SumBackward0', [('MulBackward0', 0)]) None", "True"]
+
+
+def test_downstream_for_another_major_is_refused(tmp_path):
+    """The headers of a hypothetical next major: built against them, the
+    project's import check names both versions and what to do."""
+    include = tmp_path / "include"
+    shutil.copytree(core.get_include(), include,
+                    ignore=shutil.ignore_patterns("*.py", "*.so", "*.pyx", "*.pxi", "*.yaml", "_*"))
+    pxd = include / "retrograd" / "core" / "abi.pxd"
+    major, minor = core.ABI_VERSION
+    pxd.write_text(re.sub(r"RG_ABI_MAJOR = \d+", f"RG_ABI_MAJOR = {major + 1}", pxd.read_text()))
+    for marker in (include / "retrograd" / "__init__.pxd", include / "retrograd" / "core" / "__init__.pxd"):
+        marker.touch()
+    build = _build(tmp_path, include)
+    res = _run(build, """
+        import retrograd.core as core
+        import rg_downstream_abi
+        try:
+            core.check_abi("rg-downstream", rg_downstream_abi.BUILT_AGAINST)
+        except ImportError as exc:
+            print(exc)
+    """)
+    assert res.returncode == 0, res.stderr
+    msg = res.stdout
+    assert f"ABI {major + 1}.{minor}" in msg and f"ABI {major}.{minor}" in msg, msg
+    assert "rg-downstream" in msg and ("rebuild" in msg or "Install" in msg), msg
