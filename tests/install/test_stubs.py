@@ -15,7 +15,11 @@ import gen_stubs  # noqa: E402
 
 sys.path.pop(0)
 DIST_OF = {"retrograd.core.abi": "retrograd-core", "retrograd.engine._engine": "retrograd-engine",
-           "retrograd.engine._abi_check": "retrograd-engine"}
+           "retrograd.engine._abi_check": "retrograd-engine",
+           "retrograd.forward_ad._dual": "retrograd-forward-ad",
+           "retrograd.forward_ad._abi_check": "retrograd-forward-ad",
+           "retrograd.profiler._collector": "retrograd-profiler",
+           "retrograd.profiler._abi_check": "retrograd-profiler"}
 
 
 def _require(mod_name):

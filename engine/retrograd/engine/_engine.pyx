@@ -56,9 +56,9 @@ from retrograd.core.abi cimport (
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_sum_to, rg_cpu_device, RG_DEV_CPU,
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
-    rg_exchange_current_node,
-    rg_op_events_active, rg_op_event_enter, rg_op_event_exit,
 )
+
+include "_abi_newer.pxi"          # core ABI >= 1.2 entries, looked up at import
 
 import sys as _sys
 import threading as _threading
@@ -721,7 +721,7 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     # and its gradients are summed into the next nodes' buffers (torch's
     # NodeGuard): nodes created meanwhile (create_graph) record it as parent.
     cdef void* prev_node
-    if gt.anomaly_flags:
+    if gt.anomaly_flags and rg_exchange_current_node != NULL:
         prev_node = rg_exchange_current_node(<void*>node)
         try:
             return _evaluate_function_impl(gt, node, inputs)

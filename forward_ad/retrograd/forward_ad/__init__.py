@@ -25,7 +25,7 @@ from retrograd.forward_ad._dual import (  # noqa: E402
     unpack_dual,
 )
 
-__version__ = "0.1.0"
+from retrograd.forward_ad._version import __version__  # noqa: E402,F401
 
 UnpackedDualTensor = _namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "What unpack_dual returns: the primal and its tangent (None if it has none)."

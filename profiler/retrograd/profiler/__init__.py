@@ -26,7 +26,7 @@ from retrograd.profiler._events import (  # noqa: E402
     FunctionEventAvg,
 )
 
-__version__ = "0.1.0"
+from retrograd.profiler._version import __version__  # noqa: E402,F401
 
 __all__ = ["profile", "record_function", "schedule", "ProfilerActivity", "ProfilerAction",
            "supported_activities", "tensorboard_trace_handler", "EventList", "FunctionEvent",
