@@ -295,3 +295,26 @@ HAND_WRITTEN = {
 @pytest.mark.parametrize("label", sorted(HAND_WRITTEN))
 def test_every_hand_written_path_is_reported(label):
     _assert_every_node_has_its_op(HAND_WRITTEN[label], label)
+
+
+def test_composite_ops_report_an_event_around_their_children():
+    # torch shows aten::linear around the ops it runs; so does retrograd
+    import retrograd.nn.functional as F
+    x = rg.randn(3, 4, requires_grad=True)
+    w = rg.randn(5, 4, requires_grad=True)
+    b = rg.randn(5, requires_grad=True)
+    with rg.profiler.profile() as prof:
+        y = F.linear(x, w, b)
+        rg.einsum("ij,kj->ik", x, w)
+        rg.linalg.vector_norm(x)
+    evs = prof.events()
+    names = [e.name for e in evs]
+    for want in ("aten::linear", "aten::einsum", "aten::linalg_vector_norm"):
+        assert names.count(want) == 1, (want, names)
+    lin = next(e for e in evs if e.name == "aten::linear")
+    kids = [e for e in evs if e.name != "aten::linear"
+            and lin.time_range.start <= e.time_range.start and e.time_range.end <= lin.time_range.end]
+    assert kids, "linear's primitives run inside its event"
+    assert F.linear.__name__ == "linear" and "bias" in str(__import__("inspect").signature(F.linear))
+    np.testing.assert_allclose(np.asarray(y.detach()), np.asarray(x.detach()) @ np.asarray(w.detach()).T
+                               + np.asarray(b.detach()))

@@ -13,6 +13,7 @@ of their own; their gradients come from the entries they call).
 """
 from __future__ import annotations
 
+from retrograd.core.abi import composite_op
 import builtins
 import string
 from collections import namedtuple
@@ -78,12 +79,14 @@ def _extreme(name, input, dim, keepdim, other):
     return getattr(return_types, name)(values, indices)
 
 
+@composite_op('max')
 def max(input, dim=None, keepdim=False, *, other=None):
     """torch.max: ``max(x)`` is a 0-d tensor; ``max(x, dim, keepdim=False)``
     a named tuple ``(values, indices)``; ``max(a, b)`` the elementwise maximum."""
     return _extreme("max", input, dim, keepdim, other)
 
 
+@composite_op('min')
 def min(input, dim=None, keepdim=False, *, other=None):
     """torch.min: see max."""
     return _extreme("min", input, dim, keepdim, other)
@@ -201,6 +204,7 @@ def _sublist_equation(args):
     return eq, tuple(ops)
 
 
+@composite_op('einsum')
 def einsum(equation, *operands):
     """torch.einsum(equation, *operands) (or a single list of operands, or
     torch's sublist form einsum(op0, [0, 1], op1, [1, 2], [0, 2])).
@@ -235,6 +239,7 @@ def einsum(equation, *operands):
     return acc
 
 
+@composite_op('tensordot')
 def tensordot(a, b, dims=2, out=None):
     """torch.tensordot: contract a's last `dims` dims with b's first, or the
     dims listed in ``dims=([a dims], [b dims])``."""

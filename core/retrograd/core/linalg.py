@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from retrograd.core import abi as _abi
-from retrograd.core.abi import LinAlgError, Tensor
+from retrograd.core.abi import LinAlgError, Tensor, composite_op
 from retrograd.core._composites_reductions_linalg import return_types
 
 __all__ = ["inv", "solve", "det", "slogdet", "norm", "vector_norm", "matrix_norm", "cholesky",
@@ -21,16 +21,19 @@ def _tensor(x):
     return x if isinstance(x, Tensor) else _abi._wrap(np.asarray(x))
 
 
+@composite_op('linalg_inv')
 def inv(A, *, out=None):
     """The inverse of each square matrix of ``A`` (..., n, n)."""
     return _abi._linalg_inv_op(_tensor(A))
 
 
+@composite_op('linalg_det')
 def det(A, *, out=None):
     """The determinant of each square matrix of ``A``."""
     return _abi._linalg_det_op(_tensor(A))
 
 
+@composite_op('linalg_slogdet')
 def slogdet(A, *, out=None):
     """``(sign, logabsdet)`` of each square matrix of ``A``; ``sign`` has no gradient."""
     A = _tensor(A)
@@ -39,6 +42,7 @@ def slogdet(A, *, out=None):
     return return_types.slogdet(_abi._wrap(np.asarray(sign), device=A.device), logabsdet)
 
 
+@composite_op('linalg_solve')
 def solve(A, B, *, left=True, out=None):
     """X with ``A @ X = B`` (``X @ A = B`` with left=False). B is a (batch of)
     vector(s) when it is 1-D or has A's batch shape plus one dim, as torch."""
@@ -50,6 +54,7 @@ def solve(A, B, *, left=True, out=None):
     return _abi.transpose(_abi._linalg_solve_op(_abi.transpose(A, -2, -1), _abi.transpose(B, -2, -1)), -2, -1)
 
 
+@composite_op('linalg_cholesky')
 def cholesky(A, *, upper=False, out=None):
     """The lower Cholesky factor L (``A = L @ L.mH``) of each symmetric positive
     definite matrix of ``A``; upper=True gives ``L.mH``. Only A's lower
@@ -58,12 +63,14 @@ def cholesky(A, *, upper=False, out=None):
     return _abi.transpose(L, -2, -1) if upper else L
 
 
+@composite_op('linalg_svdvals')
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix of ``A`` (..., m, n), descending;
     the gradient is ``U diag(g) Vh``, as torch's."""
     return _abi._linalg_svdvals_op(_tensor(A))
 
 
+@composite_op('linalg_svd')
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``(U, S, Vh)`` with ``A = U @ diag(S) @ Vh``. Only the reduced SVD
     (full_matrices=False) is differentiable here: full_matrices=True raises.
@@ -77,6 +84,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
                             _abi._linalg_svd_vh_op(A))
 
 
+@composite_op('linalg_vector_norm')
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.vector_norm: the ord-norm over ``dim`` (all dims when None)."""
     if isinstance(ord, str):
@@ -84,6 +92,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _abi.norm(_tensor(x), ord, dim, keepdim, dtype=dtype)
 
 
+@composite_op('linalg_matrix_norm')
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """torch.linalg.matrix_norm for ord 'fro', 'nuc', 1, -1, 2, -2, inf, -inf
     over the two dims ``dim`` ('nuc', 2, -2 through the singular values)."""
@@ -122,6 +131,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return out
 
 
+@composite_op('linalg_norm')
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     """torch.linalg.norm: a vector norm when ``dim`` is an int or A is 1-D, a
     matrix norm when ``dim`` is a 2-tuple or A is 2-D with an ord given; with

@@ -7,6 +7,7 @@ table ops (so their gradients, and higher-order ones, come from the table).
 """
 from __future__ import annotations
 
+from retrograd.core.abi import composite_op
 import warnings
 
 import numpy as np
@@ -64,6 +65,7 @@ def _reduce(loss, reduction):
 
 # --- linear and convolution ------------------------------------------------------
 
+@composite_op('linear')
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias, weight of shape (out_features, in_features)."""
     w = _t(weight)
@@ -137,6 +139,7 @@ def _check_positive(stride, dilation):
         raise RuntimeError("dilation should be greater than zero")
 
 
+@composite_op('conv2d')
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input
     with weight (out_channels, in_channels / groups, kH, kW)."""
@@ -160,6 +163,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out
 
 
+@composite_op('conv1d')
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution of (N, C, L) or (C, L) input: a conv2d of height 1."""
     x, w = _t(input), _t(weight)
@@ -284,6 +288,7 @@ def _nll_parts(x, t, weight, ignore_index):
     return picked, wv, ~keep, batch, C
 
 
+@composite_op('nll_loss')
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log-likelihood of class indices; 'mean' is the weighted mean
@@ -301,6 +306,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return _c.div(total, wv.sum())
 
 
+@composite_op('cross_entropy')
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim (1, or 0 for unbatched input), then the
@@ -363,6 +369,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _c.div(total, x.numel() // C if x.numel() else float("nan"))
 
 
+@composite_op('mse_loss')
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
     if np.shape(_arr(input)) != np.shape(_arr(target)):
@@ -373,6 +380,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce(_c.mul(d, d), reduction)
 
 
+@composite_op('binary_cross_entropy_with_logits')
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """(1 - y) * x - (1 + (pos_weight - 1) * y) * logsigmoid(x): stable for any
@@ -395,6 +403,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 # --- regularization, normalization, embedding -----------------------------------------
 
+@composite_op('dropout')
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p (retrograd's generator:
     rg.manual_seed) and scale the rest by 1 / (1 - p)."""
@@ -415,6 +424,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _c.mul(x, mask)
 
 
+@composite_op('layer_norm')
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims
     (biased variance), then * weight + bias."""
@@ -436,6 +446,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y
 
 
+@composite_op('embedding')
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """weight[input]; repeated indices accumulate their gradients, and the
