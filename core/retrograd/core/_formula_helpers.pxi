@@ -967,6 +967,9 @@ cdef object _a_softplus_backward(object grad, object x, object y, object beta, o
     # log1p(exp(x*beta)), so sigmoid(x*beta) = 1 - exp(-y*beta) =
     # -expm1(-y*beta), exact for small y too (3 ufunc calls, not sigmoid's 7).
     # create_graph keeps the formula in x (differentiable in x alone).
+    r = _loop_softplus_backward(grad, x, y, beta, threshold)    # the same, one pass
+    if r is not None:
+        return r
     xb = x if beta == 1 else x * beta
     yb = y if beta == 1 else y * beta
     gz = np.negative(np.multiply(grad, np.expm1(np.negative(yb))))
@@ -1040,6 +1043,9 @@ cdef object _a_max_min_backward(object grad, object a, object b, bint is_max, in
     # once, and the ties halved in place rather than by a second where.
     if which == 1:
         a, b = b, a
+    r = _loop_max_min_backward(grad, a, b, is_max)     # the same, one pass
+    if r is not None:
+        return r
     r = np.where(np.less(a, b) if is_max else np.greater(a, b), 0.0, grad)
     np.multiply(grad, 0.5, out=r, where=np.equal(a, b))
     return r

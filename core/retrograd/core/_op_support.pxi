@@ -1604,6 +1604,9 @@ cdef object k_softplus(object a, object beta, object threshold):
     # (the minimum keeps exp from overflowing where the other branch is taken)
     # log1p(exp(xb)) is computed as logaddexp(0, xb), which never overflows
     # (one ufunc call instead of minimum, exp and log1p).
+    r = _loop_softplus(a, beta, threshold)      # the same values in one pass
+    if r is not None:
+        return r
     xb = a if beta == 1 else a * beta
     y = np.logaddexp(0, xb)
     if beta != 1:
