@@ -177,3 +177,18 @@ def test_softplus_inputs_the_loop_does_not_take(case):
     (tx,) = torch.autograd.grad(yt, [xt], torch.tensor(g0))
     np.testing.assert_allclose(np.asarray(y), yt.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gx), tx.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("with_zero", [False, True])
+def test_pow_tensor_exponent_gradient_with_and_without_zero_exponents(with_zero):
+    # the where for zero exponents is skipped when there is none
+    a0 = np.array([0.0, 0.5, 2.0, 3.0, 0.0, 1.5])
+    p0 = np.array([0.7, 1.0, -1.3, 2.0, 1.5, 0.0 if with_zero else 0.25])
+    if with_zero:
+        p0[0] = 0.0
+    a = rg.tensor(a0, requires_grad=True)
+    (ga,) = rg.autograd.grad(rg.pow(a, rg.tensor(p0)), [a], rg.tensor(np.ones(6)))
+    at = torch.tensor(a0, requires_grad=True)
+    (ta,) = torch.autograd.grad(torch.pow(at, torch.tensor(p0)), [at], torch.ones(6, dtype=torch.float64))
+    np.testing.assert_allclose(np.asarray(ga), ta.numpy(), rtol=1e-14)
+    assert np.asarray(ga).dtype == np.float64

@@ -18,6 +18,9 @@
 from libc.math cimport exp as _c_exp, expf as _c_expf, expm1 as _c_expm1, expm1f as _c_expm1f
 from libc.math cimport log1p as _c_log1p, log1pf as _c_log1pf
 
+cdef extern from "numpy/arrayobject.h":
+    _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
+
 ctypedef fused _real:
     float
     double

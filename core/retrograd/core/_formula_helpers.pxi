@@ -186,7 +186,11 @@ def pow_backward_self(ns, grad, self, exponent):
                                                            np.shape(ns.data(self))))
         return grad * (exponent * self ** (exponent - 1))
     if ns is A:                     # (the same, without the namespace's Python calls)
-        return np.where(np.equal(exponent, 0), 0.0, grad * (exponent * self ** (exponent - 1)))
+        r = grad * (exponent * self ** (exponent - 1))
+        zero = np.equal(exponent, 0)
+        if type(r) is ndarray and type(zero) is ndarray and not _rg_count_nonzero(zero):
+            return r                # no zero exponent: the where would copy r
+        return np.where(zero, 0.0, r)
     zero = ns.mask(ns.data(exponent) == 0)
     return ns.where(zero, 0.0, grad * (exponent * self ** (exponent - 1)))
 

@@ -990,6 +990,10 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         r = r[None]
         g = g[None] if g.ndim == 3 else g
     g = np.broadcast_to(g, r.shape)
+    gx = _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo,  # the same, one pass
+                                         np.shape(x)[-2], np.shape(x)[-1])
+    if gx is not None:
+        return gx if np.ndim(x) == 4 else gx[0]
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
                        and pd[0] == 0 and pd[1] == 0
                        and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
