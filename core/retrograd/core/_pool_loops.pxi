@@ -6,8 +6,9 @@
 # maximum; this loop finds it in one scan.
 #
 # Same rule as k_max_pool2d_backward_fast: the gradient goes to the first
-# window position in scan order holding the maximum (for a NaN maximum, the
-# first NaN), as torch; every other position gets exactly 0.
+# window position in scan order holding the maximum, as torch (for a NaN
+# maximum the first NaN, where torch's CPU kernel takes the last); every
+# other position gets exactly 0.
 # Only for C-contiguous float32/float64 arrays of one dtype (returns None
 # otherwise: the caller falls back). Included after _elementwise_loops.pxi.
 
@@ -15,7 +16,8 @@ cdef void _max_pool_tiled_grad_loop(_real* x, _real* r, _real* g, _real* gx, Py_
                                     Py_ssize_t Ho, Py_ssize_t Wo, Py_ssize_t kh,
                                     Py_ssize_t kw) noexcept nogil:
     # gx is zero on entry; x and gx are (planes, Ho*kh, Wo*kw), r and g
-    # (planes, Ho, Wo)
+    # (planes, Ho, Wo). The scan stops at the first hit: after a relu most
+    # windows of zeros hit at their first position.
     cdef Py_ssize_t W = Wo * kw, p, ho, wo, i, j, k, base
     cdef _real m
     cdef bint nan
@@ -37,6 +39,45 @@ cdef void _max_pool_tiled_grad_loop(_real* x, _real* r, _real* g, _real* gx, Py_
                 k += 1
 
 
+cdef void _max_pool_2x2_grad_loop(_real* x, _real* r, _real* g, _real* gx, Py_ssize_t rows,
+                                  Py_ssize_t Wo) noexcept nogil:
+    # The 2x2 case without branches on the data (the position of a window's
+    # maximum is random: a branch on it mispredicts), so the compiler can
+    # vectorize it. rows = planes * Ho output rows; every gx element written.
+    cdef Py_ssize_t W = 2 * Wo, q, wo
+    cdef _real* x0
+    cdef _real* x1
+    cdef _real* y0
+    cdef _real* y1
+    cdef _real* rr
+    cdef _real* gg
+    cdef _real m, a, b, c, d, gk
+    cdef int nan, ha, hb, hc, hd
+    for q in range(rows):
+        x0 = x + q * 2 * W
+        x1 = x0 + W
+        y0 = gx + q * 2 * W
+        y1 = y0 + W
+        rr = r + q * Wo
+        gg = g + q * Wo
+        for wo in range(Wo):
+            m = rr[wo]
+            gk = gg[wo]
+            a = x0[2 * wo]
+            b = x0[2 * wo + 1]
+            c = x1[2 * wo]
+            d = x1[2 * wo + 1]
+            nan = m != m
+            ha = (a == m) | (nan & (a != a))
+            hb = ((b == m) | (nan & (b != b))) & (1 - ha)
+            hc = ((c == m) | (nan & (c != c))) & (1 - ha) & (1 - hb)
+            hd = ((d == m) | (nan & (d != d))) & (1 - ha) & (1 - hb) & (1 - hc)
+            y0[2 * wo] = gk if ha else 0
+            y0[2 * wo + 1] = gk if hb else 0
+            y1[2 * wo] = gk if hc else 0
+            y1[2 * wo + 1] = gk if hd else 0
+
+
 cdef object _loop_max_pool2d_backward_tiled(object g, object x4, object r, tuple ks, tuple st,
                                             tuple pd, tuple dl, Py_ssize_t Ho, Py_ssize_t Wo,
                                             Py_ssize_t H, Py_ssize_t W):
@@ -56,8 +97,24 @@ cdef object _loop_max_pool2d_backward_tiled(object g, object x4, object r, tuple
     if (dr[0] != dx[0] or dr[1] != dx[1] or dr[2] != Ho or dr[3] != Wo
             or dx[2] != Ho * kh or dx[3] != Wo * kw or dx[2] != H or dx[3] != W):
         return None
-    cdef _cnp.ndarray gx = <_cnp.ndarray>_cnp.PyArray_ZEROS(4, dx, t, 0)
     cdef Py_ssize_t planes = dx[0] * dx[1]
+    cdef _cnp.ndarray gx
+    if kh == 2 and kw == 2:
+        gx = <_cnp.ndarray>_cnp.PyArray_EMPTY(4, dx, t, 0)
+        if t == _cnp.NPY_DOUBLE:
+            with nogil:
+                _max_pool_2x2_grad_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>x4),
+                                        <double*>_cnp.PyArray_DATA(<_cnp.ndarray>r),
+                                        <double*>_cnp.PyArray_DATA(<_cnp.ndarray>g),
+                                        <double*>_cnp.PyArray_DATA(gx), planes * Ho, Wo)
+        else:
+            with nogil:
+                _max_pool_2x2_grad_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>x4),
+                                        <float*>_cnp.PyArray_DATA(<_cnp.ndarray>r),
+                                        <float*>_cnp.PyArray_DATA(<_cnp.ndarray>g),
+                                        <float*>_cnp.PyArray_DATA(gx), planes * Ho, Wo)
+        return gx
+    gx = <_cnp.ndarray>_cnp.PyArray_ZEROS(4, dx, t, 0)
     if t == _cnp.NPY_DOUBLE:
         with nogil:
             _max_pool_tiled_grad_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>x4),
