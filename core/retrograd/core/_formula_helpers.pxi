@@ -186,7 +186,11 @@ def pow_backward_self(ns, grad, self, exponent):
                                                            np.shape(ns.data(self))))
         return grad * (exponent * self ** (exponent - 1))
     if ns is A:                     # (the same, without the namespace's Python calls)
-        return np.where(np.equal(exponent, 0), 0.0, grad * (exponent * self ** (exponent - 1)))
+        r = grad * (exponent * self ** (exponent - 1))
+        zero = np.equal(exponent, 0)
+        if type(r) is ndarray and type(zero) is ndarray and not _rg_count_nonzero(zero):
+            return r                # no zero exponent: the where would copy r
+        return np.where(zero, 0.0, r)
     zero = ns.mask(ns.data(exponent) == 0)
     return ns.where(zero, 0.0, grad * (exponent * self ** (exponent - 1)))
 
@@ -967,6 +971,9 @@ cdef object _a_softplus_backward(object grad, object x, object y, object beta, o
     # log1p(exp(x*beta)), so sigmoid(x*beta) = 1 - exp(-y*beta) =
     # -expm1(-y*beta), exact for small y too (3 ufunc calls, not sigmoid's 7).
     # create_graph keeps the formula in x (differentiable in x alone).
+    r = _loop_softplus_backward(grad, x, y, beta, threshold)    # the same, one pass
+    if r is not None:
+        return r
     xb = x if beta == 1 else x * beta
     yb = y if beta == 1 else y * beta
     gz = np.negative(np.multiply(grad, np.expm1(np.negative(yb))))
@@ -1040,6 +1047,9 @@ cdef object _a_max_min_backward(object grad, object a, object b, bint is_max, in
     # once, and the ties halved in place rather than by a second where.
     if which == 1:
         a, b = b, a
+    r = _loop_max_min_backward(grad, a, b, is_max)     # the same, one pass
+    if r is not None:
+        return r
     r = np.where(np.less(a, b) if is_max else np.greater(a, b), 0.0, grad)
     np.multiply(grad, 0.5, out=r, where=np.equal(a, b))
     return r

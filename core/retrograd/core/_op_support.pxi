@@ -990,6 +990,10 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         r = r[None]
         g = g[None] if g.ndim == 3 else g
     g = np.broadcast_to(g, r.shape)
+    gx = _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo,  # the same, one pass
+                                         np.shape(x)[-2], np.shape(x)[-1])
+    if gx is not None:
+        return gx if np.ndim(x) == 4 else gx[0]
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
                        and pd[0] == 0 and pd[1] == 0
                        and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
@@ -1604,6 +1608,9 @@ cdef object k_softplus(object a, object beta, object threshold):
     # (the minimum keeps exp from overflowing where the other branch is taken)
     # log1p(exp(xb)) is computed as logaddexp(0, xb), which never overflows
     # (one ufunc call instead of minimum, exp and log1p).
+    r = _loop_softplus(a, beta, threshold)      # the same values in one pass
+    if r is not None:
+        return r
     xb = a if beta == 1 else a * beta
     y = np.logaddexp(0, xb)
     if beta != 1:

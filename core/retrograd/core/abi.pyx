@@ -34,6 +34,8 @@ include "_saved_hooks.pxi"
 include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
 include "_conv_kernels.pxi"
+include "_elementwise_loops.pxi"   # one-pass loops for multi-ufunc formulas
+include "_pool_loops.pxi"
 include "_op_support.pxi"
 include "_inplace.pxi"
 include "_copy_slices.pxi"

@@ -1,0 +1,206 @@
+# One-pass C loops for elementwise kernels and backward formulas whose NumPy
+# form takes several ufunc calls (issue 3, per-op overhead): maximum/minimum's
+# backward and softplus forward and backward.
+#
+# On (16,) arrays a ufunc call costs ~0.5 us of dispatch, a loop over them a
+# few ns: a formula of 4-6 ufunc calls is then several times the op's own
+# bookkeeping. Each loop here computes exactly what its ufunc formula in
+# _op_support.pxi / _formula_helpers.pxi computes (same operations, same
+# order, same dtype), and runs only where that is easy to guarantee: NumPy
+# arrays (never CuPy), one float dtype (float32 or float64), one shape, C
+# order. Everything else (broadcasting, mixed dtypes, views) returns None and
+# the caller falls back to its ufunc formula.
+#
+# Included before _op_support.pxi. Must never change a result the ufunc
+# formula would give (ties, NaNs, thresholds, dtypes).
+
+# aliased: exp, expm1 and log1p are also this module's ops
+from libc.math cimport exp as _c_exp, expf as _c_expf, expm1 as _c_expm1, expm1f as _c_expm1f
+from libc.math cimport log1p as _c_log1p, log1pf as _c_log1pf
+
+cdef extern from "numpy/arrayobject.h":
+    _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
+
+ctypedef fused _real:
+    float
+    double
+
+
+cdef inline int _loop_typenum(object x):
+    # NPY_DOUBLE / NPY_FLOAT for a C-contiguous NumPy float array, else -1
+    if type(x) is not ndarray:
+        return -1
+    if not _cnp.PyArray_IS_C_CONTIGUOUS(<_cnp.ndarray>x):
+        return -1
+    cdef int t = _cnp.PyArray_TYPE(<_cnp.ndarray>x)
+    return t if t == _cnp.NPY_DOUBLE or t == _cnp.NPY_FLOAT else -1
+
+
+cdef inline bint _loop_same(object x, object y, int typenum):
+    # y is a C-contiguous array of x's float dtype and shape
+    if _loop_typenum(y) != typenum:
+        return False
+    cdef int nd = _cnp.PyArray_NDIM(<_cnp.ndarray>x)
+    if _cnp.PyArray_NDIM(<_cnp.ndarray>y) != nd:
+        return False
+    cdef _cnp.npy_intp* dx = _cnp.PyArray_DIMS(<_cnp.ndarray>x)
+    cdef _cnp.npy_intp* dy = _cnp.PyArray_DIMS(<_cnp.ndarray>y)
+    cdef int i
+    for i in range(nd):
+        if dx[i] != dy[i]:
+            return False
+    return True
+
+
+cdef inline bint _loop_scalar(object v):
+    # a Python number NumPy would cast to the array's dtype (NEP 50 weak
+    # scalar), which a C cast reproduces: floats, and ints a double holds.
+    # (softplus also wants beta > 0: then no step of the ufunc formula can
+    # overflow or divide by zero, so the loop owes no floating-point warning.)
+    if type(v) is float:
+        return True
+    return type(v) is int and -(1 << 53) <= v <= (1 << 53)
+
+
+cdef inline _cnp.ndarray _loop_empty_like(object x):
+    return <_cnp.ndarray>_cnp.PyArray_EMPTY(_cnp.PyArray_NDIM(<_cnp.ndarray>x),
+                                            _cnp.PyArray_DIMS(<_cnp.ndarray>x),
+                                            _cnp.PyArray_TYPE(<_cnp.ndarray>x), 0)
+
+
+# --- maximum / minimum backward ---------------------------------------------
+
+cdef void _max_min_grad_loop(_real* g, _real* a, _real* b, _real* r, Py_ssize_t n,
+                             bint is_max) noexcept nogil:
+    # torch: a tie gets grad / 2, a strict loser 0, anything else (the winner,
+    # or a NaN on either side) the whole grad
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] == b[i]:
+            r[i] = g[i] * <_real>0.5
+        elif (a[i] < b[i]) if is_max else (a[i] > b[i]):
+            r[i] = 0
+        else:
+            r[i] = g[i]
+
+
+cdef object _loop_max_min_backward(object grad, object a, object b, bint is_max):
+    # the gradient of a in maximum(a, b) (is_max) or minimum(a, b); None
+    # where the loop does not apply
+    cdef int t = _loop_typenum(grad)
+    if t < 0 or not _loop_same(grad, a, t) or not _loop_same(grad, b, t):
+        return None
+    cdef _cnp.ndarray r = _loop_empty_like(grad)
+    cdef Py_ssize_t n = _cnp.PyArray_SIZE(r)
+    if t == _cnp.NPY_DOUBLE:
+        _max_min_grad_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                           <double*>_cnp.PyArray_DATA(<_cnp.ndarray>a),
+                           <double*>_cnp.PyArray_DATA(<_cnp.ndarray>b),
+                           <double*>_cnp.PyArray_DATA(r), n, is_max)
+    else:
+        _max_min_grad_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                           <float*>_cnp.PyArray_DATA(<_cnp.ndarray>a),
+                           <float*>_cnp.PyArray_DATA(<_cnp.ndarray>b),
+                           <float*>_cnp.PyArray_DATA(r), n, is_max)
+    return r
+
+
+# --- softplus ----------------------------------------------------------------
+
+cdef inline double _logaddexp0(double x) noexcept nogil:
+    # NumPy's npy_logaddexp(0, x), operation for operation (so the loop's
+    # values are the ufunc's, bit for bit)
+    if x == 0:
+        return 0.693147180559945309417232121458176568
+    cdef double tmp = -x
+    if tmp > 0:
+        return _c_log1p(_c_exp(x))
+    if tmp <= 0:
+        return x + _c_log1p(_c_exp(tmp))
+    return tmp                          # NaN
+
+
+cdef inline float _logaddexp0f(float x) noexcept nogil:
+    # npy_logaddexpf(0, x)
+    if x == 0:
+        return <float>0.693147180559945309417232121458176568
+    cdef float tmp = -x
+    if tmp > 0:
+        return _c_log1pf(_c_expf(x))
+    if tmp <= 0:
+        return x + _c_log1pf(_c_expf(tmp))
+    return tmp
+
+
+cdef void _softplus_loop(_real* x, _real* y, Py_ssize_t n, _real beta, bint scaled,
+                         _real threshold) noexcept nogil:
+    # k_softplus: y = x where x*beta > threshold, else logaddexp(0, x*beta)/beta
+    cdef Py_ssize_t i
+    cdef _real xb, v
+    for i in range(n):
+        xb = x[i] * beta if scaled else x[i]
+        if xb > threshold:
+            y[i] = x[i]
+            continue
+        if _real is double:
+            v = _logaddexp0(xb)
+        else:
+            v = _logaddexp0f(xb)
+        y[i] = v / beta if scaled else v
+
+
+cdef object _loop_softplus(object a, object beta, object threshold):
+    cdef int t = _loop_typenum(a)
+    if t < 0 or not _loop_scalar(beta) or not _loop_scalar(threshold) or not beta > 0:
+        return None
+    cdef _cnp.ndarray r = _loop_empty_like(a)
+    cdef Py_ssize_t n = _cnp.PyArray_SIZE(r)
+    cdef double db = beta, dt = threshold
+    cdef bint scaled = not (beta == 1)
+    if t == _cnp.NPY_DOUBLE:
+        _softplus_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>a), <double*>_cnp.PyArray_DATA(r),
+                       n, db, scaled, dt)
+    else:
+        _softplus_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>a), <float*>_cnp.PyArray_DATA(r),
+                       n, <float>db, scaled, <float>dt)
+    return r
+
+
+cdef void _softplus_grad_loop(_real* g, _real* x, _real* y, _real* r, Py_ssize_t n, _real beta,
+                              bint scaled, _real threshold) noexcept nogil:
+    # _a_softplus_backward: grad where x*beta > threshold, else
+    # -(grad * expm1(-(y*beta))), i.e. grad * sigmoid(x*beta) from the output
+    cdef Py_ssize_t i
+    cdef _real xb, yb
+    for i in range(n):
+        xb = x[i] * beta if scaled else x[i]
+        if xb > threshold:
+            r[i] = g[i]
+            continue
+        yb = y[i] * beta if scaled else y[i]
+        if _real is double:
+            r[i] = -(g[i] * _c_expm1(-yb))
+        else:
+            r[i] = -(g[i] * _c_expm1f(-yb))
+
+
+cdef object _loop_softplus_backward(object grad, object x, object y, object beta, object threshold):
+    cdef int t = _loop_typenum(grad)
+    if (t < 0 or not _loop_same(grad, x, t) or not _loop_same(grad, y, t)
+            or not _loop_scalar(beta) or not _loop_scalar(threshold) or not beta > 0):
+        return None
+    cdef _cnp.ndarray r = _loop_empty_like(grad)
+    cdef Py_ssize_t n = _cnp.PyArray_SIZE(r)
+    cdef double db = beta, dt = threshold
+    cdef bint scaled = not (beta == 1)
+    if t == _cnp.NPY_DOUBLE:
+        _softplus_grad_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                            <double*>_cnp.PyArray_DATA(<_cnp.ndarray>x),
+                            <double*>_cnp.PyArray_DATA(<_cnp.ndarray>y),
+                            <double*>_cnp.PyArray_DATA(r), n, db, scaled, dt)
+    else:
+        _softplus_grad_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                            <float*>_cnp.PyArray_DATA(<_cnp.ndarray>x),
+                            <float*>_cnp.PyArray_DATA(<_cnp.ndarray>y),
+                            <float*>_cnp.PyArray_DATA(r), n, <float>db, scaled, <float>dt)
+    return r
