@@ -262,7 +262,8 @@ def tests(session: nox.Session, install_set: str, numpy: str) -> None:
     supports; tests of absent distributions are skipped with a reason naming
     them (tests/_distributions.py). The NumPy axis runs the full suite on the
     oldest NumPy that core declares and on the newest."""
-    pin = [f"numpy=={_numpy_floor()}"] if numpy == "oldest" else []
+    # the oldest minor core declares, at its latest patch (bug fixes only)
+    pin = [f"numpy=={_numpy_floor()}.*"] if numpy == "oldest" else []
     # "newest": pip resolves the newest NumPy the index has
     _install(session, install_set, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *pin)
     _print_facts(session)

@@ -143,3 +143,13 @@ def test_built_against_headers_when_installed():
     built = tuple(abi_check.BUILT_AGAINST)
     assert built in {CORE_ABI, OLDEST}
     assert built[0] == CORE_ABI[0] and built <= CORE_ABI
+
+
+@pytest.mark.parametrize("dist", sorted(d for d in PRESENT if d != "retrograd-core"))
+def test_numpy_floor_is_cores(dist):
+    """One NumPy floor for all: core's (the oldest NumPy `nox -s
+    "tests(all-oldest-numpy)"` runs the suite on)."""
+    def floor(folder):
+        reqs = [r for r in _project(folder).get("dependencies", []) if re.match(r"numpy\b", r)]
+        return reqs[0].replace(" ", "") if reqs else None
+    assert floor(PRESENT[dist]) == floor("core"), f"{dist} declares {floor(PRESENT[dist])}, core {floor('core')}"
