@@ -44,14 +44,15 @@ def test_check_abi_rejects_incompatible(built, running):
 def test_import_fails_against_a_different_core_major(run_python):
     res = run_python("""
         import retrograd.core as core
-        built = core.ABI_VERSION
+        # (the engine may be built against an older minor than this core:
+        # nox -s old_headers; the message names what it was built against)
         core.ABI_VERSION = (2, 0)
         try:
             import retrograd.engine
         except ImportError as exc:
             msg = str(exc)
             assert "retrograd-engine" in msg, msg
-            assert f"{built[0]}.{built[1]}" in msg and "2.0" in msg, msg
+            assert "was built against retrograd-core ABI 1." in msg and "provides ABI 2.0" in msg, msg
             print("IMPORT-ERROR-OK")
         else:
             print("IMPORTED")
@@ -67,7 +68,8 @@ def test_import_fails_against_an_older_core_minor(run_python):
         # (test_engine_was_built_against_the_running_core); importing
         # _abi_check here would import the engine package before the patch.
         built = core.ABI_VERSION
-        core.ABI_VERSION = (built[0], built[1] - 1)
+        # older than any minor an engine can be built against (1.1 or later)
+        core.ABI_VERSION = (built[0], 0)
         try:
             import retrograd.engine
         except ImportError as exc:

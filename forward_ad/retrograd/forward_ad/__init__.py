@@ -17,7 +17,7 @@ import retrograd.core as _core
 
 _core.check_abi("retrograd-forward-ad", _BUILT_AGAINST, _core.ABI_VERSION)
 
-from retrograd.forward_ad import _dual  # noqa: E402
+from retrograd.forward_ad import _dual  # noqa: E402,F401  (fwAD._dual: batched levels, for functional)
 from retrograd.forward_ad._dual import (  # noqa: E402
     enter_dual_level,
     exit_dual_level,

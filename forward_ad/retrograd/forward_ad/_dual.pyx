@@ -20,16 +20,11 @@
 # tangent the level set), or leave the slot filled with no level active (an
 # empty slot is what keeps the forward-AD-off cost at one branch per op).
 
-cimport cython
 from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport uintptr_t
 cimport numpy as cnp
 
-from retrograd.core.abi cimport (
-    Tensor, Node, NodeExtras, rg_register_forward_grad, rg_grad_enabled, rg_set_grad_enabled,
-)
-
-import weakref
+from retrograd.core.abi cimport Tensor, Node, NodeExtras, rg_register_forward_grad
 
 import numpy as np
 

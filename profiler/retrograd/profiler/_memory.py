@@ -52,7 +52,7 @@ def export_memory_timeline(results, path) -> tuple:
     written = [path]
     try:
         # The object API, not pyplot: no GUI backend is selected or needed.
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return tuple(written)
 

@@ -178,7 +178,7 @@ class profile:
                  schedule: Callable[[int], ProfilerAction] | None = None,
                  on_trace_ready: Callable[["profile"], Any] | None = None):
         explicit = activities is not None
-        activities = set(activities) if explicit else supported_activities()
+        activities = set(activities) if activities is not None else supported_activities()
         for a in activities:
             if not isinstance(a, ProfilerActivity):
                 raise TypeError(f"profile(activities=...): expected ProfilerActivity values, got {a!r}")
@@ -203,10 +203,10 @@ class profile:
         self.schedule = schedule if schedule is not None else _default_schedule
         self.step_num = 0
         self.current_action = self.schedule(self.step_num)
-        self._step_rec_fn = None
+        self._step_rec_fn: record_function | None = None
         self._running = False           # between start() and stop()
         self._recording = False         # the collector records for this profile
-        self._results = None            # _Results of the last finished cycle
+        self._results: _Results | None = None     # of the last finished cycle
         N, W, R, S = (ProfilerAction.NONE, ProfilerAction.WARMUP, ProfilerAction.RECORD,
                       ProfilerAction.RECORD_AND_SAVE)
         # (previous action, current action) -> what to do; None: the profile

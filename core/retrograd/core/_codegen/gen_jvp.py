@@ -228,7 +228,6 @@ def _emit_expr(e, body, derived):
 
 def emit_list_jvp(e, w):
     # TensorList ops are auto_linear element by element.
-    tl = e.tensorlist.name
     i_tl = e.params.index(e.tensorlist)
     w(f"def _jvp_{e.name}(tuple args, list tans, tuple outputs):")
     w(f'    """Forward-mode derivative of `{e.raw["name"]}` (auto_linear)."""')
