@@ -16,8 +16,12 @@
 #   is not batch-safe as written have a batching rule below instead
 #   (matmul, mm, sum, mean, reshape, view, transpose, permute, expand,
 #   broadcast_to), like PyTorch's batching rules for its vmap.
-#   Hooks on tensors and nodes see the batched gradients (B, ...): unlike
-#   torch's vmap, which shows them one element at a time.
+#   Hooks on tensors and nodes see one batch element's gradients at a time,
+#   shaped as in an ordinary backward, as under torch's vmap: the engine
+#   calls a hook once per element and stacks what it returns (torch traces
+#   it once on a BatchedTensor, so a hook with side effects runs B times
+#   here and once there). retain_grad() cannot store a batched gradient and
+#   raises, as torch does.
 
 cdef object _batch_safe_types = None
 cdef dict _batching_rules = None      # node type -> rule(node, grad, create_graph) -> list
@@ -113,6 +117,66 @@ cdef object _stack_rows(Node node, Py_ssize_t i, list row, bint create_graph):
     import importlib
     xp = importlib.import_module(type(like).__module__.split(".")[0])
     return xp.stack(filled)
+
+
+cdef object _sample_of(object a, Py_ssize_t b):
+    # Batch element b of a hook argument: a Tensor, None, or a tuple of them.
+    if a is None:
+        return None
+    if isinstance(a, tuple):
+        return tuple([_sample_of(x, b) for x in a])
+    return a[b]
+
+
+cdef object _call_hook_per_sample(object fn, tuple args, Py_ssize_t batch):
+    # A hook during a batched backward (see Note [Batched gradients]): one
+    # call per batch element with that element's gradients; the results are
+    # stacked back along the batch dim. A hook that returns None for an
+    # element leaves that element's gradients (args[0]) as they were.
+    cdef Py_ssize_t b, i, n
+    cdef list results = []
+    cdef bint changed = False
+    for b in range(batch):
+        sample = tuple([_sample_of(a, b) for a in args])
+        res = fn(*sample)
+        if res is None:
+            res = sample[0]
+        else:
+            changed = True
+        results.append(res)
+    if not changed:
+        return None
+    first = results[0]
+    if not isinstance(first, (tuple, list)):
+        for res in results:
+            if isinstance(res, (tuple, list)):
+                raise RuntimeError("a hook returned a tuple for some batch elements and a Tensor "
+                                   "for others in a batched backward (is_grads_batched=True)")
+        return _stack_hook_row(results)
+    n = len(first)
+    for res in results:
+        if not isinstance(res, (tuple, list)) or len(res) != n:
+            raise RuntimeError("a hook returned gradients of different counts for different batch "
+                               "elements in a batched backward (is_grads_batched=True)")
+    return tuple([_stack_hook_row([res[i] for res in results]) for i in range(n)])
+
+
+cdef object _stack_hook_row(list row):
+    # Hooks return Tensors (or None, a zero gradient); stacked as a Tensor so
+    # the caller unwraps it like any hook result. Under create_graph the
+    # stack is recorded (the engine runs with grad mode on then).
+    for g in row:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"a backward hook must return a Tensor or None, got {type(g).__name__}")
+    return _stack_rows(None, 0, row, False)
+
+
+cdef int _refuse_batched_retain_grad(Node node, int nr) except -1:
+    raise RuntimeError(
+        f"retain_grad() cannot store the gradient of input {nr} of {node.name()} in a batched "
+        f"backward (is_grads_batched=True): .grad would hold the whole batch. Compute that "
+        f"gradient with grad(..., is_grads_batched=True) as one of its inputs instead, or "
+        f"call .retain_grad() only for ordinary backward passes.")
 
 
 cdef object _zeros_like_any(object a):

@@ -493,8 +493,10 @@ cdef inline object _unwrap_from_hook(object g, bint create_graph):
     return (<Tensor>g)._array
 
 
-cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph):
+cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_ssize_t batch=-1):
     # See core's Note [Hook order]: tensor hooks, then retains-grad hooks.
+    # batch >= 0: a batched backward, where hooks see one element at a time
+    # (see Note [Batched gradients]).
     cdef list hooks = node.tensor_pre_hooks()
     cdef dict rg_hooks = node._extra.retains_grad_hooks if node._extra is not None else None
     cdef int nr
@@ -504,13 +506,18 @@ cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph):
             g = inputs[nr]
             if g is None:
                 continue
-            res = h[2](_wrap_for_hook(g, node, nr))
+            if batch >= 0:
+                res = _call_hook_per_sample(h[2], (_wrap_for_hook(g, node, nr),), batch)
+            else:
+                res = h[2](_wrap_for_hook(g, node, nr))
             if res is not None:
                 inputs[nr] = _check_hook_grad(_unwrap_from_hook(res, create_graph), g, node, nr)
     if rg_hooks:
         for nr, fn in list(rg_hooks.items()):
             g = inputs[nr]
             if g is not None:
+                if batch >= 0:
+                    _refuse_batched_retain_grad(node, nr)
                 fn(_wrap_for_hook(g, node, nr))
     return inputs
 
@@ -523,12 +530,13 @@ cdef object _check_hook_grad(object new, object old, Node node, int nr):
     return new
 
 
-cdef list _call_pre_hooks(Node node, list inputs, bint create_graph):
+cdef list _call_pre_hooks(Node node, list inputs, bint create_graph, Py_ssize_t batch=-1):
     cdef list hooks = node._extra.pre_hooks if node._extra is not None else None
     if not hooks:
         return inputs
     for h in list(hooks):
-        res = h[1](tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)))
+        args = (tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)),)
+        res = _call_hook_per_sample(h[1], args, batch) if batch >= 0 else h[1](*args)
         if res is not None:
             res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
             if len(res) != len(inputs):
@@ -538,11 +546,15 @@ cdef list _call_pre_hooks(Node node, list inputs, bint create_graph):
     return inputs
 
 
-cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph):
+cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph,
+                           Py_ssize_t batch=-1):
     for h in list(node._extra.post_hooks):
         grad_inputs = tuple(_wrap_output_for_hook(g, node, i) for i, g in enumerate(outputs))
         grad_outputs = tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs))
-        res = h[1](grad_inputs, grad_outputs)
+        if batch >= 0:
+            res = _call_hook_per_sample(h[1], (grad_inputs, grad_outputs), batch)
+        else:
+            res = h[1](grad_inputs, grad_outputs)
         if res is not None:
             res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
             if len(res) != len(outputs):
@@ -557,8 +569,8 @@ cdef list _call_function(GraphTask gt, Node node, list inputs, bint profiled=Fal
     cdef list inputs_copy = None
     cdef bint post = False
     if node._extra is not None or type(node) is AccumulateGrad:
-        inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
-        inputs = _call_pre_hooks(node, inputs, gt.create_graph)
+        inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph, gt.batch_size)
+        inputs = _call_pre_hooks(node, inputs, gt.create_graph, gt.batch_size)
         post = node._extra is not None and bool(node._extra.post_hooks)
         if post:
             inputs_copy = list(inputs)
@@ -577,7 +589,7 @@ cdef list _call_function(GraphTask gt, Node node, list inputs, bint profiled=Fal
         # against the same edges: checking them again is one pass per root.)
         _validate_outputs(node, None, outputs, node, gt.batch_size)
     if post:
-        outputs = _call_post_hooks(node, outputs, inputs_copy, gt.create_graph)
+        outputs = _call_post_hooks(node, outputs, inputs_copy, gt.create_graph, gt.batch_size)
         _validate_outputs(node, None, outputs, node, gt.batch_size)
     return outputs
 
@@ -745,7 +757,7 @@ cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1
         if info is None:
             return 0
         if not info.needed:
-            inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph)
+            inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph, gt.batch_size)
         if info.captures is not None:
             for cap in info.captures:
                 gt.captured_vars[cap[1]] = inputs[cap[0]]
