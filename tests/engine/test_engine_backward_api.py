@@ -571,3 +571,32 @@ def test_is_grads_batched_checks_shapes_and_frees_the_graph():
     rg.autograd.grad(y, x, rg.ones(4, 2), is_grads_batched=True)
     with pytest.raises(RuntimeError, match="retain_graph"):
         rg.autograd.grad(y, x, rg.ones(2))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("n", [1, 16, 4096, 4097])
+def test_fan_in_sums_every_gradient(dtype, n):
+    # Many gradients into one buffer: small float32/float64 buffers take a
+    # plain loop, the rest NumPy's; both must give torch's sum, never alias
+    # the gradients they were given, and keep the dtype.
+    base = np.linspace(-1.0, 1.0, n).astype(dtype)
+    x = rg.tensor(base, requires_grad=True)
+    scales = [0.5, -2.0, 3.0, 1e-3, 7.0]
+    gos = [rg.tensor((np.arange(n) % 5 + 1).astype(dtype)) for _ in scales]
+    before = [g.numpy().copy() for g in gos]
+    rg.autograd.backward([x * s for s in scales], gos)
+    tx = torch.tensor(base, requires_grad=True)
+    torch.autograd.backward([tx * s for s in scales], [torch.tensor(g) for g in before])
+    assert x.grad.dtype == np.dtype(dtype)
+    tol = 1e-2 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
+    for g, b in zip(gos, before):
+        np.testing.assert_array_equal(g.numpy(), b)
+
+
+def test_fan_in_with_non_contiguous_gradients():
+    # A transposed gradient (not C-contiguous) takes NumPy's path.
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    g = rg.tensor(np.arange(6.0).reshape(3, 2).T)
+    rg.autograd.backward([x * 1.0, x * 2.0], [g, g])
+    np.testing.assert_array_equal(x.grad.numpy(), 3.0 * np.arange(6.0).reshape(3, 2).T)
