@@ -712,14 +712,21 @@ cdef enum:
     _SMALL_ADD = 4096
 
 
+ctypedef fused _real:
+    float
+    double
+
+
+cdef inline void _add_loop(_real* a, const _real* b, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t i
+    for i in range(n):
+        a[i] += b[i]
+
+
 cdef inline bint _add_small_inplace(cnp.ndarray old, cnp.ndarray g) noexcept:
     # old += g for C-contiguous, aligned, native float32/float64 arrays of
     # the same dtype and shape (the caller checked both); False: not done.
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(old), i
-    cdef double* da
-    cdef double* db
-    cdef float* fa
-    cdef float* fb
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(old)
     cdef int t
     if (n > _SMALL_ADD or not cnp.PyArray_IS_C_CONTIGUOUS(old) or not cnp.PyArray_IS_C_CONTIGUOUS(g)
             or not cnp.PyArray_ISALIGNED(old) or not cnp.PyArray_ISALIGNED(g)
@@ -727,16 +734,10 @@ cdef inline bint _add_small_inplace(cnp.ndarray old, cnp.ndarray g) noexcept:
         return False
     t = cnp.PyArray_TYPE(old)
     if t == cnp.NPY_DOUBLE:
-        da = <double*>cnp.PyArray_DATA(old)
-        db = <double*>cnp.PyArray_DATA(g)
-        for i in range(n):
-            da[i] += db[i]
+        _add_loop(<double*>cnp.PyArray_DATA(old), <double*>cnp.PyArray_DATA(g), n)
         return True
     if t == cnp.NPY_FLOAT:
-        fa = <float*>cnp.PyArray_DATA(old)
-        fb = <float*>cnp.PyArray_DATA(g)
-        for i in range(n):
-            fa[i] += fb[i]
+        _add_loop(<float*>cnp.PyArray_DATA(old), <float*>cnp.PyArray_DATA(g), n)
         return True
     return False
 
