@@ -1,5 +1,5 @@
 """The one-pass C loops of _elementwise_loops.pxi (maximum/minimum backward,
-softplus forward and backward) give what their ufunc formulas give, bit for
+softplus, sigmoid and silu forward and backward) give what their ufunc formulas give, bit for
 bit where the formula's ufuncs are the loop's libm calls, and what PyTorch
 gives; inputs the loops do not take (views, broadcasting, mixed dtypes,
 non-Python beta) still go through the ufunc formulas."""
@@ -192,3 +192,104 @@ def test_pow_tensor_exponent_gradient_with_and_without_zero_exponents(with_zero)
     (ta,) = torch.autograd.grad(torch.pow(at, torch.tensor(p0)), [at], torch.ones(6, dtype=torch.float64))
     np.testing.assert_allclose(np.asarray(ga), ta.numpy(), rtol=1e-14)
     assert np.asarray(ga).dtype == np.float64
+
+
+def _sigmoid_inputs(dtype):
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.standard_normal(40) * 8, [0.0, -0.0, 1e-9, -1e-9, 30.0, -30.0, 800.0,
+                                                       -800.0, np.inf, -np.inf, np.nan]])
+    return x.astype(dtype)
+
+
+def _sigmoid_ufunc(x):
+    # k_sigmoid's ufunc formula
+    e = np.exp(np.negative(np.abs(x)))
+    r = np.divide(1, 1 + e)
+    np.multiply(r, e, out=r, where=np.less(x, 0))
+    return r
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_and_silu_forward_are_the_ufunc_formula_bit_for_bit(dtype):
+    x = _sigmoid_inputs(dtype)
+    with np.errstate(all="ignore"):
+        s = _sigmoid_ufunc(x)
+        silu = x * s
+    got = np.asarray(rg.sigmoid(rg.tensor(x)))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, s)
+    got = np.asarray(rg.nn.functional.silu(rg.tensor(x)))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, silu)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_and_silu_backward_are_the_ufunc_formula_bit_for_bit(dtype):
+    x0 = _sigmoid_inputs(dtype)
+    g0 = np.linspace(-2, 2, x0.size).astype(dtype)
+    x = rg.tensor(x0, requires_grad=True)
+    y = rg.sigmoid(x)
+    (gx,) = rg.autograd.grad(y, [x], rg.tensor(g0))
+    y0 = np.asarray(y)
+    with np.errstate(all="ignore"):
+        ref = g0 * (y0 * (1 - y0))
+    assert np.asarray(gx).dtype == dtype
+    np.testing.assert_array_equal(np.asarray(gx), ref)
+    (gx,) = rg.autograd.grad(rg.nn.functional.silu(x), [x], rg.tensor(g0))
+    with np.errstate(all="ignore"):
+        s = _sigmoid_ufunc(x0)
+        ref = g0 * (s * (1 + x0 * (1 - s)))
+    assert np.asarray(gx).dtype == dtype
+    np.testing.assert_array_equal(np.asarray(gx), ref)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["sigmoid", "silu"])
+def test_sigmoid_and_silu_match_torch(dtype, op):
+    x0 = _sigmoid_inputs(dtype)[:-1]               # no NaN
+    g0 = np.linspace(-2, 2, x0.size).astype(dtype)
+    f = rg.sigmoid if op == "sigmoid" else rg.nn.functional.silu
+    tf = torch.sigmoid if op == "sigmoid" else torch.nn.functional.silu
+    x = rg.tensor(x0, requires_grad=True)
+    y = f(x)
+    (gx,) = rg.autograd.grad(y, [x], rg.tensor(g0))
+    xt = torch.tensor(x0, requires_grad=True)
+    yt = tf(xt)
+    (tx,) = torch.autograd.grad(yt, [xt], torch.tensor(g0))
+    rtol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(np.asarray(y), yt.detach().numpy(), rtol=rtol, atol=1e-30)
+    # y * (1 - y) loses a few float32 bits where y is near 1 (torch rounds
+    # its own way there)
+    np.testing.assert_allclose(np.asarray(gx), tx.numpy(), rtol=10 * rtol, atol=1e-30)
+
+
+@pytest.mark.parametrize("case", ["view", "broadcast_grad", "float16", "zero_d", "create_graph"])
+@pytest.mark.parametrize("op", ["sigmoid", "silu"])
+def test_sigmoid_and_silu_inputs_the_loop_does_not_take(case, op):
+    dtype = np.float16 if case == "float16" else np.float64
+    x0 = np.linspace(-6, 6, 24).reshape(4, 6).astype(dtype)
+    if case == "zero_d":
+        x0 = np.array(-0.75, dtype=dtype)
+    f = rg.sigmoid if op == "sigmoid" else rg.nn.functional.silu
+    tf = torch.sigmoid if op == "sigmoid" else torch.nn.functional.silu
+    x = rg.tensor(x0, requires_grad=True)
+    xu = x[:, ::2] if case == "view" else x
+    y = f(xu)
+    shape = np.shape(np.asarray(y))
+    g0 = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape).astype(dtype)
+    if case == "broadcast_grad":
+        y = y * rg.tensor(np.ones((2, 1, 1), dtype=dtype))       # grad of y is summed, (2,4,6)->(4,6)
+        g0 = np.linspace(-1, 1, 48).reshape(2, 4, 6)
+    (gx,) = rg.autograd.grad(y, [x], rg.tensor(g0), create_graph=case == "create_graph")
+    xt = torch.tensor(x0, requires_grad=True)
+    xtu = xt[:, ::2] if case == "view" else xt
+    yt = tf(xtu)
+    if case == "broadcast_grad":
+        yt = yt * torch.ones((2, 1, 1), dtype=xt.dtype)
+    (tx,) = torch.autograd.grad(yt, [xt], torch.tensor(g0), create_graph=case == "create_graph")
+    tol = 2e-3 if dtype == np.float16 else 1e-12
+    np.testing.assert_allclose(np.asarray(gx), tx.detach().numpy(), rtol=tol, atol=tol)
+    if case == "create_graph":
+        (ggx,) = rg.autograd.grad(gx.sum(), [x])
+        (tgx,) = torch.autograd.grad(tx.sum(), [xt])
+        np.testing.assert_allclose(np.asarray(ggx), tgx.numpy(), rtol=1e-12, atol=1e-12)

@@ -1,6 +1,7 @@
 # One-pass C loops for elementwise kernels and backward formulas whose NumPy
 # form takes several ufunc calls (issue 3, per-op overhead): maximum/minimum's
-# backward and softplus forward and backward.
+# backward, softplus forward and backward, sigmoid and silu forward and
+# backward (their exp stays NumPy's, one ufunc call, so values are unchanged).
 #
 # On (16,) arrays a ufunc call costs ~0.5 us of dispatch, a loop over them a
 # few ns: a formula of 4-6 ufunc calls is then several times the op's own
@@ -16,7 +17,7 @@
 
 # aliased: exp, expm1 and log1p are also this module's ops
 from libc.math cimport exp as _c_exp, expf as _c_expf, expm1 as _c_expm1, expm1f as _c_expm1f
-from libc.math cimport log1p as _c_log1p, log1pf as _c_log1pf
+from libc.math cimport log1p as _c_log1p, log1pf as _c_log1pf, fabs as _c_fabs, fabsf as _c_fabsf
 
 cdef extern from "numpy/arrayobject.h":
     _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
@@ -203,4 +204,98 @@ cdef object _loop_softplus_backward(object grad, object x, object y, object beta
                             <float*>_cnp.PyArray_DATA(<_cnp.ndarray>x),
                             <float*>_cnp.PyArray_DATA(<_cnp.ndarray>y),
                             <float*>_cnp.PyArray_DATA(r), n, <float>db, scaled, <float>dt)
+    return r
+
+
+# --- sigmoid / silu ----------------------------------------------------------
+# k_sigmoid's ufunc steps: e = exp(-|x|); r = 1/(1+e), times e where x < 0.
+# The exp stays np.exp (NumPy's SIMD exp is not libm's to the ulp); the rest
+# is the same IEEE arithmetic in the same order, in the array's dtype.
+
+cdef void _neg_abs_loop(_real* x, _real* r, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if _real is double:
+            r[i] = -_c_fabs(x[i])
+        else:
+            r[i] = -_c_fabsf(x[i])
+
+
+cdef void _sigmoid_loop(_real* x, _real* e, _real* r, Py_ssize_t n, int mode) noexcept nogil:
+    # mode 0: r = sigmoid(x); 1: r = x * sigmoid(x) (silu); e = exp(-|x|)
+    # (r may be e)
+    cdef Py_ssize_t i
+    cdef _real v
+    for i in range(n):
+        v = <_real>1 / (<_real>1 + e[i])
+        if x[i] < 0:
+            v = v * e[i]
+        r[i] = x[i] * v if mode == 1 else v
+
+
+cdef void _silu_grad_loop(_real* g, _real* x, _real* s, _real* r, Py_ssize_t n) noexcept nogil:
+    # silu_backward: grad * (s * (1 + x * (1 - s))), s = sigmoid(x) (r may be s)
+    cdef Py_ssize_t i
+    for i in range(n):
+        r[i] = g[i] * (s[i] * (<_real>1 + x[i] * (<_real>1 - s[i])))
+
+
+cdef void _sigmoid_grad_loop(_real* g, _real* y, _real* r, Py_ssize_t n) noexcept nogil:
+    # sigmoid's backward: grad * (result * (1 - result))
+    cdef Py_ssize_t i
+    for i in range(n):
+        r[i] = g[i] * (y[i] * (<_real>1 - y[i]))
+
+
+cdef object _loop_sigmoid(object a, int mode):
+    # sigmoid(a) (mode 0) or silu(a) (mode 1) of a C-contiguous float32/64
+    # NumPy array, in a new array; None where the loop does not apply
+    cdef int t = _loop_typenum(a)
+    if t < 0:
+        return None
+    cdef _cnp.ndarray r = _loop_empty_like(a)
+    cdef Py_ssize_t n = _cnp.PyArray_SIZE(r)
+    if t == _cnp.NPY_DOUBLE:
+        _neg_abs_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>a), <double*>_cnp.PyArray_DATA(r), n)
+    else:
+        _neg_abs_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>a), <float*>_cnp.PyArray_DATA(r), n)
+    np.exp(r, out=r)
+    if t == _cnp.NPY_DOUBLE:
+        _sigmoid_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>a), <double*>_cnp.PyArray_DATA(r),
+                      <double*>_cnp.PyArray_DATA(r), n, mode)
+    else:
+        _sigmoid_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>a), <float*>_cnp.PyArray_DATA(r),
+                      <float*>_cnp.PyArray_DATA(r), n, mode)
+    return r
+
+
+cdef object _loop_silu_backward(object grad, object x):
+    cdef int t = _loop_typenum(grad)
+    if t < 0 or not _loop_same(grad, x, t):
+        return None
+    cdef _cnp.ndarray s = <_cnp.ndarray>_loop_sigmoid(x, 0)
+    cdef Py_ssize_t n = _cnp.PyArray_SIZE(s)
+    if t == _cnp.NPY_DOUBLE:
+        _silu_grad_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                        <double*>_cnp.PyArray_DATA(<_cnp.ndarray>x),
+                        <double*>_cnp.PyArray_DATA(s), <double*>_cnp.PyArray_DATA(s), n)
+    else:
+        _silu_grad_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                        <float*>_cnp.PyArray_DATA(<_cnp.ndarray>x),
+                        <float*>_cnp.PyArray_DATA(s), <float*>_cnp.PyArray_DATA(s), n)
+    return s
+
+
+cdef object _loop_sigmoid_backward(object grad, object y):
+    cdef int t = _loop_typenum(grad)
+    if t < 0 or not _loop_same(grad, y, t):
+        return None
+    cdef _cnp.ndarray r = _loop_empty_like(grad)
+    cdef Py_ssize_t n = _cnp.PyArray_SIZE(r)
+    if t == _cnp.NPY_DOUBLE:
+        _sigmoid_grad_loop(<double*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                           <double*>_cnp.PyArray_DATA(<_cnp.ndarray>y), <double*>_cnp.PyArray_DATA(r), n)
+    else:
+        _sigmoid_grad_loop(<float*>_cnp.PyArray_DATA(<_cnp.ndarray>grad),
+                           <float*>_cnp.PyArray_DATA(<_cnp.ndarray>y), <float*>_cnp.PyArray_DATA(r), n)
     return r

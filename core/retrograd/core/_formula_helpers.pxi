@@ -980,9 +980,22 @@ cdef object _a_softplus_backward(object grad, object x, object y, object beta, o
     return np.where(xb > threshold, grad, gz)
 
 
+def sigmoid_backward(ns, grad, result):
+    # d sigmoid = y * (1 - y), from the output
+    if ns is A:
+        r = _loop_sigmoid_backward(grad, result)        # the same, one pass
+        if r is not None:
+            return r
+    return grad * (result * (1 - result))
+
+
 def silu_backward(ns, grad, self):
     # torch's silu_backward: grad * s * (1 + x * (1 - s)), s = sigmoid(x),
     # with the sigmoid computed once.
+    if ns is A:
+        r = _loop_silu_backward(grad, self)             # the same, one pass
+        if r is not None:
+            return r
     s = _ns_sigmoid(ns, self)
     return grad * (s * (1 + self * (1 - s)))
 

@@ -286,6 +286,9 @@ cdef object k_sigmoid(object a):
     # e/(1+e) elsewhere, the latter as r*e in place (two ufunc calls fewer
     # than a where of both branches: this is most of sigmoid's cost on small
     # arrays, and silu and softplus's backward use it too).
+    r = _loop_sigmoid(a, 0)             # the same values, one ufunc call
+    if r is not None:
+        return r
     e = np.exp(np.negative(np.abs(a)))
     r = np.divide(1, 1 + e)
     if type(r) is not ndarray:          # 0-d input: NumPy gave a scalar
@@ -1600,6 +1603,9 @@ cdef object k_gelu(object a, object approximate):
 
 
 cdef object k_silu(object a):
+    r = _loop_sigmoid(a, 1)             # the same values, one ufunc call
+    if r is not None:
+        return r
     return a * k_sigmoid(a)
 
 

@@ -118,6 +118,7 @@ PRIMITIVES.update({
 NS_HELPERS |= {
     "gelu_backward",
     "softplus_backward",
+    "sigmoid_backward",
     "silu_backward",
     "clamp_backward",
     "clamp_bound_backward",
