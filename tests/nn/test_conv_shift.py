@@ -1,9 +1,11 @@
 """Stride-1 conv2d/conv1d on images large enough (>= 64 pixels) and with
 enough channels to take the shifted-GEMM kernels (_conv_kernels.pxi):
-forward, both gradients and double backward against torch, in their three
-modes (a GEMM per tap for >= 16 channels per group, width taps gathered
-below that, all taps gathered when channels * kernel width < 16), with
-groups, dilation and asymmetric ('same', even kernel) padding."""
+forward, both gradients and double backward against torch, in their four
+modes (without groups and with a depth channels * kernel size of at most
+576, a column matrix per image; otherwise a GEMM per tap for >= 16 channels
+per group, width taps gathered below that, all taps gathered when channels
+* kernel width < 16), with groups, dilation and asymmetric ('same', even
+kernel) padding."""
 import warnings
 
 import numpy as np
@@ -51,6 +53,11 @@ CASES = [
     (9, 6, (4, 3), dict(padding="same", dilation=(1, 2))),
     (20, 20, (1, 1), dict()),
     (4, 8, (5, 5), dict(padding=2)),
+    # deeper than 576 without groups: a GEMM per tap (forward depth 72*9,
+    # input gradient 80*9; forward 24*25 = 600, its input gradient 3*25 a
+    # column matrix per image)
+    (72, 80, (3, 3), dict(padding=1)),
+    (24, 3, (5, 5), dict(padding=(1, 2), dilation=(2, 1))),
 ]
 
 
