@@ -29,10 +29,10 @@ class Interval:
         return f"Interval(start={self.start}, end={self.end})"
 
 
-class FunctionEvent:
-    """One recorded range: an op, a record_function range or a backward node."""
+class _NoDeviceFields:
+    """torch's event fields that retrograd has nothing to put in (CPU only,
+    local, synchronous, no FLOP counts), shared by events and their averages."""
 
-    # torch's FunctionEvent fields that retrograd has nothing to put in
     device_type = "CPU"
     is_async = False
     is_remote = False
@@ -45,6 +45,13 @@ class FunctionEvent:
     device_memory_usage = 0
     self_device_memory_usage = 0
     use_device = None
+    # torch names the device columns after CUDA in older releases
+    cuda_time_total = device_time_total
+    self_cuda_time_total = self_device_time_total
+
+
+class FunctionEvent(_NoDeviceFields):
+    """One recorded range: an op, a record_function range or a backward node."""
 
     def __init__(self, id: int, raw, start_us: float, end_us: float):
         self.id = id
@@ -94,10 +101,6 @@ class FunctionEvent:
     def self_cpu_memory_usage(self) -> int:
         return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
 
-    # torch names the device columns after CUDA in older releases
-    cuda_time_total = device_time_total
-    self_cuda_time_total = self_device_time_total
-
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us "
@@ -106,23 +109,9 @@ class FunctionEvent:
                 f"cpu_memory_usage={self.cpu_memory_usage}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_NoDeviceFields):
     """Events of one key, summed (torch's FunctionEventAvg)."""
 
-    device_type = "CPU"
-    is_async = False
-    is_remote = False
-    is_legacy = False
-    node_id = -1
-    overload_name = ""
-    flops = 0
-    device_time_total = 0.0
-    self_device_time_total = 0.0
-    cuda_time_total = 0.0
-    self_cuda_time_total = 0.0
-    device_memory_usage = 0
-    self_device_memory_usage = 0
-    use_device = None
     cpu_parent = None
 
     def __init__(self):
