@@ -26,6 +26,10 @@ def test_forward_ad_names_its_distribution():
         from retrograd.autograd import forward_ad  # noqa: F401
     _expect_missing(from_import, "retrograd-forward-ad")
 
+    def dotted_import():
+        import retrograd.autograd.forward_ad  # noqa: F401
+    _expect_missing(dotted_import, "retrograd-forward-ad")
+
 
 @pytest.mark.requires("retrograd")
 @pytest.mark.absent("retrograd-profiler")
@@ -42,6 +46,10 @@ def test_profiler_names_its_distribution():
 def test_forward_ad_is_the_installed_distribution():
     rg = importlib.import_module("retrograd")
     assert rg.autograd.forward_ad is importlib.import_module("retrograd.forward_ad")
+    # torch's idiom: import torch.autograd.forward_ad as fwAD
+    import retrograd.autograd.forward_ad as fwAD
+    assert fwAD is rg.autograd.forward_ad
+    assert fwAD.dual_level is importlib.import_module("retrograd.forward_ad").dual_level
 
 
 @pytest.mark.requires("retrograd", "retrograd-profiler")

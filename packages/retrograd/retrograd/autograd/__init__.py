@@ -29,8 +29,9 @@ def set_multithreading_enabled(mode: bool):
 
 def __getattr__(name: str) -> "_ModuleType":
     if name == "forward_ad":
-        from retrograd import _optional
-        return _optional.require("forward_ad", "retrograd-forward-ad")
+        # a submodule that stands for retrograd.forward_ad (see forward_ad.py)
+        import importlib
+        return importlib.import_module("retrograd.autograd.forward_ad")
     raise AttributeError(f"module 'retrograd.autograd' has no attribute {name!r}")
 
 
