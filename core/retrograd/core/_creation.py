@@ -49,16 +49,43 @@ def _shape(size):
 def _make(array, device, requires_grad):
     dev = _abi.device(device)
     if dev.type_name == "cuda":
-        import cupy
+        try:
+            import cupy
+        except ImportError:
+            raise RuntimeError(f"cannot create a tensor on {dev}: CUDA tensors need CuPy (pip install "
+                               "cupy-cuda12x or the build for your CUDA) and a GPU") from None
         with cupy.cuda.Device(dev.index):
             array = cupy.asarray(array)
     return _abi._wrap(array, dev, requires_grad)
 
 
+def _is_cupy(a) -> bool:
+    return type(a).__module__.split(".")[0] == "cupy" and type(a).__name__ == "ndarray"
+
+
+def _cuda_device_of(a):
+    return _abi.device(f"cuda:{a.device.id}")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (``torch.tensor``), with NumPy's dtype rules."""
+    """A new tensor holding a copy of ``data`` (``torch.tensor``), with NumPy's dtype rules.
+
+    ``data`` may be a Tensor or a CuPy array: the copy stays on its device
+    unless ``device`` says otherwise, as in torch."""
     if isinstance(data, Tensor):
+        if device is None:
+            device = data.device
         data = data._array
+    if _is_cupy(data):
+        if device is None:
+            device = _cuda_device_of(data)
+        if _abi.device(device).type_name == "cuda":
+            import cupy
+            dev = _abi.device(device)
+            with cupy.cuda.Device(dev.index):
+                arr = cupy.array(data, dtype=_dtype(dtype), copy=True)
+            return _abi._wrap(arr, dev, requires_grad)
+        data = data.get()                      # to the host, then as any host data
     arr = np.array(data, dtype=_dtype(dtype), copy=True)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numeric (got an object array)")
@@ -66,9 +93,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """A tensor sharing ``data``'s memory when it is already an array of that dtype."""
+    """A tensor sharing ``data``'s memory when it is already an array of that
+    dtype on that device (a NumPy array, or a CuPy array for a CUDA tensor)."""
     if isinstance(data, Tensor):
+        if device is not None and _abi.device(device) != data.device:
+            data = data.to(device)
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
+    if _is_cupy(data):
+        dev = _cuda_device_of(data)
+        if device is None or _abi.device(device) == dev:
+            arr = data if dtype is None or data.dtype == np.dtype(dtype) else data.astype(dtype)
+            return _abi._wrap(arr, dev, False)
+        return tensor(data, dtype=dtype, device=device)
     return _make(np.asarray(data, dtype=_dtype(dtype)), device, False)
 
 

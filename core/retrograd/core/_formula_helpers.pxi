@@ -691,10 +691,10 @@ cdef object _cumprod_matrix(object ns, object x, int d):
     perm = tuple(i for i in range(n_dim) if i != d) + (d,)
     xl = _ns_permute(ns, x, perm)
     n = xd.shape[d]
-    eye = np.eye(n, dtype=xd.dtype, like=xd)
+    eye = _xp(xd).eye(n, dtype=xd.dtype)
     lead = tuple(xd.shape[i] for i in perm[:-1])
     xr = ns.reshape(xl, lead + (1, n)) * (1 - eye) + eye
-    return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(np.ones((n, n), dtype=xd.dtype, like=xd))
+    return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(_xp(xd).ones((n, n), dtype=xd.dtype))
 
 
 def cumprod_backward(ns, grad, self, result, dim):
@@ -769,12 +769,12 @@ def einsum_backward(ns, grad, a, b, str equation, int which):
     if kshape != shape:
         g = ns.expand(g, shape)
     if len(set(s)) != len(s):
-        mask = np.ones(shape, dtype=bool, like=ns.data(g))
+        mask = _xp(ns.data(g)).ones(shape, dtype=bool)
         for ch in set(s):
             pos = [p for p, c in enumerate(s) if c == ch]
             for p in pos[1:]:
-                r0 = np.arange(shape[pos[0]], like=mask).reshape(tuple(-1 if i == pos[0] else 1 for i in range(len(s))))
-                r1 = np.arange(shape[p], like=mask).reshape(tuple(-1 if i == p else 1 for i in range(len(s))))
+                r0 = _xp(mask).arange(shape[pos[0]]).reshape(tuple(-1 if i == pos[0] else 1 for i in range(len(s))))
+                r1 = _xp(mask).arange(shape[p]).reshape(tuple(-1 if i == p else 1 for i in range(len(s))))
                 mask = mask & (r0 == r1)
         g = g * mask.astype(ns.data(g).dtype)
     return g
@@ -792,7 +792,7 @@ def einsum_jvp(ns, a_t, a_p, b_t, b_p, str equation):
 
 cdef object _trace_last2(object ns, object x):
     n = np.shape(ns.data(x))[-1]
-    return _ns_sum(ns, x * np.eye(n, dtype=ns.data(x).dtype, like=ns.data(x)), (-2, -1), False)
+    return _ns_sum(ns, x * _xp(ns.data(x)).eye(n, dtype=ns.data(x).dtype), (-2, -1), False)
 
 
 cdef object _batch_mat(object ns, object x):
@@ -861,7 +861,7 @@ def solve_jvp(ns, a_t, a_p, b_t, b_p, result):
 def cholesky_backward(ns, grad, L):
     n = np.shape(ns.data(L))[-1]
     dt = ns.data(L).dtype
-    low = np.tril(np.ones((n, n), dtype=dt, like=ns.data(L)))
+    low = np.tril(_xp(ns.data(L)).ones((n, n), dtype=dt))
     strict = np.tril(low, -1)
     p = ns.matmul(ns.mT(L), grad) * low
     s = (p + ns.mT(p * strict)) * 0.5
@@ -874,7 +874,7 @@ def cholesky_jvp(ns, t, L):
         return 0.0
     n = np.shape(ns.data(L))[-1]
     dt = ns.data(L).dtype
-    phi = np.tril(np.ones((n, n), dtype=dt, like=ns.data(L)), -1) + 0.5 * np.eye(n, dtype=dt, like=ns.data(L))
+    phi = np.tril(_xp(ns.data(L)).ones((n, n), dtype=dt), -1) + 0.5 * _xp(ns.data(L)).eye(n, dtype=dt)
     ts = (t + ns.mT(t)) * 0.5            # cholesky reads a symmetric input
     linv = _ns_inv(ns, L)
     x = ns.matmul(linv, ns.matmul(ts, ns.mT(linv)))
@@ -1064,6 +1064,8 @@ cdef object _a_max_min_backward(object grad, object a, object b, bint is_max, in
     if r is not None:
         return r
     r = np.where(np.less(a, b) if is_max else np.greater(a, b), 0.0, grad)
+    if type(r) is not ndarray:          # CuPy: no where= in its ufuncs
+        return np.where(np.equal(a, b), grad * 0.5, r)
     np.multiply(grad, 0.5, out=r, where=np.equal(a, b))
     return r
 
@@ -1100,7 +1102,7 @@ cdef tuple _svd_factors(object ns, object a):
 cdef object _svd_E(object ns, object s, tuple bs, Py_ssize_t k):
     # E[i, j] = s_j^2 - s_i^2 off the diagonal and 1 on it (torch's E)
     s2 = s * s
-    eye = np.eye(k, dtype=ns.data(s).dtype, like=ns.data(s))
+    eye = _xp(ns.data(s)).eye(k, dtype=ns.data(s).dtype)
     return ns.reshape(s2, bs + (1, k)) - ns.reshape(s2, bs + (k, 1)) + eye
 
 
@@ -1147,7 +1149,7 @@ def svd_jvp(ns, t, self, int which):
     s_row = ns.reshape(s, bs + (1, k))
     s_col = ns.reshape(s, bs + (k, 1))
     v = ns.mT(vh)
-    eye = np.eye(k, dtype=ns.data(s).dtype, like=ns.data(s))
+    eye = _xp(ns.data(s)).eye(k, dtype=ns.data(s).dtype)
     dp = ns.matmul(ns.mT(u), ns.matmul(t, v))          # U^T dA V
     if which == 1:
         return _ns_sum(ns, dp * eye, -1, False)        # its diagonal

@@ -453,7 +453,7 @@ cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
                 v._grad = rg_wrap(_copy_as(g, v._array), v._device)
         else:
             a = old._array
-            if a.flags.writeable and a.base is None and old._grad_fn is None:
+            if (type(a) is not ndarray or a.flags.writeable) and a.base is None and old._grad_fn is None:
                 a += g
                 old._version_counter.version += 1
             else:
@@ -470,7 +470,7 @@ cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
 cdef object _copy_as(object g, object like):
     if type(like) is ndarray:
         return np.array(g, dtype=like.dtype, copy=True)
-    return like.__class__(g).astype(like.dtype, copy=True)
+    return _cupy.array(g, dtype=like.dtype, copy=True)     # CuPy: g is on like's device
 
 
 cdef Tensor _detached_copy(Tensor t):

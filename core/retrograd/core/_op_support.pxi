@@ -18,6 +18,27 @@ cdef inline object _arg_array(object x):
     return np.asarray(x)
 
 
+cdef inline bint _is_cupy(object a):
+    return _cupy_ndarray is not None and type(a) is _cupy_ndarray
+
+
+cdef inline object _xp(object a):
+    # The array module of `a`: CuPy for a device array, else NumPy. Arrays a
+    # kernel creates (zeros, empty, arange) come from it, so they live on
+    # the same device as the kernel's inputs (NumPy's creation functions
+    # always make host arrays, and CuPy refuses to mix them with its own).
+    return _cupy if _cupy_ndarray is not None and type(a) is _cupy_ndarray else np
+
+
+cdef object _to_device_array(object a, Device dev):
+    # A host array in an op on a CUDA device (a 0-d CPU tensor, or an array
+    # argument that is not a Tensor): the same values on the device.
+    if type(a) is ndarray and a.dtype.kind != "O":     # (None stands for an absent operand)
+        with _cupy.cuda.Device(dev.index if dev.index >= 0 else 0):
+            return _cupy.asarray(a)
+    return a
+
+
 cdef inline Device _dev2(Tensor a, Tensor b):
     if a is None:
         return b._device if b is not None else _CPU
@@ -291,9 +312,12 @@ cdef object k_sigmoid(object a):
         return r
     e = np.exp(np.negative(np.abs(a)))
     r = np.divide(1, 1 + e)
-    if type(r) is not ndarray:          # 0-d input: NumPy gave a scalar
+    if type(r) is not ndarray and not _is_cupy(r):    # 0-d input: NumPy gave a scalar
         r = np.asarray(r)
-    np.multiply(r, e, out=r, where=np.less(a, 0))
+    if _is_cupy(r):                     # CuPy's ufuncs take no where=
+        r = np.where(np.less(a, 0), r * e, r)
+    else:
+        np.multiply(r, e, out=r, where=np.less(a, 0))
     if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>r):
         return r
     return r.astype(np.result_type(a, np.float16), copy=False)
@@ -312,13 +336,14 @@ cdef object _raise_shape_error(object exc):
 
 
 cdef object k_getitem(object a, object index):
+    if _is_cupy(a):
+        return a[_device_index(_unwrap_index(index), a)]
     return a[_unwrap_index(index)]
 
 
 cdef object k_index_backward(object g, object shape, object dtype, object index):
     # zeros on g's device: np.zeros_like dispatches to CuPy for a cupy g
-    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray or isinstance(g, np.generic) \
-        else np.zeros_like(g, dtype=dtype, shape=shape)
+    z = _xp(g).zeros(shape, dtype=dtype)
     _add_at(z, _unwrap_index(index), g)
     return z
 
@@ -416,22 +441,22 @@ def _expandable(shape, target):
 
 cdef object _strided_region(object a, object offset, object shape, object strides):
     # The region of C-contiguous `a` that a view with this geometry covers.
-    return np.lib.stride_tricks.as_strided(a.reshape(-1)[offset:], shape, strides)
+    return _xp(a).lib.stride_tricks.as_strided(a.reshape(-1)[offset:], shape, strides)
 
 
 cdef object k_view_scatter(object base, object src, object offset, object shape, object strides):
-    out = np.array(base, copy=True, order="C")
+    out = _xp(base).array(base, copy=True, order="C")
     _strided_region(out, offset, shape, strides)[...] = src
     return out
 
 
 cdef object k_as_strided(object a, object offset, object shape, object strides):
-    return _strided_region(np.ascontiguousarray(a), offset, shape, strides)
+    return _strided_region(_contig(a), offset, shape, strides)
 
 
 cdef object k_index_put(object a, object index, object values):
-    out = np.array(a, copy=True)
-    out[_unwrap_index(index)] = values
+    out = _xp(a).array(a, copy=True)
+    out[_device_index(_unwrap_index(index), a)] = values
     return out
 
 
@@ -476,16 +501,13 @@ cdef object k_diagonal(object a, object offset, object dim1, object dim2):
     b = np.moveaxis(a, (d1, d2), (-2, -1))
     b = b[..., :, off:] if off >= 0 else b[..., -off:, :]
     n = _bi.max(_bi.min(b.shape[-2], b.shape[-1]), 0)
-    if type(b) is ndarray:
-        return np.lib.stride_tricks.as_strided(
-            b, b.shape[:-2] + (n,), b.strides[:-2] + (b.strides[-2] + b.strides[-1],))
-    return np.diagonal(a, off, d1, d2)                     # CuPy: its own diagonal view
+    return _xp(b).lib.stride_tricks.as_strided(
+        b, b.shape[:-2] + (n,), b.strides[:-2] + (b.strides[-2] + b.strides[-1],))
 
 
 cdef object k_diagonal_backward(object g, object shape, object dtype, object offset, object dim1,
                                 object dim2):
-    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray or isinstance(g, np.generic) \
-        else np.zeros_like(g, dtype=dtype, shape=shape)
+    z = _xp(g).zeros(shape, dtype=dtype)
     k_diagonal(z, offset, dim1, dim2)[...] = g
     return z
 
@@ -494,6 +516,7 @@ cdef tuple _scatter_coords(object index, int d):
     # The full coordinates of each position of `index` along dim d (the
     # index's values) and the other dims (their positions): an advanced index.
     cdef int nd = index.ndim
+    xp = _xp(index)
     coords = []
     for i in range(nd):
         if i == d:
@@ -501,7 +524,7 @@ cdef tuple _scatter_coords(object index, int d):
         else:
             sh = [1] * nd
             sh[i] = index.shape[i]
-            coords.append(np.arange(index.shape[i]).reshape(sh))
+            coords.append(xp.arange(index.shape[i]).reshape(sh))
     return tuple(coords)
 
 
@@ -532,7 +555,7 @@ cdef object k_gather(object a, object dim, object index):
     cdef int d = _wrap_dim(dim, nd)
     _check_gather_index("gather", a, index, d)
     if nd == 0:
-        return np.asarray(a)[()] * np.ones(index.shape, dtype=np.result_type(a))
+        return _arr(a)[()] * _xp(index).ones(index.shape, dtype=np.result_type(a))
     return a[_scatter_coords(index, d)]
 
 
@@ -541,7 +564,7 @@ cdef object k_scatter_add(object a, object dim, object index, object src):
     cdef int nd = np.ndim(a)
     cdef int d = _wrap_dim(dim, nd)
     _check_gather_index("scatter_add", a, index, d, src if np.ndim(src) else None)
-    out = np.array(a, copy=True, dtype=np.result_type(a)) if type(a) is not ndarray or nd == 0 \
+    out = _xp(a).array(a, copy=True, dtype=np.result_type(a)) if type(a) is not ndarray or nd == 0 \
         else a.copy()
     if index.size == 0 or nd == 0:
         return out
@@ -558,14 +581,61 @@ cdef object k_scatter_add(object a, object dim, object index, object src):
         flat += np.bincount(lin, weights=np.asarray(part, dtype=np.float64).ravel(),
                             minlength=out.size)
         return out
+    if _is_cupy(out):
+        import cupyx
+        cupyx.scatter_add(out, coords, part)
+        return out
     np.add.at(out, coords, part)
     return out
+
+
+cdef object k_to_device(object a, object device):
+    # A copy of `a` on `device`: host <-> GPU and GPU <-> GPU through CuPy,
+    # and a plain copy between the host's (virtual) CPU devices.
+    cdef Device d = _parse_device(device)
+    if d.type == RG_DEV_CUDA:
+        if _cupy is None:
+            raise RuntimeError(f"cannot move a tensor to {d}: CUDA tensors need CuPy "
+                               "(pip install cupy-cuda12x or the build for your CUDA) and a GPU")
+        with _cupy.cuda.Device(d.index if d.index >= 0 else 0):
+            return _cupy.array(a, copy=True)
+    if _is_cupy(a):
+        return a.get()
+    return k_clone(a)
+
+
+cdef object _contig(object a):
+    # np.ascontiguousarray, on a's device (NumPy's would copy to the host)
+    return _xp(a).ascontiguousarray(a)
+
+
+cdef object _on_device_of(object like, object a):
+    # `a` (a host array or scalar a kernel computed from shapes) on like's device
+    if _is_cupy(like) and type(a) is ndarray:
+        return _cupy.asarray(a)
+    return a
+
+
+cdef object _device_index(object index, object like):
+    # An index for a CuPy array: its NumPy array and list components moved to
+    # the device (CuPy does not index with host arrays)
+    if not _is_cupy(like):
+        return index
+    if isinstance(index, tuple):
+        return tuple(_cupy.asarray(i) if type(i) is ndarray or isinstance(i, list) else i for i in index)
+    if type(index) is ndarray or isinstance(index, list):
+        return _cupy.asarray(index)
+    return index
 
 
 cdef object _accumulate(object z, object index, object g):
     # z[index] += g where `index` (advanced) may repeat positions: np.add.at's
     # semantics, without its cost (np.add.at is ~10-50x slower than the
     # vectorized paths below).
+    if _is_cupy(z):                     # CuPy has no ufunc.at: its scatter_add
+        import cupyx
+        cupyx.scatter_add(z, _device_index(index, z), g)
+        return
     if type(z) is not ndarray or z.size == 0:
         np.add.at(z, index, g)
         return
@@ -667,7 +737,7 @@ from numpy.lib.stride_tricks import sliding_window_view as _swv
 cdef object k_softmax(object x, object dim):
     # max-shifted: exp never overflows
     axis = _norm_dims(dim, np.ndim(x))
-    x = np.asarray(x)
+    x = _arr(x)
     if x.dtype.kind not in "fc":
         x = x.astype(np.float64)
     if x.size == 0:
@@ -680,7 +750,7 @@ cdef object k_softmax(object x, object dim):
 
 cdef object k_log_softmax(object x, object dim):
     axis = _norm_dims(dim, np.ndim(x))
-    x = np.asarray(x)
+    x = _arr(x)
     if x.dtype.kind not in "fc":
         x = x.astype(np.float64)
     if x.size == 0:
@@ -692,7 +762,7 @@ cdef object k_log_softmax(object x, object dim):
 
 cdef object k_logsigmoid(object x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): stable for any |x|
-    x = np.asarray(x)
+    x = _arr(x)
     out = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
     return out.astype(np.result_type(x, np.float16), copy=False)
 
@@ -719,7 +789,8 @@ cdef object _conv_windows(object x, int kh, int kw, tuple stride, tuple padding,
         raise RuntimeError(
             f"Calculated padded input size per channel: ({x.shape[2]} x {x.shape[3]}). Kernel size: "
             f"({ekh} x {ekw}). Kernel size can't be greater than actual input size")
-    v = _swv(x, (ekh, ekw), axis=(2, 3))
+    v = _swv(x, (ekh, ekw), axis=(2, 3)) if type(x) is ndarray else \
+        _xp(x).lib.stride_tricks.sliding_window_view(x, (ekh, ekw), axis=(2, 3))
     return v[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
 
 
@@ -727,7 +798,7 @@ cdef object _im2col(object x, int kh, int kw, tuple stride, tuple padding, tuple
     # (N, G, Cg*kh*kw, Ho*Wo), contiguous: one GEMM operand per (sample, group).
     v = _conv_windows(x, kh, kw, stride, padding, dilation)
     N, C, Ho, Wo = v.shape[0], v.shape[1], v.shape[2], v.shape[3]
-    cols = np.empty((N, C, kh, kw, Ho, Wo), dtype=x.dtype)
+    cols = _xp(x).empty((N, C, kh, kw, Ho, Wo), dtype=x.dtype)
     # one strided copy per kernel position (rows stay contiguous; faster
     # than a generic 6-d transpose copy)
     for i in range(kh):
@@ -757,18 +828,18 @@ cdef void _check_conv(object x, object w, int groups) except *:
 
 
 cdef object k_conv2d(object x, object w, object stride, object padding, object dilation, int groups):
-    x = np.asarray(x)
-    w = np.asarray(w)
+    x = _arr(x)
+    w = _arr(w)
     _check_conv(x, w, groups)
     O, Cg, kh, kw = w.shape
     N = x.shape[0]
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
-    if tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]):
+    if tuple(stride) == (1, 1) and type(x) is ndarray and _shift_worth(x.shape[2] * x.shape[3]):
         return _conv2d_shift(x, w, tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
         out = np.matmul(wm, cols).reshape(O, N, Ho, Wp)      # (G, Og, K) @ (G, K, N*L)
-        return np.ascontiguousarray(out[:, :, :, :Wo].transpose(1, 0, 2, 3))
+        return _contig(out[:, :, :, :Wo].transpose(1, 0, 2, 3))
     cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     out = np.matmul(wm, cols)                 # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
     return out.reshape(N, O, Ho, Wo)
@@ -778,7 +849,8 @@ cdef object _pitched_grad(object g, Py_ssize_t Wp):
     # g (N, O, Ho, Wo) as (O, N, Ho, Wp), zero beyond Wo: the layout of
     # _im2col_pitched's columns
     N, O, Ho, Wo = g.shape
-    gp = np.zeros((O, N, Ho, Wp), dtype=g.dtype) if Wp != Wo else np.empty((O, N, Ho, Wp), dtype=g.dtype)
+    xp = _xp(g)
+    gp = xp.zeros((O, N, Ho, Wp), dtype=g.dtype) if Wp != Wo else xp.empty((O, N, Ho, Wp), dtype=g.dtype)
     gp[:, :, :, :Wo] = g.transpose(1, 0, 2, 3)
     return gp
 
@@ -801,13 +873,13 @@ cdef tuple _im2col_pitched(object x, int kh, int kw, tuple padding, tuple dilati
             f"({(kh - 1) * dh + 1} x {(kw - 1) * dw + 1}). Kernel size can't be greater than actual input size")
     # one extra zero row at the bottom: the last window's range runs past
     # the last row by (kw - 1) * dw elements
-    xp = np.zeros((N, C, Hp + 1, Wp), dtype=x.dtype)
-    xp[:, :, pt:pt + H, pl:pl + W] = x
-    xf = xp.reshape(N, C, (Hp + 1) * Wp)
+    xpad = _xp(x).zeros((N, C, Hp + 1, Wp), dtype=x.dtype)
+    xpad[:, :, pt:pt + H, pl:pl + W] = x
+    xf = xpad.reshape(N, C, (Hp + 1) * Wp)
     L = Ho * Wp
     # channel-major (C, kh, kw, N, L): each group's columns are one matrix
     # (Kg, N*L), so every convolution GEMM is a single large one per group
-    cols = np.empty((C, kh, kw, N, L), dtype=x.dtype)
+    cols = _xp(x).empty((C, kh, kw, N, L), dtype=x.dtype)
     xt = xf.transpose(1, 0, 2)
     for i in range(kh):
         for j in range(kw):
@@ -822,15 +894,16 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
                                 object dilation, int groups):
     # The transpose of k_conv2d in its input: GEMM to columns, then col2im
     # (one strided accumulation per kernel position).
-    g = np.asarray(g)
-    w = np.asarray(w)
+    g = _arr(g)
+    w = _arr(w)
+    xp = _xp(g)
     N, C, H, W = input_shape
     O, Cg, kh, kw = w.shape
     Ho, Wo = g.shape[2], g.shape[3]
     sh, sw = stride[0], stride[1]
     dh, dw = dilation[0], dilation[1]
     pt, pb, pl, pr = padding
-    if sh == 1 and sw == 1 and _shift_worth(H * W):
+    if sh == 1 and sw == 1 and type(g) is ndarray and _shift_worth(H * W):
         return _conv2d_input_grad_shift(g, w, tuple(input_shape), tuple(padding), tuple(dilation), groups)
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if sh == 1 and sw == 1:
@@ -842,31 +915,31 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
         gp = _pitched_grad(g, Wp)
         gcols = np.matmul(np.swapaxes(wm, 1, 2), gp.reshape(groups, O // groups, N * L))
         gcols = gcols.reshape(C, kh, kw, N, L)
-        gxf = np.zeros((C, N, (Hp + 1) * Wp), dtype=gcols.dtype)
+        gxf = xp.zeros((C, N, (Hp + 1) * Wp), dtype=gcols.dtype)
         for i in range(kh):
             for j in range(kw):
                 off = i * dh * Wp + j * dw
                 gxf[:, :, off:off + L] += gcols[:, i, j]
-        return np.ascontiguousarray(
+        return _contig(
             gxf.reshape(C, N, Hp + 1, Wp)[:, :, pt:pt + H, pl:pl + W].transpose(1, 0, 2, 3))
     gm = g.reshape(N, groups, O // groups, Ho * Wo)
     gcols = np.matmul(np.swapaxes(wm, 1, 2), gm).reshape(N, C, kh, kw, Ho, Wo)
-    gx = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=gcols.dtype)
+    gx = xp.zeros((N, C, H + pt + pb, W + pl + pr), dtype=gcols.dtype)
     for i in range(kh):
         for j in range(kw):
             gx[:, :, i * dh:i * dh + sh * (Ho - 1) + 1:sh, j * dw:j * dw + sw * (Wo - 1) + 1:sw] += gcols[:, :, i, j]
     if pt or pb or pl or pr:
-        gx = np.ascontiguousarray(gx[:, :, pt:pt + H, pl:pl + W])
+        gx = _contig(gx[:, :, pt:pt + H, pl:pl + W])
     return gx
 
 
 cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object stride, object padding,
                                  object dilation, int groups):
-    x = np.asarray(x)
-    g = np.asarray(g)
+    x = _arr(x)
+    g = _arr(g)
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
-    if tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]):
+    if tuple(stride) == (1, 1) and type(x) is ndarray and _shift_worth(x.shape[2] * x.shape[3]):
         return _conv2d_weight_grad_shift(x, g, tuple(weight_shape), tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         # pitched channel-major columns (tail zeroed) against g laid out the
@@ -937,7 +1010,7 @@ cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object 
     # (out, am, params): am is each window's argmax as a kernel position
     # (the first one on ties, as torch).
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
-    x = np.asarray(x)
+    x = _arr(x)
     x4 = x if x.ndim == 4 else x[None]
     fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
     Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
@@ -956,7 +1029,7 @@ cdef tuple _max_pool_windows(object x, object kernel_size, object stride, object
     # (padded 4-d input, params, Ho, Wo): window position (i, j) of every
     # output is xp[:, :, i*dh::sh, j*dw::sw] (cropped to Ho, Wo)
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
-    x = np.asarray(x)
+    x = _arr(x)
     x4 = x if x.ndim == 4 else x[None]
     fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
     Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
@@ -987,13 +1060,14 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
     # The gradient goes to the first window position (scan order, as torch)
     # holding the maximum: one pass per kernel position over strided views.
     x4, ks, st, pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
-    g = np.asarray(g)
-    r = np.asarray(result)
+    g = _arr(g)
+    r = _arr(result)
+    xp = _xp(r)
     if r.ndim == 3:
         r = r[None]
         g = g[None] if g.ndim == 3 else g
     g = np.broadcast_to(g, r.shape)
-    gx = _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo,  # the same, one pass
+    gx = None if xp is not np else _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo,  # the same, one pass
                                          np.shape(x)[-2], np.shape(x)[-1])
     if gx is not None:
         return gx if np.ndim(x) == 4 else gx[0]
@@ -1015,7 +1089,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
             # window's first maximum in scan order, as torch, with two small
             # boolean passes per kernel position over strided views of `hit`
             h6 = hit.reshape(N, C, Ho, ks[0], Wo, ks[1])
-            found = np.zeros((N, C, Ho, Wo), dtype=bool)
+            found = xp.zeros((N, C, Ho, Wo), dtype=bool)
             for i in range(ks[0]):
                 for j in range(ks[1]):
                     h = h6[:, :, :, i, :, j]
@@ -1024,8 +1098,8 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         g5 = np.repeat(g, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
         gx = np.multiply(hit, g5, dtype=np.result_type(g.dtype, r.dtype)).reshape(x4.shape)
         return gx if np.ndim(x) == 4 else gx[0]
-    gx = np.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
-    pending = np.ones(r.shape, dtype=bool)
+    gx = xp.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
+    pending = xp.ones(r.shape, dtype=bool)
     nan_out = r != r
     has_nan = bool(nan_out.any())
     # windows that do not overlap (stride >= effective kernel) own their
@@ -1042,13 +1116,13 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
                 hit |= (s != s) & nan_out
             hit &= pending
             pending ^= hit                  # hit is a subset of pending
-            if disjoint:
+            if disjoint and xp is np:
                 np.copyto(gx[sl], g, where=hit)
             else:
                 gx[sl] += np.where(hit, g, 0)
     H, W = np.shape(x)[-2], np.shape(x)[-1]
     if gx.shape[2] != H or gx.shape[3] != W:
-        gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
+        gx = _contig(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if np.ndim(x) == 4 else gx[0]
 
 
@@ -1058,12 +1132,13 @@ cdef tuple _max_pool_index(object x, object kernel_size, object stride, object p
     out, am, params = _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)
     ks, st, pd, dl = params
     N, C, Ho, Wo = am.shape
-    hh = np.arange(Ho).reshape(Ho, 1) * st[0] + (am // ks[1]) * dl[0] - pd[0]
-    ww = np.arange(Wo) * st[1] + (am % ks[1]) * dl[1] - pd[1]
-    c = np.arange(C).reshape(C, 1, 1)
+    xp = _xp(am)
+    hh = xp.arange(Ho).reshape(Ho, 1) * st[0] + (am // ks[1]) * dl[0] - pd[0]
+    ww = xp.arange(Wo) * st[1] + (am % ks[1]) * dl[1] - pd[1]
+    c = xp.arange(C).reshape(C, 1, 1)
     if np.ndim(x) == 3:
         return (c, hh[0], ww[0])
-    return (np.arange(N).reshape(N, 1, 1, 1), c[None], hh, ww)
+    return (xp.arange(N).reshape(N, 1, 1, 1), c[None], hh, ww)
 
 
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
@@ -1092,16 +1167,16 @@ cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int
 cdef object k_avg_pool2d(object x, object kernel_size, object stride, object padding, bint ceil_mode,
                          bint count_include_pad, object divisor_override):
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, 1, ceil_mode)
-    x = np.asarray(x)
+    x = _arr(x)
     x4 = x if x.ndim == 4 else x[None]
     Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
     v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), (1, 1), 0)[:, :, :Ho, :Wo]
     dtype = np.result_type(x.dtype, np.float16) if x.dtype.kind in "fc" else np.float64
-    s = np.zeros(v.shape[:4], dtype=dtype)
+    s = _xp(x).zeros(v.shape[:4], dtype=dtype)
     for i in range(ks[0]):
         for j in range(ks[1]):
             s += v[:, :, :, :, i, j]
-    s /= _avg_divisor(x4.shape, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, dtype)
+    s /= _on_device_of(x, _avg_divisor(x4.shape, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, dtype))
     return s if x.ndim == 4 else s[0]
 
 
@@ -1111,19 +1186,20 @@ cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, ob
     shape = tuple(shape)
     ks, st, pd, dl = _pool_params(np.empty(shape, dtype=np.int8) if len(shape) in (3, 4) else np.empty(()),
                                   kernel_size, stride, padding, 1, ceil_mode)
-    g = np.asarray(g)
+    g = _arr(g)
     g4 = g if g.ndim == 4 else g[None]
     shape4 = shape if len(shape) == 4 else (1,) + shape
     Ho, Wo, eh, ew = _pool_geometry(np.empty(shape4[2:], dtype=np.int8), ks, st, pd, dl, ceil_mode)
     g4 = np.broadcast_to(g4, shape4[:2] + (Ho, Wo))
-    gd = g4 / _avg_divisor(shape4, ks, st, pd, Ho, Wo, count_include_pad, divisor_override, g.dtype)
+    gd = g4 / _on_device_of(g, _avg_divisor(shape4, ks, st, pd, Ho, Wo, count_include_pad, divisor_override,
+                                            g.dtype))
     N, C, H, W = shape4
-    gx = np.zeros((N, C, H + 2 * pd[0] + eh, W + 2 * pd[1] + ew), dtype=gd.dtype)
+    gx = _xp(g).zeros((N, C, H + 2 * pd[0] + eh, W + 2 * pd[1] + ew), dtype=gd.dtype)
     for i in range(ks[0]):
         for j in range(ks[1]):
             gx[:, :, i:i + st[0] * (Ho - 1) + 1:st[0], j:j + st[1] * (Wo - 1) + 1:st[1]] += gd
     if pd[0] or pd[1] or eh or ew:
-        gx = np.ascontiguousarray(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
+        gx = _contig(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if len(shape) == 4 else gx[0]
 
 
@@ -1352,20 +1428,19 @@ cdef object k_take_dim(object a, object indices, object dim, bint keepdim):
     if arr.ndim == 0:
         return arr.copy()
     d = _wrap_dim(dim, arr.ndim)
-    out = np.take_along_axis(arr, indices, axis=d)
+    out = np.take_along_axis(arr, _device_index(indices, arr), axis=d)
     return out if keepdim else np.squeeze(out, axis=d)
 
 
 cdef object k_take_dim_backward(object g, object indices, object dim, bint keepdim, object shape, object dtype):
     # zeros on g's device (np.zeros_like dispatches to CuPy for a cupy g)
-    z = np.zeros(shape, dtype=dtype) if type(g) is ndarray or isinstance(g, np.generic) \
-        else np.zeros_like(g, dtype=dtype, shape=shape)
+    z = _xp(g).zeros(shape, dtype=dtype)
     if len(shape) == 0:
         z[...] = g
         return z
     d = _wrap_dim(dim, len(shape))
     gk = g if keepdim else np.expand_dims(g, d)
-    np.put_along_axis(z, indices, gk, axis=d)
+    np.put_along_axis(z, _device_index(indices, z), gk, axis=d)
     return z
 
 
@@ -1405,6 +1480,8 @@ cdef object k_dot(object a, object b):
 cdef object k_outer(object a, object b):
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise RuntimeError(f"outer: expected 1D tensors, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
+    if _is_cupy(a) or _is_cupy(b):      # CuPy has no ufunc.outer
+        return np.multiply(a[:, None], b[None, :])
     return np.multiply.outer(a, b)
 
 
@@ -1464,6 +1541,11 @@ cdef object k_solve(object a, object b):
         if np.shape(b)[-2] != np.shape(a)[-1]:
             raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                                f"({np.shape(a)[-2]}x{np.shape(a)[-1]} and {np.shape(b)[-2]}x{np.shape(b)[-1]})")
+        if _is_cupy(a) and np.shape(a)[:-2] != np.shape(b)[:-2]:
+            # CuPy's solve does not broadcast batch dims: give both the common batch
+            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            a = _cupy.broadcast_to(a, batch + a.shape[-2:])
+            b = _cupy.broadcast_to(b, batch + b.shape[-2:])
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular.") from None
@@ -1573,7 +1655,7 @@ cdef object _erf_series(object s, double smax):
 
 
 cpdef object k_erf(object a):
-    a = np.asarray(a)
+    a = _arr(a)
     ft = _float_type(a)
     if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
         import cupyx.scipy.special
@@ -1588,7 +1670,7 @@ cdef object k_rsqrt(object a):
 cdef object k_reciprocal(object a):
     # np.reciprocal of an integer is integer division (1/2 == 0); torch's
     # reciprocal of an integer is a float, as 1 / a is.
-    if np.asarray(a).dtype.kind in "iub":
+    if _arr(a).dtype.kind in "iub":
         return np.true_divide(1.0, a)
     return np.reciprocal(a)
 
@@ -1642,7 +1724,7 @@ cdef object k_lerp(object a, object end, object weight):
 
 
 cdef object k_fill(object a, object value):
-    v = np.asarray(value)
+    v = value if _is_cupy(value) else np.asarray(value)
     if v.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{v.ndim} dimensions.")

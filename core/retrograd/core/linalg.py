@@ -39,7 +39,9 @@ def slogdet(A, *, out=None):
     A = _tensor(A)
     logabsdet = _abi._linalg_logabsdet_op(A)
     sign = np.linalg.slogdet(A._array)[0]
-    return return_types.slogdet(_abi._wrap(np.asarray(sign), device=A.device), logabsdet)
+    if isinstance(sign, np.generic):        # NumPy gives a scalar for one matrix; CuPy a 0-d array
+        sign = np.asarray(sign)
+    return return_types.slogdet(_abi._wrap(sign, device=A.device), logabsdet)
 
 
 @composite_op('linalg_solve')

@@ -635,6 +635,8 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
                 g = _fix_shape(g, mshape, node, i, batch >= 0)
             if <object>cnp.PyArray_DESCR(<cnp.ndarray>g) is not mdtype and g.dtype != mdtype:
                 g = g.astype(mdtype)
+            if meta.is_cupy:
+                g = _array_to_input_device(g, meta, node, i)
         else:
             shape = g.shape
             if shape != mshape:
@@ -645,6 +647,8 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
                     g = g.to(mdtype)
                 else:
                     g = g.astype(mdtype)
+            if type(g) is not Tensor and (type(g) is not ndarray) != meta.is_cupy:
+                g = _array_to_input_device(g, meta, node, i)
             if type(g) is Tensor and (<Tensor>g)._device is not mdevice:
                 # Only Tensors (create_graph) know their device. As in PyTorch, a
                 # 0-d gradient moves; anything else means a wrong backward formula.
@@ -657,6 +661,22 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
                         f"{(<Tensor>g)._device}")
         grads[i] = g
     return 0
+
+
+cdef object _array_to_input_device(object g, InputMetadata meta, Node node, Py_ssize_t i):
+    # A gradient array on the host for a CUDA input, or on a GPU for a CPU
+    # input: as in PyTorch, a 0-d gradient (a 0-d CPU tensor that joined a
+    # CUDA op) moves; anything else means a wrong backward formula.
+    if g.ndim != 0:
+        raise RuntimeError(
+            f"Function {node.name() if node is not None else 'backward'} returned an invalid gradient "
+            f"at index {i} - expected device {meta.device} but got "
+            f"{'cpu' if type(g) is ndarray else 'cuda'}")
+    if meta.is_cupy:
+        import cupy
+        with cupy.cuda.Device(meta.device.index if meta.device.index >= 0 else 0):
+            return cupy.asarray(g)
+    return g.get()
 
 
 cdef inline bint _same_shape(cnp.ndarray a, tuple shape):

@@ -590,6 +590,12 @@ def emit_op(e, saved, uses, out):
         w(f"    cdef Device dev = _dev2(t_{tensors[0].name}, t_{tensors[1].name})")
     else:
         w(f"    cdef Device dev = _dev3(t_{tensors[0].name}, t_{tensors[1].name}, t_{tensors[2].name})")
+    if len(tensors) > 1 and not e.device_param:
+        # torch lets 0-d CPU tensors join a CUDA op (as scalars): their
+        # arrays move to the device, since CuPy takes no host arrays
+        w("    if dev.type == RG_DEV_CUDA:")
+        for p in tensors:
+            w(f"        a_{p.name} = _to_device_array(a_{p.name}, dev)")
     w("    cdef object tok = None")
     w("    cdef Tensor result")
     if not e.nondifferentiable:

@@ -145,6 +145,9 @@ def _numerical_jacobian_cols(func, inputs, input_idx, eps, deltas):
         else:
             orig = flat_view.copy()
             step = (eps * d).astype(flat_view.dtype, copy=False)
+            if not isinstance(flat_view, np.ndarray):      # a CuPy array: the step goes there too
+                import cupy
+                step = cupy.asarray(step)
             flat_view[...] = orig - step
             lo = _eval_outputs(func, copies)
             flat_view[...] = orig + step

@@ -30,7 +30,18 @@ def _t(x):
 
 
 def _arr(x):
-    return x._array if isinstance(x, Tensor) else np.asarray(x)
+    if isinstance(x, Tensor):
+        return x._array
+    return x if hasattr(x, "__cuda_array_interface__") else np.asarray(x)     # CuPy arrays stay
+
+
+def _on_device(a, like):
+    # host array `a` on the device of array `like` (a CuPy array there)
+    if isinstance(a, np.ndarray) and not isinstance(like, np.ndarray) and hasattr(like, "get"):
+        import cupy
+        with cupy.cuda.Device(like.device.id):
+            return cupy.asarray(a)
+    return a
 
 
 def _ntuple(v, n, what):
@@ -241,10 +252,11 @@ def logsigmoid(input):
 
 # --- losses --------------------------------------------------------------------------
 
-def _class_weights(weight, C, dtype):
+def _class_weights(weight, C, dtype, like):
+    # (C,) class weights on the device of array `like`
     if weight is None:
-        return np.ones(C, dtype=dtype)
-    w = _arr(weight)
+        return _on_device(np.ones(C, dtype=dtype), like)
+    w = _on_device(_arr(weight), like)
     if w.shape != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes "
                            f"but got weight tensor of shape: {list(w.shape)}")
@@ -282,8 +294,8 @@ def _nll_parts(x, t, weight, ignore_index):
     bad = (safe < 0) | (safe >= C)
     if bad.any():
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-    picked = _c.getitem(x2, (np.arange(tf.shape[0]), safe))
-    w = _class_weights(weight, C, x.dtype)
+    picked = _c.getitem(x2, (_on_device(np.arange(tf.shape[0]), safe), safe))
+    w = _class_weights(weight, C, x.dtype, safe)
     wv = np.where(keep, w[safe], 0).astype(x.dtype, copy=False)
     return picked, wv, ~keep, batch, C
 
@@ -330,7 +342,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return nll
         # torch's cross_entropy_loss_label_smoothing
         if weight is not None:
-            w = _class_weights(weight, C, x.dtype)
+            w = _class_weights(weight, C, x.dtype, t)
             smooth = _c.neg(_c.sum(_c.mul(logp, w.reshape(wshape)), cdim))
         else:
             smooth = _c.neg(_c.sum(logp, cdim))
@@ -338,10 +350,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = _c.where(ignored, 0.0, smooth)
         if reduction == "mean":
             if weight is not None:
-                w = _class_weights(weight, C, x.dtype)
+                w = _class_weights(weight, C, x.dtype, t)
                 denom = w[t[~ignored]].sum()
             else:
-                denom = np.asarray((~ignored).sum(), dtype=x.dtype)
+                denom = (~ignored).sum().astype(x.dtype)
             with np.errstate(invalid="ignore", divide="ignore"):
                 ret = _c.div(_c.sum(smooth), denom)
         elif reduction == "sum":
@@ -360,7 +372,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         tt = _c.add(_c.mul(tt, 1.0 - label_smoothing), label_smoothing / C)
     prod = _c.mul(logp, tt)
     if weight is not None:
-        prod = _c.mul(prod, _class_weights(weight, C, x.dtype).reshape(wshape))
+        prod = _c.mul(prod, _class_weights(weight, C, x.dtype, t).reshape(wshape))
     if reduction == "none":
         return _c.neg(_c.sum(prod, cdim))
     total = _c.neg(_c.sum(prod))
@@ -418,6 +430,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     else:
         keep = get_rng().random(x.shape) >= p
         mask = np.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
+    mask = _on_device(mask, x._array)          # the mask is drawn on the host, like torch's CPU generator
     if inplace:
         x *= mask
         return x
