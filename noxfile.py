@@ -268,6 +268,11 @@ def tests(session: nox.Session, install_set: str, numpy: str) -> None:
     _install(session, install_set, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *pin)
     _print_facts(session)
     _pytest(session, "tests")
+    if install_set == "all" and numpy == "newest" and not session.posargs:
+        # tests/cuda skip above (no GPU here); run them once more on the CPU
+        # stand-in for CuPy, which keeps CuPy's rules for device arrays
+        session.run("python", "-m", "pytest", "--strict-markers", "-p", "no:cacheprovider", "-q",
+                    "tests/cuda", env={"PYTHONPATH": "tests/cuda/fake_cupy"})
 
 
 @nox.session(python=PYTHON)

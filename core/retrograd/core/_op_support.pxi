@@ -582,8 +582,7 @@ cdef object k_scatter_add(object a, object dim, object index, object src):
                             minlength=out.size)
         return out
     if _is_cupy(out):
-        import cupyx
-        cupyx.scatter_add(out, coords, part)
+        _cupy_add_at(out, coords, part)
         return out
     np.add.at(out, coords, part)
     return out
@@ -602,6 +601,16 @@ cdef object k_to_device(object a, object device):
     if _is_cupy(a):
         return a.get()
     return k_clone(a)
+
+
+cdef object _cupy_add_at(object z, object index, object g):
+    # np.add.at for CuPy arrays: cupy.add.at (cupyx.scatter_add before it)
+    at = getattr(_cupy.add, "at", None)
+    if at is not None:
+        at(z, index, g)
+    else:
+        import cupyx
+        cupyx.scatter_add(z, index, g)
 
 
 cdef object _contig(object a):
@@ -633,8 +642,7 @@ cdef object _accumulate(object z, object index, object g):
     # semantics, without its cost (np.add.at is ~10-50x slower than the
     # vectorized paths below).
     if _is_cupy(z):                     # CuPy has no ufunc.at: its scatter_add
-        import cupyx
-        cupyx.scatter_add(z, _device_index(index, z), g)
+        _cupy_add_at(z, _device_index(index, z), g)
         return
     if type(z) is not ndarray or z.size == 0:
         np.add.at(z, index, g)
@@ -1067,8 +1075,9 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         r = r[None]
         g = g[None] if g.ndim == 3 else g
     g = np.broadcast_to(g, r.shape)
-    gx = None if xp is not np else _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo,  # the same, one pass
-                                         np.shape(x)[-2], np.shape(x)[-1])
+    gx = None
+    if xp is np:                        # the same, one pass (NumPy arrays only)
+        gx = _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo, np.shape(x)[-2], np.shape(x)[-1])
     if gx is not None:
         return gx if np.ndim(x) == 4 else gx[0]
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1

@@ -1,5 +1,5 @@
 """A CPU stand-in for CuPy, for testing retrograd's device-generic code
-without a GPU (``PYTHONPATH=tests/cuda/fake_cupy``; see tests/cuda/README.md).
+without a GPU (``PYTHONPATH=tests/cuda/fake_cupy``; see tests/cuda/_cuda.py).
 
 Its ``ndarray`` is a type of its own that wraps a NumPy array and keeps
 CuPy's rules where code written for NumPy usually breaks on a GPU:
@@ -294,6 +294,23 @@ def _factory(name):
 for _name in ("zeros", "ones", "empty", "full", "arange", "linspace", "eye", "identity",
               "zeros_like", "ones_like", "empty_like", "full_like"):
     globals()[_name] = _factory(_name)
+
+
+class _AddUFunc:
+    # cupy.add: a ufunc with .at (np.add.at on the wrapped arrays)
+    def __call__(self, *args, **kwargs):
+        return _np.add(*args, **kwargs)
+
+    @staticmethod
+    def at(a, indices, b):
+        if isinstance(indices, tuple):
+            indices = tuple(_unwrap_index(i) for i in indices)
+        else:
+            indices = _unwrap_index(indices)
+        _np.add.at(a._a, indices, b._a if type(b) is ndarray else b)
+
+
+add = _AddUFunc()
 
 
 def __getattr__(name):
