@@ -19,7 +19,7 @@ cdef object _fw_array(object p):
 
 
 cdef Device _fw_device(object p):
-    return (<Tensor>p)._device if type(p) is Tensor else _CPU
+    return (<Tensor>p)._device if type(p) is Tensor else _device_of_array(p)
 
 
 cdef object _fw_zeros(object p):

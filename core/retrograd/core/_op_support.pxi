@@ -30,6 +30,14 @@ cdef inline object _xp(object a):
     return _cupy if _cupy_ndarray is not None and type(a) is _cupy_ndarray else np
 
 
+cdef Device _device_of_array(object a):
+    # The device of an array that is not a Tensor's (ops called on bare
+    # arrays, as formulas do): a CuPy array's GPU, else the CPU.
+    if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
+        return _make_device(RG_DEV_CUDA, a.device.id)
+    return _CPU
+
+
 cdef object _to_device_array(object a, Device dev):
     # A host array in an op on a CUDA device (a 0-d CPU tensor, or an array
     # argument that is not a Tensor): the same values on the device.

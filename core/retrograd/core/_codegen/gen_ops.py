@@ -590,6 +590,11 @@ def emit_op(e, saved, uses, out):
         w(f"    cdef Device dev = _dev2(t_{tensors[0].name}, t_{tensors[1].name})")
     else:
         w(f"    cdef Device dev = _dev3(t_{tensors[0].name}, t_{tensors[1].name}, t_{tensors[2].name})")
+    if not e.device_param:
+        # no Tensor argument (formulas call ops on bare arrays): the device
+        # of the first array (a CuPy array's GPU)
+        w("    if dev is _CPU and " + " and ".join(f"t_{p.name} is None" for p in tensors) + ":")
+        w(f"        dev = _device_of_array(a_{tensors[0].name})")
     if len(tensors) > 1 and not e.device_param:
         # torch lets 0-d CPU tensors join a CUDA op (as scalars): their
         # arrays move to the device, since CuPy takes no host arrays
@@ -808,7 +813,8 @@ def emit_list_op(e, saved, out):
     w(f"    a_{tl} = arrs")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")
-    w("    cdef Device dev = carrier._device if carrier is not None else _CPU")
+    w("    cdef Device dev = carrier._device if carrier is not None else "
+      "(_device_of_array(arrs[0]) if n else _CPU)")
     w("    cdef object tok = None")
     w("    cdef Tensor result")
     w(f"    cdef {e.node_name} node = None")
