@@ -764,6 +764,8 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     N = x.shape[0]
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]):
+        if groups == 1 and _cols_conv_ok(x, w, Cg * kh * kw):
+            return _conv2d_cols(x, w, tuple(padding), tuple(dilation))
         return _conv2d_shift(x, w, tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
@@ -831,6 +833,8 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
     dh, dw = dilation[0], dilation[1]
     pt, pb, pl, pr = padding
     if sh == 1 and sw == 1 and _shift_worth(H * W):
+        if groups == 1 and _cols_conv_ok(g, w, Cg * kh * kw):
+            return _conv2d_input_grad_cols(g, w, tuple(input_shape), tuple(padding), tuple(dilation))
         return _conv2d_input_grad_shift(g, w, tuple(input_shape), tuple(padding), tuple(dilation), groups)
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if sh == 1 and sw == 1:
@@ -867,6 +871,8 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
     if tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]):
+        if groups == 1 and _cols_conv_ok(x, g, Cg * kh * kw):
+            return _conv2d_weight_grad_cols(x, g, tuple(weight_shape), tuple(padding), tuple(dilation))
         return _conv2d_weight_grad_shift(x, g, tuple(weight_shape), tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         # pitched channel-major columns (tail zeroed) against g laid out the
