@@ -5,8 +5,11 @@ size <= 576: the per-image column-matrix kernels with C loops
 im2col and GEMM weight gradient. Forward and both gradients against torch
 for padding that reaches past the kernel, asymmetric padding, dilation,
 kernels as large as the padded input, the depth limit on both sides,
-non-contiguous operands, one image, no image and unbatched input; and the
-neighbours that must not take the path (stride, groups, mixed dtypes)."""
+non-contiguous operands, one image, no image and unbatched input, and the
+neighbours that must not take the path (stride, groups, < 64 pixels). The
+bias op _conv2d_bias (a bias of the input's dtype added in the kernel)
+against the conv plus a separate add; a bias of another dtype; a bias of
+the wrong size."""
 import warnings
 
 import numpy as np
@@ -124,3 +127,39 @@ def test_conv2d_cols_float32_double_backward_matches_torch():
     for a, b in zip(*res):
         assert a.dtype == np.float32
         np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-3 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("hw", [(10, 10), (5, 5)], ids=["cols", "batch_im2col"])
+def test_conv2d_bias_op_matches_add(hw):
+    # a bias of the input's dtype goes into the conv op (_conv2d_bias): the
+    # same values as the conv plus a broadcast add, and the bias gradient is
+    # the output gradient's sum over images and pixels
+    for dt in (np.float32, np.float64):
+        x, w, b = _r(3, 4, *hw, dtype=dt), _r(5, 4, 3, 3, dtype=dt), _r(5, dtype=dt)
+        rt = [rg.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = F.conv2d(*rt, padding=1)
+        ref = rg._conv2d(rg.tensor(x), rg.tensor(w), (1, 1), (1, 1, 1, 1), (1, 1), 1)
+        np.testing.assert_array_equal(np.asarray(y.detach()), np.asarray(ref) + b.reshape(-1, 1, 1))
+        v = _r(*y.shape, dtype=dt)
+        gb = rg.autograd.grad(y, rt[2], rg.tensor(v))[0]
+        assert gb.dtype == dt
+        np.testing.assert_allclose(np.asarray(gb), v.sum((0, 2, 3)), rtol=1e-5)
+
+
+def test_conv2d_bias_other_dtype_is_promoted():
+    # a float64 bias on float32 input and weight: a broadcast add as before
+    # (NumPy promotion), its gradient float64
+    x, w, b = _r(2, 3, 9, 9, dtype=np.float32), _r(4, 3, 3, 3, dtype=np.float32), _r(4)
+    rb = rg.tensor(b, requires_grad=True)
+    y = F.conv2d(rg.tensor(x), rg.tensor(w), rb, padding=1)
+    conv = np.asarray(F.conv2d(rg.tensor(x), rg.tensor(w), padding=1))
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(y.detach()), conv + b.reshape(-1, 1, 1))
+    y.sum().backward()
+    assert rb.grad.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(rb.grad), np.full(4, 2 * 81.0))
+
+
+def test_conv2d_bias_of_wrong_size_raises():
+    with pytest.raises(RuntimeError, match="expected bias to be 1-dimensional with 4 elements"):
+        F.conv2d(rg.zeros(1, 3, 9, 9), rg.zeros(4, 3, 3, 3), rg.zeros(3))

@@ -149,8 +149,9 @@ cdef tuple _cols_out_size(Py_ssize_t H, Py_ssize_t W, Py_ssize_t kh, Py_ssize_t 
     return Ho, Wo
 
 
-cdef object _conv2d_cols(object x, object w, tuple padding, tuple dilation):
-    # stride-1 forward without groups; x (N, C, H, W) -> (N, O, Ho, Wo)
+cdef object _conv2d_cols(object x, object w, tuple padding, tuple dilation, object bias=None):
+    # stride-1 forward without groups; x (N, C, H, W) -> (N, O, Ho, Wo), plus
+    # bias (O,) of x's dtype if given, added to each image's output in cache
     cdef _cnp.ndarray xc = np.ascontiguousarray(x)
     cdef Py_ssize_t N = xc.shape[0], C = xc.shape[1], H = xc.shape[2], W = xc.shape[3]
     cdef Py_ssize_t O = w.shape[0], kh = w.shape[2], kw = w.shape[3]
@@ -161,9 +162,13 @@ cdef object _conv2d_cols(object x, object w, tuple padding, tuple dilation):
     wm = np.ascontiguousarray(w).reshape(O, K)
     out = np.empty((N, O, L), dtype=xc.dtype)
     cdef _cnp.ndarray cols = np.empty((K, L), dtype=xc.dtype)
+    bcol = None if bias is None else np.asarray(bias).reshape(O, 1)
     for n in range(N):
         _im2col_any(xc, n * C * H * W, cols, C, H, W, kh, kw, dh, dw, pt, pl, Ho, Wo)
-        np.matmul(wm, cols, out=out[n])
+        on = out[n]
+        np.matmul(wm, cols, out=on)
+        if bcol is not None:
+            np.add(on, bcol, out=on)
     return out.reshape(N, O, Ho, Wo)
 
 

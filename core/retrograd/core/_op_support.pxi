@@ -776,6 +776,24 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     return out.reshape(N, O, Ho, Wo)
 
 
+cdef object k_conv2d_bias(object x, object w, object b, object stride, object padding, object dilation,
+                          int groups):
+    # k_conv2d + b[:, None, None]; on the column-matrix path the bias is added
+    # per image right after its GEMM (same values: one add in the output dtype)
+    x = np.asarray(x)
+    w = np.asarray(w)
+    b = np.asarray(b)
+    _check_conv(x, w, groups)
+    if np.ndim(b) != 1 or b.shape[0] != w.shape[0]:
+        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
+                           f"{w.shape[0]} elements, but got bias of size {list(b.shape)} instead")
+    O, Cg, kh, kw = w.shape
+    if groups == 1 and tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]) \
+            and _cols_conv_ok(x, w, Cg * kh * kw) and b.dtype == x.dtype:
+        return _conv2d_cols(x, w, tuple(padding), tuple(dilation), b)
+    return np.add(k_conv2d(x, w, stride, padding, dilation, groups), b.reshape(-1, 1, 1))
+
+
 cdef object _pitched_grad(object g, Py_ssize_t Wp):
     # g (N, O, Ho, Wo) as (O, N, Ho, Wp), zero beyond Wo: the layout of
     # _im2col_pitched's columns
