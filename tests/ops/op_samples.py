@@ -380,6 +380,24 @@ def _conv2d_samples(g):
     ]
 
 
+def _conv2d_bias_samples(g):
+    # (input, weight, bias, stride, padding, dilation, groups); images of
+    # >= 64 pixels take the column-matrix kernels (bias added per image)
+    return [
+        SampleInput((g(2, 3, 5, 5), g(4, 3, 3, 3), g(4), (1, 1), (0, 0, 0, 0), (1, 1), 1), desc="plain"),
+        SampleInput((g(2, 2, 8, 9), g(3, 2, 3, 3), g(3), (1, 1), (1, 1, 1, 1), (1, 1), 1), desc="cols"),
+        SampleInput((g(1, 2, 8, 8), g(2, 2, 2, 3), g(2), (1, 1), (1, 0, 2, 1), (2, 1), 1),
+                    desc="cols_asym_dilation"),
+        SampleInput((g(2, 4, 7, 6), g(6, 2, 3, 2), g(6), (2, 1), (1, 1, 0, 0), (1, 2), 2), desc="stride_dil_groups"),
+    ]
+
+
+def _torch_conv2d_bias(torch, x, w, b, stride, padding, dilation, groups):
+    F = torch.nn.functional
+    x = F.pad(x, (padding[2], padding[3], padding[0], padding[1]))
+    return F.conv2d(x, w, b, stride, 0, dilation, groups)
+
+
 def _torch_conv2d(torch, x, w, stride, padding, dilation, groups):
     F = torch.nn.functional
     x = F.pad(x, (padding[2], padding[3], padding[0], padding[1]))
@@ -458,6 +476,7 @@ OP_DB: list[OpInfo] = [
     OpInfo("logsigmoid", lambda g: _unary_samples(g, low=-20.0, high=20.0),
            torch_fn=lambda torch, x: torch.nn.functional.logsigmoid(x)),
     OpInfo("_conv2d", _conv2d_samples, torch_fn=_torch_conv2d, f32_rtol=1e-3, f32_atol=1e-4),
+    OpInfo("_conv2d_bias", _conv2d_bias_samples, torch_fn=_torch_conv2d_bias, f32_rtol=1e-3, f32_atol=1e-4),
     OpInfo("max_pool2d", _max_pool2d_samples,
            torch_fn=lambda torch, *a, **k: torch.nn.functional.max_pool2d(*a, **k)),
     OpInfo("avg_pool2d", _avg_pool2d_samples,

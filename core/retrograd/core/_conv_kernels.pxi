@@ -13,6 +13,11 @@
 #
 # Included before _op_support.pxi; pure NumPy, float dtypes as given (no
 # upcast: every temporary has the operands' dtype).
+#
+# Without groups, NumPy float32/float64 operands of one dtype and a column
+# matrix of depth <= 576 take _conv_loops.pxi's per-image kernels instead
+# (C loops for the column copies); these remain for the rest (groups, deep
+# layers, mixed dtypes).
 
 cdef tuple _conv_flat_padded(object x, int kh, int kw, tuple padding, tuple dilation):
     # (buf, Hp, Wp): buf (N, C, Hp*Wp + (kw-1)*dw), x zero-padded; the tail

@@ -363,6 +363,20 @@ def conv2d_weight_grad(ns, x, g, weight_shape, stride, padding, dilation, groups
     return _op__conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups)
 
 
+def conv2d_bias_grad(ns, g):
+    # _conv2d_bias's bias: the sum of g (N, O, Ho, Wo) over all but channels
+    if ns is A:
+        return k_sum(g, (0, 2, 3), False, None)
+    return _op_sum(g, (0, 2, 3), False, None)
+
+
+def conv2d_bias_jvp(ns, b_t, result):
+    # the bias tangent at every output pixel
+    if ns is A:
+        return np.broadcast_to(np.reshape(b_t, (-1, 1, 1)), np.shape(result)).copy()
+    return _op_broadcast_to(_op_reshape(b_t, (-1, 1, 1)), tuple(result.shape))
+
+
 def _bilinear_jvp(f, a_t, b_p, a_p, b_t):
     # d f(a, b) = f(a_t, b) + f(a, b_t) for f linear in each argument
     out = 0.0

@@ -851,6 +851,8 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     N = x.shape[0]
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if tuple(stride) == (1, 1) and type(x) is ndarray and _shift_worth(x.shape[2] * x.shape[3]):
+        if groups == 1 and _cols_conv_ok(x, w, Cg * kh * kw):
+            return _conv2d_cols(x, w, tuple(padding), tuple(dilation))
         return _conv2d_shift(x, w, tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         cols, Ho, Wo, Wp = _im2col_pitched(x, kh, kw, tuple(padding), tuple(dilation), groups, False)
@@ -859,6 +861,24 @@ cdef object k_conv2d(object x, object w, object stride, object padding, object d
     cols, Ho, Wo = _im2col(x, kh, kw, tuple(stride), tuple(padding), tuple(dilation), groups)
     out = np.matmul(wm, cols)                 # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L)
     return out.reshape(N, O, Ho, Wo)
+
+
+cdef object k_conv2d_bias(object x, object w, object b, object stride, object padding, object dilation,
+                          int groups):
+    # k_conv2d + b[:, None, None]; on the column-matrix path the bias is added
+    # per image right after its GEMM (same values: one add in the output dtype)
+    x = _arr(x)
+    w = _arr(w)
+    b = _arr(b)
+    _check_conv(x, w, groups)
+    if np.ndim(b) != 1 or b.shape[0] != w.shape[0]:
+        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
+                           f"{w.shape[0]} elements, but got bias of size {list(b.shape)} instead")
+    O, Cg, kh, kw = w.shape
+    if groups == 1 and tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]) \
+            and _cols_conv_ok(x, w, Cg * kh * kw) and b.dtype == x.dtype:
+        return _conv2d_cols(x, w, tuple(padding), tuple(dilation), b)
+    return np.add(k_conv2d(x, w, stride, padding, dilation, groups), b.reshape(-1, 1, 1))
 
 
 cdef object _pitched_grad(object g, Py_ssize_t Wp):
@@ -920,6 +940,8 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
     dh, dw = dilation[0], dilation[1]
     pt, pb, pl, pr = padding
     if sh == 1 and sw == 1 and type(g) is ndarray and _shift_worth(H * W):
+        if groups == 1 and _cols_conv_ok(g, w, Cg * kh * kw):
+            return _conv2d_input_grad_cols(g, w, tuple(input_shape), tuple(padding), tuple(dilation))
         return _conv2d_input_grad_shift(g, w, tuple(input_shape), tuple(padding), tuple(dilation), groups)
     wm = w.reshape(groups, O // groups, Cg * kh * kw)
     if sh == 1 and sw == 1:
@@ -956,6 +978,8 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
     if tuple(stride) == (1, 1) and type(x) is ndarray and _shift_worth(x.shape[2] * x.shape[3]):
+        if groups == 1 and _cols_conv_ok(x, g, Cg * kh * kw):
+            return _conv2d_weight_grad_cols(x, g, tuple(weight_shape), tuple(padding), tuple(dilation))
         return _conv2d_weight_grad_shift(x, g, tuple(weight_shape), tuple(padding), tuple(dilation), groups)
     if tuple(stride) == (1, 1):
         # pitched channel-major columns (tail zeroed) against g laid out the

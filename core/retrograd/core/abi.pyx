@@ -36,6 +36,7 @@ include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
 include "_conv_kernels.pxi"
 include "_elementwise_loops.pxi"   # one-pass loops for multi-ufunc formulas
 include "_pool_loops.pxi"
+include "_conv_loops.pxi"         # per-image column-matrix convolution (C loops)
 include "_op_support.pxi"
 include "_inplace.pxi"
 include "_copy_slices.pxi"

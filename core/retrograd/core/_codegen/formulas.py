@@ -86,6 +86,8 @@ NS_HELPERS.update({
     "conv2d_jvp",
     "conv2d_input_grad_jvp",
     "conv2d_weight_grad_jvp",
+    "conv2d_bias_grad",
+    "conv2d_bias_jvp",
     "max_pool2d_backward",
     "max_pool2d_jvp",
     "avg_pool2d_fw",

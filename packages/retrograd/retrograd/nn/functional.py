@@ -150,6 +150,18 @@ def _check_positive(stride, dilation):
         raise RuntimeError("dilation should be greater than zero")
 
 
+def _conv2d_biased(x, w, bias, st, pad, dl, groups):
+    # a bias of one dtype with the input and weight goes into the conv op
+    # (_conv2d_bias adds it in the kernel, one pass less); any other bias
+    # is a broadcast add, dtype promotion included
+    if bias is None:
+        return _c._conv2d(x, w, st, pad, dl, groups)
+    b = _t(bias)
+    if b.ndim == 1 and b.dtype == x.dtype == w.dtype:
+        return _c._conv2d_bias(x, w, b, st, pad, dl, groups)
+    return _c.add(_c._conv2d(x, w, st, pad, dl, groups), _c.reshape(b, (-1, 1, 1)))
+
+
 @composite_op('conv2d')
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input
@@ -166,9 +178,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     st, dl = _ntuple(stride, 2, "stride"), _ntuple(dilation, 2, "dilation")
     _check_positive(st, dl)
     pad = _conv_padding(padding, tuple(w.shape[2:]), dl, st)
-    out = _c._conv2d(x, w, st, pad, dl, int(groups))
-    if bias is not None:
-        out = _c.add(out, _c.reshape(bias, (-1, 1, 1)))
+    out = _conv2d_biased(x, w, bias, st, pad, dl, int(groups))
     if unbatched:
         out = _c.reshape(out, tuple(out.shape[1:]))
     return out
@@ -191,10 +201,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     pad = (0, 0) + _conv_padding(padding, (w.shape[2],), dl, st)
     x4 = _c.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
     w4 = _c.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
-    out = _c._conv2d(x4, w4, (1,) + st, pad, (1,) + dl, int(groups))
+    out = _conv2d_biased(x4, w4, bias, (1,) + st, pad, (1,) + dl, int(groups))
     out = _c.reshape(out, (out.shape[0], out.shape[1], out.shape[3]))
-    if bias is not None:
-        out = _c.add(out, _c.reshape(bias, (-1, 1)))
     if unbatched:
         out = _c.reshape(out, tuple(out.shape[1:]))
     return out
