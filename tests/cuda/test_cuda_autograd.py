@@ -366,3 +366,17 @@ def test_numpy_protocols_on_cuda_tensors():
     z = np.sum(np.concatenate([y, x]), axis=0)
     z.backward()
     np.testing.assert_allclose(host(x.grad), np.exp(host(x.detach())) + 1, rtol=1e-12)
+
+
+def test_linalg_errors_on_cuda():
+    # CuPy's solvers return nan/inf for singular input unless asked to check;
+    # retrograd asks, and raises LinAlgError as torch does on CUDA
+    singular = rg.tensor(np.ones((3, 3)), device="cuda")
+    with pytest.raises(rg.linalg.LinAlgError, match="singular"):
+        rg.linalg.inv(singular)
+    with pytest.raises(rg.linalg.LinAlgError, match="singular"):
+        rg.linalg.solve(singular, rg.tensor(np.ones(3), device="cuda"))
+    with pytest.raises(rg.linalg.LinAlgError, match="positive-definite"):
+        rg.linalg.cholesky(rg.tensor(-np.eye(3), device="cuda"))
+    ok = rg.tensor(np.eye(3) * 2, device="cuda")
+    np.testing.assert_allclose(host(rg.linalg.inv(ok)), np.eye(3) / 2)

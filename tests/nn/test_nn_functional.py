@@ -334,3 +334,31 @@ def test_max_pool2d_tiled_windows_with_many_ties_match_torch(k, dtype):
     F.max_pool2d(x, k).backward(rg.tensor(g))
     TF.max_pool2d(xt, k).backward(torch.tensor(g))
     np.testing.assert_array_equal(np.asarray(x.grad), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, x, t, w: F.nll_loss(F.log_softmax(x, 1), t, weight=w),
+    lambda F, x, t, w: F.cross_entropy(x, t, weight=w),
+    lambda F, x, t, w: F.cross_entropy(x, t, weight=w, label_smoothing=0.1),
+])
+def test_class_weights_that_require_grad_raise_like_torch(call):
+    # torch: "The function 'nll_loss_forward' is not differentiable with
+    # respect to argument 'weight'" (never a silently missing gradient)
+    import torch
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    t = np.array([0, 2, 1, 2])
+    w = np.array([0.5, 1.0, 2.0])
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        call(torch.nn.functional, torch.tensor(x, requires_grad=True), torch.tensor(t),
+             torch.tensor(w, requires_grad=True))
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        call(F, rg.tensor(x, requires_grad=True), rg.tensor(t), rg.tensor(w, requires_grad=True))
+    with rg.no_grad():                  # nothing is recorded: allowed, as in torch
+        call(F, rg.tensor(x), rg.tensor(t), rg.tensor(w, requires_grad=True))
+    # probability targets: weight is differentiable there (torch's composite)
+    p = np.full((4, 3), 1 / 3)
+    wt = rg.tensor(w, requires_grad=True)
+    F.cross_entropy(rg.tensor(x), rg.tensor(p), weight=wt).backward()
+    tw = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(p), weight=tw).backward()
+    np.testing.assert_allclose(wt.grad.numpy(), tw.grad.numpy(), rtol=1e-12)

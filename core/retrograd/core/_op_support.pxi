@@ -1547,10 +1547,23 @@ cdef object _check_square(object a, str name):
                            f"Got {_arr(a).dtype}")
 
 
+import contextlib as _contextlib
+
+
+cdef object _linalg_errors(object a):
+    # CuPy's solvers return nan/inf for singular input unless asked to check
+    # (a device sync); torch raises on CUDA too, so ask. NumPy always raises.
+    if _is_cupy(a):
+        import cupyx
+        return cupyx.errstate(linalg="raise")
+    return _contextlib.nullcontext()
+
+
 cdef object k_inv(object a):
     _check_square(a, "inv")
     try:
-        return np.linalg.inv(a)
+        with _linalg_errors(a):
+            return np.linalg.inv(a)
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.inv: The diagonal element of the LU factorization is zero: the matrix "
                           "is singular and has no inverse") from None
@@ -1576,7 +1589,8 @@ cdef object k_solve(object a, object b):
     _check_square(a, "solve")
     try:
         if _solve_vector_case(a, b):
-            return np.linalg.solve(a, _arr(b)[..., None])[..., 0]
+            with _linalg_errors(a):
+                return np.linalg.solve(a, _arr(b)[..., None])[..., 0]
         if np.ndim(b) < 2:
             raise RuntimeError("linalg.solve: B must have at least 1 dimension")
         if np.shape(b)[-2] != np.shape(a)[-1]:
@@ -1587,7 +1601,8 @@ cdef object k_solve(object a, object b):
             batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
             a = _cupy.broadcast_to(a, batch + a.shape[-2:])
             b = _cupy.broadcast_to(b, batch + b.shape[-2:])
-        return np.linalg.solve(a, b)
+        with _linalg_errors(a):
+            return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular.") from None
     except ValueError as exc:
@@ -1597,7 +1612,8 @@ cdef object k_solve(object a, object b):
 cdef object k_cholesky(object a):
     _check_square(a, "cholesky")
     try:
-        return np.linalg.cholesky(a)
+        with _linalg_errors(a):
+            return np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input "
                           "is not positive-definite.") from None

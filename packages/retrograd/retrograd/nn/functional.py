@@ -314,6 +314,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log-likelihood of class indices; 'mean' is the weighted mean
     sum(-w[t] * x[t]) / sum(w[t]) over non-ignored elements, as torch."""
     reduction = _reduction(size_average, reduce, reduction)
+    if isinstance(weight, Tensor) and weight.requires_grad and _c.is_grad_enabled():
+        # as torch: the class weights of nll_loss (and of cross_entropy with
+        # class indices) are constants; a silently missing gradient is worse
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True: pass weight.detach().")
     x = _t(input)
     picked, wv, _, batch, _ = _nll_parts(x, _arr(target), weight, ignore_index)
     losses = _c.neg(_c.mul(picked, wv))
@@ -380,7 +385,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         tt = _c.add(_c.mul(tt, 1.0 - label_smoothing), label_smoothing / C)
     prod = _c.mul(logp, tt)
     if weight is not None:
-        prod = _c.mul(prod, _class_weights(weight, C, x.dtype, t).reshape(wshape))
+        w = _class_weights(weight, C, x.dtype, t)          # checks its shape
+        if isinstance(weight, Tensor):
+            # a Tensor keeps its graph: probability targets differentiate
+            # weight, as torch's composite does
+            w = _c.reshape(weight, tuple(wshape))
+        else:
+            w = w.reshape(wshape)
+        prod = _c.mul(prod, w)
     if reduction == "none":
         return _c.neg(_c.sum(prod, cdim))
     total = _c.neg(_c.sum(prod))
