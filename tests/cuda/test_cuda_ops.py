@@ -14,22 +14,7 @@ cp = require_cuda()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ops"))
 import retrograd as rg  # noqa: E402
 import opcheck  # noqa: E402
-from op_samples import GRADGRAD_OPS, OP_DB, all_samples  # noqa: E402
-
-
-def _cuda_args(sample):
-    args, leaves = [], []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            t = rg.tensor(a, device="cuda")
-            assert t.dtype == a.dtype
-            if a.dtype.kind == "f":
-                t.requires_grad_(True)
-                leaves.append(t)
-            args.append(t)
-        else:
-            args.append(a)
-    return args, leaves
+from op_samples import GRADGRAD_OPS, OP_DB, all_samples, make_tensors  # noqa: E402
 
 
 def _check(op, sample, rtol, atol):
@@ -38,9 +23,10 @@ def _check(op, sample, rtol, atol):
         v = opcheck.upstream(op, sample)
         out_c, grads_c = opcheck.vjp(op, sample, v)
     else:
-        targs, _ = opcheck.make_tensors(sample, requires_grad=False)
+        targs, _ = make_tensors(sample, requires_grad=False)
         out_c, grads_c = op.op(*targs, **sample.kwargs), []
-    args, leaves = _cuda_args(sample)
+    args, leaves = make_tensors(sample, device="cuda")
+    assert all(t.dtype == a.dtype for t, a in zip(args, sample.args) if isinstance(a, np.ndarray))
     out = op.op(*args, **sample.kwargs)
     assert_on_cuda(out, f"{op.name}'s result")
     assert out.dtype == out_c.dtype and out.shape == out_c.shape
@@ -71,7 +57,7 @@ def test_op_on_cuda_float32(op, sample):
 
 def _jvp(op, sample, tangents, device):
     fwAD = pytest.importorskip("retrograd.forward_ad")
-    args = [rg.tensor(a, device=device) if isinstance(a, np.ndarray) else a for a in sample.args]
+    args, _ = make_tensors(sample, requires_grad=False, device=device)
     with fwAD.dual_level():
         for p, v in tangents.items():
             args[p] = fwAD.make_dual(args[p], rg.tensor(v, device=device))
@@ -102,16 +88,7 @@ def test_forward_ad_on_cuda(op, sample):
 
 
 def _grad_of_grad(op, sample, v, w, device):
-    args, leaves = [], []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            t = rg.tensor(a, device=device)
-            if a.dtype.kind == "f":
-                t.requires_grad_(True)
-                leaves.append(t)
-            args.append(t)
-        else:
-            args.append(a)
+    args, leaves = make_tensors(sample, device=device)
     out = op.op(*args, **sample.kwargs)
     gs = rg.autograd.grad(out, leaves, grad_outputs=rg.tensor(v, device=device), create_graph=True,
                           allow_unused=True)

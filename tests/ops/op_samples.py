@@ -981,15 +981,16 @@ def all_samples(ops=None, dtype=np.float64):
 # ---------------------------------------------------------------------------
 # Running a sample
 
-def make_tensors(sample, requires_grad=True, transform=None):
-    """The sample's arguments with arrays as retrograd tensors (leaves)."""
+def make_tensors(sample, requires_grad=True, transform=None, device=None):
+    """The sample's arguments with arrays as retrograd tensors (leaves); on
+    `device` (a copy there) when given, else sharing a copy of the array."""
     args = []
     leaves = []
     for i, a in enumerate(sample.args):
         if isinstance(a, np.ndarray):
             arr = transform(a) if transform is not None else a.copy()
             diff = requires_grad and a.dtype.kind == "f"
-            t = rg.from_numpy(arr)
+            t = rg.from_numpy(arr) if device is None else rg.tensor(arr, device=device)
             if diff:
                 t.requires_grad_(True)
                 leaves.append(t)
