@@ -118,9 +118,9 @@ def test_grad_is_settable_and_checked():
     g = rg.ones(3)
     x.grad = g
     assert x.grad is g
-    with pytest.raises(RuntimeError, match="different size"):
+    with pytest.raises(RuntimeError, match="same size"):
         x.grad = rg.ones(2)
-    with pytest.raises(RuntimeError, match="different type"):
+    with pytest.raises(RuntimeError, match="must match the tensor.s dtype"):
         x.grad = rg.ones(3, dtype=np.float32)
     with pytest.raises(TypeError):
         x.grad = np.ones(3)
@@ -134,7 +134,7 @@ def test_grad_is_settable_and_checked():
 
 def test_grad_device_is_checked(virtual_cpu_devices):
     x = rg.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match="different device"):
+    with pytest.raises(RuntimeError, match="same device"):
         x.grad = rg.ones(2, device="cpu:1")
     y = rg.tensor([1.0, 2.0], device="cpu:1", requires_grad=True)
     y.grad = rg.ones(2, device="cpu:1")

@@ -135,8 +135,18 @@ cdef class Tensor:
 
     @data.setter
     def data(self, value):
-        cdef Tensor other = _as_tensor_arg(value)
+        cdef Tensor other
+        # torch's rules (VariableMethods' set_data): only a tensor may stand in,
+        # and a tensor that requires grad keeps a dtype that can carry one.
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        other = <Tensor>value
+        if self._requires_grad and other._array.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"data set to a tensor that requires gradients must be floating point or complex dtype, "
+                f"got {other._array.dtype}; call requires_grad_(False) first or assign a floating point tensor")
         self._array = other._array
+        self._device = other._device
 
     def numel(self):
         return int(self._array.size)
@@ -320,15 +330,20 @@ cdef class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
         g = <Tensor>value
+        if g is self:
+            raise RuntimeError("can't assign Variable as its own grad; assign a copy (t.grad = t.detach().clone())")
         if g._array.dtype != self._array.dtype:
             raise RuntimeError(
-                f"assigned grad has data of a different type: expected {self._array.dtype}, got {g._array.dtype}")
+                f"attempting to assign a gradient with dtype '{g._array.dtype}' to a tensor with dtype "
+                f"'{self._array.dtype}'. The gradient must match the tensor's dtype: convert it first")
         if g._array.shape != self._array.shape:
             raise RuntimeError(
-                f"assigned grad has data of a different size: expected {self._array.shape}, got {g._array.shape}")
+                f"attempting to assign a gradient of size '{list(g._array.shape)}' to a tensor of size "
+                f"'{list(self._array.shape)}'. Please ensure that the gradient and the tensor are the same size")
         if g._device is not self._device:
             raise RuntimeError(
-                f"assigned grad has data located on a different device: expected {self._device}, got {g._device}")
+                f"attempting to assign a gradient located on device '{g._device}' to a tensor on device "
+                f"'{self._device}'. Please ensure that the gradient and the tensor are on the same device")
         self._grad = g
 
     @grad.deleter
