@@ -19,7 +19,7 @@ Z = np.array([1 + 2j, -0.5 + 0.25j, 0.3 - 1j, -2 - 0.1j, 0.0 + 0j, 3.0 - 0j])
 def _lib_call(lib, name, args, kwargs):
     mod, fmod = (torch, TF) if lib == "torch" else (rg, F)
     fn = getattr(mod, name, None) or getattr(fmod, name)
-    conv = torch.tensor if lib == "torch" else rg.tensor
+    conv = (lambda a: torch.tensor(a.copy())) if lib == "torch" else rg.tensor
     args = [conv(a) if isinstance(a, np.ndarray) else a for a in args]
     out = fn(*args, **kwargs)
     return out[0] if isinstance(out, tuple) else out

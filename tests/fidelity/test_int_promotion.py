@@ -133,3 +133,30 @@ def test_float_inputs_keep_their_dtype():
         x = np.array([0.5, 1.5], dtype=dt)
         for op in ("exp", "sqrt", "sigmoid", "reciprocal", "rsqrt", "erf"):
             assert getattr(rg, op)(rg.tensor(x)).dtype == dt, op
+
+
+@pytest.mark.parametrize("op", ["abs", "floor", "ceil", "round", "trunc"])
+def test_ops_torch_refuses_for_bool(op):
+    a = np.array([True, False, True])
+    with pytest.raises(NotImplementedError):
+        getattr(torch, op)(torch.tensor(a))
+    with pytest.raises(NotImplementedError, match=op):
+        getattr(rg, op)(rg.tensor(a))
+
+
+def test_neg_of_bool_raises_runtime_error_as_torch():
+    a = np.array([True, False])
+    with pytest.raises(RuntimeError):
+        -torch.tensor(a)
+    with pytest.raises(RuntimeError, match="logical_not"):
+        -rg.tensor(a)
+    with pytest.raises(RuntimeError, match="logical_not"):
+        rg.neg(rg.tensor(a))
+
+
+def test_square_of_bool_is_int64_as_torch():
+    a = np.array([True, False, True])
+    ref = torch.square(torch.tensor(a))
+    got = rg.square(rg.tensor(a))
+    assert got.dtype == np.int64 and ref.dtype == torch.int64
+    np.testing.assert_array_equal(np.asarray(got), ref.numpy())

@@ -576,9 +576,13 @@ cdef object _extreme_weights(object ns, object self, object result, object dim, 
     xd = ns.data(self)
     shape = tuple(xd.shape)
     r = _kept(A, ns.data(result), shape, dim, keepdim)
-    # torch's formula (grad / count) * (x == result): a NaN result equals no
-    # element, so its whole slice gets 0/0, NaN, as in torch
+    # amax/amin: torch's (grad / count) * (x == result): a NaN result equals
+    # no element, so its whole slice gets 0/0, NaN. max()/min() of all
+    # elements (dim None) share the gradient among the NaNs instead
+    # (torch's evenly_distribute_backward).
     mask = xd == r
+    if dim is None:
+        mask = mask | (np.isnan(xd) & np.isnan(r))
     cnt = np.sum(mask, axis=_red_dims(dim, len(shape)) if len(shape) else None, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (mask / cnt).astype(xd.dtype)

@@ -100,6 +100,27 @@ cdef object k_real(object a, str name, bint runtime=False):
     return a
 
 
+cdef object k_no_bool(object a, str name):
+    # ops torch does not define for bool tensors (abs, floor, ...: NumPy
+    # returns the bools; neg: NumPy's own TypeError)
+    if type(a) is ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:
+        if name == "neg":
+            raise DtypeRuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported (as in torch). If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise DtypeNotImplementedError(
+            f"{name}(): not implemented for bool tensors, as in torch; convert the input first, "
+            f"e.g. x.int() or x.float()")
+    return a
+
+
+cdef object k_square(object a):
+    # torch: the square of a bool tensor is int64 (NumPy's is int8)
+    if type(a) is ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:
+        a = a.astype(np.int64)
+    return np.square(a)
+
+
 cdef object k_real_float(object a, str name):
     # floating-point only: neither integer nor complex (silu excepted: torch
     # computes its complex values)
