@@ -100,3 +100,33 @@ def test_norm_of_complex_is_real():
 def test_complex64_names_its_dtype():
     with pytest.raises(TypeError, match="complex64"):
         rg.relu(rg.tensor(Z.astype(np.complex64)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: rg.tensor(Z, requires_grad=True) * rg.tensor(Z[::-1].copy()),
+    lambda: rg.exp(rg.tensor(Z, requires_grad=True)),
+    lambda: rg.tensor(Z.real.copy(), requires_grad=True) * 1j,
+    lambda: rg.cat([rg.tensor(Z, requires_grad=True), rg.tensor(Z)]),
+], ids=["mul", "exp", "real_times_1j", "cat"])
+def test_complex_gradients_are_refused_not_wrong(make):
+    # torch's complex gradients are conjugate (Wirtinger) derivatives, which
+    # the backward formulas do not compute (mul's would miss the conj): an op
+    # that would record a complex result refuses instead of recording it
+    with pytest.raises(RuntimeError, match="complex"):
+        make()
+
+
+def test_complex_in_place_with_grad_is_refused():
+    z = rg.tensor(Z, requires_grad=True)
+    with rg.no_grad():
+        rg.tensor(Z).add_(z)                        # no graph: fine
+    with pytest.raises(RuntimeError, match="complex"):
+        rg.tensor(Z).add_(z)
+
+
+def test_complex_ops_without_grad_still_compute():
+    z = rg.tensor(Z)
+    np.testing.assert_allclose(np.asarray(z * z), Z * Z)
+    with rg.no_grad():
+        zz = rg.tensor(Z, requires_grad=True)
+        np.testing.assert_allclose(np.asarray(rg.exp(zz)), np.exp(Z))

@@ -307,6 +307,31 @@ cdef inline bint _record(object out):
     return k == 'f' or k == 'c'
 
 
+cdef inline int _record_op(object out) except -1:
+    # _record for the ops of the table. Their backward formulas are real
+    # calculus: torch's complex gradients are conjugate (Wirtinger)
+    # derivatives (grad * conj(other) for mul), which the formulas do not
+    # take. A complex result that would need a gradient is refused, loudly,
+    # rather than given a silently wrong gradient. (Custom Functions keep
+    # _record: their backward is the user's.)
+    cdef char c
+    if type(out) is ndarray:
+        c = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>out)).kind
+        if c == b'f':
+            return 1
+        if c != b'c':
+            return 0
+    elif not _record(out):
+        return 0
+    elif out.dtype.kind != 'c':
+        return 1
+    raise RuntimeError(
+        f"gradients of complex tensors are not supported: this op's result is {out.dtype} and requires "
+        f"grad, and retrograd's backward formulas are real derivatives, not the conjugate (Wirtinger) "
+        f"ones torch uses for complex autograd. Compute on the real and imaginary parts (x.real, x.imag) "
+        f"as separate real tensors, or run the op under no_grad")
+
+
 cdef inline void _finish_node(Node node, object out, Device dev):
     node.seq_nr = rg_next_sequence_nr()
     # Input 0's metadata, inline (see Node): what add_input_metadata does,

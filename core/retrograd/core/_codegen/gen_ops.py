@@ -647,7 +647,7 @@ def emit_op(e, saved, uses, out):
     else:
         diff = [p for p in tensors if p.name not in e.nondiff_inputs]
         cond = " or ".join(f"_needs(t_{p.name})" for p in diff)
-        w(f"    if rg_tls_grad_enabled and ({cond}) and _record(out):")
+        w(f"    if rg_tls_grad_enabled and ({cond}) and _record_op(out):")
         w(f"        node = {e.node_name}.__new__({e.node_name})")
         for i, p in enumerate(tensors):
             if p.name in e.nondiff_inputs:
@@ -846,7 +846,7 @@ def emit_list_op(e, saved, out):
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
     w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
-    w("    if rg_tls_grad_enabled and needs and _record(out):")
+    w("    if rg_tls_grad_enabled and needs and _record_op(out):")
     w(f"        node = {e.node_name}.__new__({e.node_name})")
     w("        edges = [None] * (2 * n)")
     w("        for i in range(n):")
