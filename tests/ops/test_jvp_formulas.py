@@ -25,14 +25,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import formulas as V  # noqa: E402
 
 
-def _positive(x):
+def _relu_mask(x):
     a = np.asarray(x)
-    return rg.from_numpy(np.asarray(a > 0).astype(a.dtype))
+    return rg.from_numpy(np.asarray(a != 0).astype(a.dtype))
 
 
 SPECIAL = {
     "sum_to": rg.sum_to,
-    "positive": _positive,
+    "relu_mask": _relu_mask,
     "_to_dtype": lambda x, d: x.to(d),
     "_to_device": lambda x, d: x.to(d),
     "expand": lambda x, shape: rg.expand(x, tuple(shape)),

@@ -61,7 +61,10 @@ def _extreme(name, input, dim, keepdim, other):
         if x.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
-        return (_abi.amax if name == "max" else _abi.amin)(x)
+        # dim=None (not amax's default ()): the backward of torch's max()
+        # and min(), which share the gradient among NaN maxima where amax's
+        # gives NaN (extreme_backward)
+        return (_abi.amax if name == "max" else _abi.amin)(x, None)
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(): dim must be an int (use amax/amin to reduce several dims)")
     if x.numel() == 0:

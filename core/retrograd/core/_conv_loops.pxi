@@ -126,13 +126,24 @@ cdef inline void _col2im_any(_cnp.ndarray cols, _cnp.ndarray dst, Py_ssize_t dof
                     C, H, W, kh, kw, dh, dw, pt, pl, Ho, Wo)
 
 
+cdef inline bint _cols_array_ok(object a, int t):
+    # a NumPy array of type number t whose elements the C loops may read
+    # through a typed pointer: aligned and in native byte order (a '>f8'
+    # array has NPY_DOUBLE's type number too). Contiguity is not needed:
+    # the kernels take np.ascontiguousarray of their operands, which keeps
+    # the byte order and alignment of an array that is already contiguous.
+    return (type(a) is ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == t
+            and _cnp.PyArray_ISALIGNED(<_cnp.ndarray>a) and _cnp.PyArray_ISNOTSWAPPED(<_cnp.ndarray>a))
+
+
 cdef bint _cols_conv_ok(object a, object b, Py_ssize_t depth):
-    # both NumPy float32/float64 arrays of one dtype, a column matrix of at
-    # most _COLS_MAX_DEPTH rows (groups and stride checked by the caller)
+    # both NumPy float32/float64 arrays of one dtype, aligned and native, a
+    # column matrix of at most _COLS_MAX_DEPTH rows (groups and stride
+    # checked by the caller)
     cdef int t = _cnp.PyArray_TYPE(<_cnp.ndarray>a) if type(a) is ndarray else -1
     if t != _cnp.NPY_FLOAT and t != _cnp.NPY_DOUBLE:
         return False
-    if type(b) is not ndarray or _cnp.PyArray_TYPE(<_cnp.ndarray>b) != t:
+    if not _cols_array_ok(a, t) or not _cols_array_ok(b, t):
         return False
     return depth <= _COLS_MAX_DEPTH
 

@@ -9,8 +9,9 @@
 # _op_support.pxi / _formula_helpers.pxi computes (same operations, same
 # order, same dtype), and runs only where that is easy to guarantee: NumPy
 # arrays (never CuPy), one float dtype (float32 or float64), one shape, C
-# order. Everything else (broadcasting, mixed dtypes, views) returns None and
-# the caller falls back to its ufunc formula.
+# order, aligned, native byte order (_loop_typenum). Everything else
+# (broadcasting, mixed dtypes, views, '>f8' data, misaligned buffers)
+# returns None and the caller falls back to its ufunc formula.
 #
 # Included before _op_support.pxi. Must never change a result the ufunc
 # formula would give (ties, NaNs, thresholds, dtypes).
@@ -26,12 +27,22 @@ ctypedef fused _real:
     float
     double
 
+# what a C loop needs of every array it reads or writes through a pointer
+cdef int _LOOP_FLAGS = _cnp.NPY_ARRAY_C_CONTIGUOUS | _cnp.NPY_ARRAY_ALIGNED
+
 
 cdef inline int _loop_typenum(object x):
-    # NPY_DOUBLE / NPY_FLOAT for a C-contiguous NumPy float array, else -1
+    # NPY_DOUBLE / NPY_FLOAT for a NumPy float array the loops can index as
+    # a plain C array, else -1. The type number alone says nothing of the
+    # layout: a '>f8' array is NPY_DOUBLE too (its bytes are swapped), a view
+    # at an odd byte offset of a buffer is misaligned, a strided or reversed
+    # view is not C-contiguous. One flags test covers contiguity and
+    # alignment; the byte order is the descriptor's.
     if type(x) is not ndarray:
         return -1
-    if not _cnp.PyArray_IS_C_CONTIGUOUS(<_cnp.ndarray>x):
+    if (_cnp.PyArray_FLAGS(<_cnp.ndarray>x) & _LOOP_FLAGS) != _LOOP_FLAGS:
+        return -1
+    if not _cnp.PyArray_ISNOTSWAPPED(<_cnp.ndarray>x):
         return -1
     cdef int t = _cnp.PyArray_TYPE(<_cnp.ndarray>x)
     return t if t == _cnp.NPY_DOUBLE or t == _cnp.NPY_FLOAT else -1

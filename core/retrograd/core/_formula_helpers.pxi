@@ -215,15 +215,18 @@ def index_backward(ns, grad, tuple shape, dtype, index):
     return _op__index_backward(grad, shape, dtype, index)
 
 
-cdef object _a_positive(object x):
+cdef object _a_relu_mask(object x):
+    # relu's gradient mask on its result: torch's threshold_backward passes
+    # the gradient where NOT result <= 0, so a NaN passes it too. The result
+    # is >= 0 or NaN, where that is result != 0 (one ufunc call).
     # A bool mask: `grad * mask` keeps grad's float dtype, and skips the float
     # copy of the mask (one array of the layer's size less at peak).
-    return x > 0
+    return x != 0
 
 
-cdef object _t_positive(object x):
+cdef object _t_relu_mask(object x):
     cdef Tensor t = <Tensor>x
-    return rg_wrap((t._array > 0).astype(t._array.dtype), t._device)
+    return rg_wrap((t._array != 0).astype(t._array.dtype), t._device)
 
 
 cdef object _a_to_device(object g, Device device):
@@ -573,9 +576,16 @@ cdef object _extreme_weights(object ns, object self, object result, object dim, 
     xd = ns.data(self)
     shape = tuple(xd.shape)
     r = _kept(A, ns.data(result), shape, dim, keepdim)
-    mask = (xd == r) | (np.isnan(xd) & np.isnan(r))
+    # amax/amin: torch's (grad / count) * (x == result): a NaN result equals
+    # no element, so its whole slice gets 0/0, NaN. max()/min() of all
+    # elements (dim None) share the gradient among the NaNs instead
+    # (torch's evenly_distribute_backward).
+    mask = xd == r
+    if dim is None:
+        mask = mask | (np.isnan(xd) & np.isnan(r))
     cnt = np.sum(mask, axis=_red_dims(dim, len(shape)) if len(shape) else None, keepdims=True)
-    return (mask / cnt).astype(xd.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (mask / cnt).astype(xd.dtype)
 
 
 def extreme_backward(ns, grad, self, result, dim, bint keepdim):
@@ -598,9 +608,14 @@ def var_backward(ns, grad, self, dim, unbiased, bint keepdim, correction):
     cdef Py_ssize_t n = _red_count(shape, dim)
     if n == 0:
         return ns.zeros_like(self)          # an empty input: an empty gradient
-    scale = 2.0 / (n - c) if n != c else float("inf")
     g = _kept(ns, grad, shape, dim, keepdim)
     centered = self - _ns_mean(ns, self, _all_if_empty(dim) if len(shape) else None, True)
+    if n - c <= 0 and (dim is None or len(shape) == 0):
+        # torch: no degrees of freedom in a full reduction gives inf, or NaN
+        # where the element is the mean (2/0 * 0), whatever the sign
+        cd = ns.data(centered)
+        return g * _xp(cd).where(cd == 0, np.nan, np.inf).astype(cd.dtype)
+    scale = 2.0 / (n - c) if n != c else float("inf")
     return g * scale * centered
 
 
@@ -654,7 +669,7 @@ def norm_backward(ns, grad, self, result, p, dim, bint keepdim):
     g = _kept(ns, grad, shape, dim, keepdim)
     r = _kept(ns, result, shape, dim, keepdim)
     rd = ns.data(r)
-    sgn = np.sign(xd)
+    sgn = k_sign(xd)                    # 0 at NaN, as torch's sgn
     if pf == 0.0:
         return ns.zeros_like(xd, shape)
     if pf == 1.0:
@@ -711,6 +726,33 @@ cdef object _cumprod_matrix(object ns, object x, int d):
     return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(_xp(xd).ones((n, n), dtype=xd.dtype))
 
 
+cdef object _a_cumprod_backward_zeros(object grad, object x, int d):
+    # torch's O(n) cumprod_backward for an input with zeros (array mode).
+    # Along d, with z1 the first zero and z2 the second:
+    #   k < z1:  the division formula on the part before z1 (no zero there);
+    #   k = z1:  prod(x[:z1]) * sum_{k in [z1, z2)} grad[k] * prod(x[z1+1:k+1]);
+    #   k > z1:  0, exactly (every product through them has x[z1] = 0).
+    # Masking keeps a NaN or inf after z1 out of the other positions, where
+    # the O(n^2) product matrix would spread 0 * NaN.
+    xp = _xp(x)
+    is_zero = x == 0
+    czero = xp.cumsum(is_zero, axis=d)
+    before = czero == 0
+    xb = xp.where(before, x, 1)
+    out = xp.cumprod(xb, axis=d)
+    w = xp.where(before, out * grad, 0)
+    gi = xp.flip(xp.cumsum(xp.flip(w, d), axis=d), d) / xb
+    gi = xp.where(before, gi, 0).astype(np.result_type(grad, x), copy=False)
+    first = is_zero & (czero == 1)
+    seg = (czero == 1) & ~first                     # (z1, z2)
+    tail = xp.cumprod(xp.where(seg, x, 1), axis=d)  # prod(x[z1+1:k+1]) on [z1, z2)
+    s = xp.sum(xp.where(czero == 1, grad * tail, 0), axis=d, keepdims=True)
+    # prod(x[:z1]): the exclusive product before z1, the last value of out
+    # in the before-part (1 when z1 is the first element)
+    head = xp.prod(xb, axis=d, keepdims=True)
+    return xp.where(first, head * s, gi)
+
+
 def cumprod_backward(ns, grad, self, result, dim):
     xd = ns.data(self)
     if xd.ndim == 0:
@@ -718,6 +760,8 @@ def cumprod_backward(ns, grad, self, result, dim):
     d = _wrap_dim(dim, xd.ndim)
     if not (xd == 0).any():
         return cumsum_backward(ns, grad * result, d, xd.ndim) / self
+    if ns is A:
+        return _a_cumprod_backward_zeros(grad, xd, d)
     c, perm, upper = _cumprod_matrix(ns, self, d)
     gl = _ns_permute(ns, grad, perm)
     lead = tuple(np.shape(ns.data(gl))[:-1])
@@ -1052,6 +1096,15 @@ def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):
 
 cdef bint _is_zero(object t):
     return t is None or (type(t) is float and t == 0.0) or (type(t) is int and t == 0)
+
+
+def atan2_backward(ns, grad, self, other, int which):
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2); torch's gradient is 0 at
+    # the origin (and wherever x^2 + y^2 underflows to 0), not 0/0
+    d = self * self + other * other
+    zero = ns.mask(ns.data(d) == 0)
+    num = grad * other if which == 0 else -grad * self
+    return ns.where(zero, 0.0, num / ns.where(zero, 1.0, d))
 
 
 def max_min_backward(ns, grad, self, other, bint is_max, int which):

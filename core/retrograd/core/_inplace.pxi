@@ -49,7 +49,7 @@ cdef Tensor _inplace_binary_run(Tensor self, object other, object op, object ufu
     cdef Tensor t_other = <Tensor>other if type(other) is Tensor else None
     cdef Tensor snap, res
     _check_inplace(self)
-    recording = rg_tls_grad_enabled and (self.needs_grad() or _needs(t_other)) and _record(self._array)
+    recording = rg_tls_grad_enabled and (self.needs_grad() or _needs(t_other)) and _record_op(self._array)
     if not recording:
         if _forward_grad_slot != NULL:
             return _fw_inplace_untracked(self, op, (other,), name)
@@ -138,7 +138,7 @@ cdef Tensor _inplace_call_run(Tensor self, object fn, tuple args, str name):
     cdef Tensor res
     cdef bint others = _any_arg_needs(args)
     _check_inplace(self)
-    if rg_tls_grad_enabled and (self.needs_grad() or others) and _record(self._array):
+    if rg_tls_grad_enabled and (self.needs_grad() or others) and _record_op(self._array):
         return _inplace_record(self, fn, args, name, others)
     if _forward_grad_slot != NULL:
         return _fw_inplace_untracked(self, fn, args, name)

@@ -22,6 +22,186 @@ cdef inline bint _is_cupy(object a):
     return _cupy_ndarray is not None and type(a) is _cupy_ndarray
 
 
+# --- dtypes that ops compute in (torch's rules, issue 14) --------------------
+# The kernels are NumPy expressions, and NumPy's ufuncs pick their own loop:
+# np.exp(uint8) computes in float16, np.exp(int64) in float64, sigmoid's
+# -x wraps in uint8 first, np.sign(complex) is z/|z| and max/relu order
+# complex numbers lexicographically. torch computes a floating-point op of an
+# integer or bool tensor in its default dtype (float32), and refuses the ops
+# it does not define for a dtype. These helpers sit in the kernels; each
+# costs one C type test on the usual float input.
+
+# the error a kernel raises for a dtype torch does not support: torch's
+# class (NotImplementedError or RuntimeError) that is also a TypeError, the
+# class Python uses for an argument of the wrong type
+class DtypeNotImplementedError(NotImplementedError, TypeError):
+    pass
+
+
+class DtypeRuntimeError(RuntimeError, TypeError):
+    pass
+
+
+cdef inline int _kind_of(object a):
+    # 'i' for a bool or integer array, 'c' for a complex one, 'f' else
+    # (float arrays, Python floats; Python ints and bools count as 'i',
+    # Python complex numbers as 'c')
+    cdef int t
+    if type(a) is ndarray:
+        t = _cnp.PyArray_TYPE(<_cnp.ndarray>a)
+        if t <= _cnp.NPY_ULONGLONG:            # NPY_BOOL .. NPY_ULONGLONG
+            return 105
+        if t == _cnp.NPY_CFLOAT or t == _cnp.NPY_CDOUBLE or t == _cnp.NPY_CLONGDOUBLE:
+            return 99
+        return 102
+    if type(a) is float:
+        return 102
+    if type(a) is int or type(a) is bool:
+        return 105
+    if type(a) is complex:
+        return 99
+    k = getattr(getattr(a, "dtype", None), "kind", "f")        # CuPy arrays, NumPy scalars
+    return 105 if k in "biu" else (99 if k == "c" else 102)
+
+
+cdef object k_float(object a):
+    # the input of a floating-point op: integer and bool arrays in torch's
+    # default float dtype (sqrt(int64) is float32, as torch's), the rest as is
+    if _kind_of(a) == 105 and (type(a) is ndarray or _is_cupy(a) or isinstance(a, np.generic)):
+        return a.astype(np.float32)
+    return a
+
+
+cdef str _dtype_str(object a):
+    return str(a.dtype) if hasattr(a, "dtype") else type(a).__name__
+
+
+cdef object k_float_only(object a, str name):
+    # ops torch defines for floating-point (and complex) tensors only:
+    # silu(int64) raises there, where NumPy would compute in float64
+    if _kind_of(a) == 105:
+        raise DtypeNotImplementedError(
+            f"{name}(): not implemented for integer or bool tensors (got {_dtype_str(a)}), as in torch; "
+            f"convert the input first, e.g. x.float()")
+    return a
+
+
+cdef object k_real(object a, str name, bint runtime=False):
+    # ops torch does not define for complex tensors (relu, max, floor, erf,
+    # comparisons...): NumPy would order complex numbers lexicographically,
+    # or drop the imaginary part. Raise, as torch does, rather than give a
+    # result torch never would.
+    if _kind_of(a) == 99:
+        msg = (f"{name}(): not implemented for complex tensors (got {_dtype_str(a)}), as in torch; "
+               f"apply it to x.real, x.imag or x.abs() instead")
+        if runtime:
+            raise DtypeRuntimeError(msg)
+        raise DtypeNotImplementedError(msg)
+    return a
+
+
+cdef object k_no_bool(object a, str name):
+    # ops torch does not define for bool tensors (abs, floor, ...: NumPy
+    # returns the bools; neg: NumPy's own TypeError)
+    if type(a) is ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:
+        if name == "neg":
+            raise DtypeRuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported (as in torch). If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise DtypeNotImplementedError(
+            f"{name}(): not implemented for bool tensors, as in torch; convert the input first, "
+            f"e.g. x.int() or x.float()")
+    return a
+
+
+cdef object k_square(object a):
+    # torch: the square of a bool tensor is int64 (NumPy's is int8)
+    if type(a) is ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:
+        a = a.astype(np.int64)
+    return np.square(a)
+
+
+cdef object k_real_float(object a, str name):
+    # floating-point only: neither integer nor complex (silu excepted: torch
+    # computes its complex values)
+    return k_float_only(k_real(a, name), name)
+
+
+# --- floating-point errors: torch never warns --------------------------------
+# log(0), 1/0, exp(1000), sqrt(-1) are silent in torch; NumPy's ufuncs warn
+# (RuntimeWarning: divide by zero encountered in log) under the default
+# errstate. Ops run their kernel with NumPy's errstate set to ignore: one
+# policy, whatever the user's errstate (np.errstate(all='raise') included, as
+# torch ignores it too). It is NumPy's context variable, set from C (a
+# `with np.errstate(...)` costs ~1 us; this ~0.2 us), and only for the ops
+# whose kernels can warn on finite input (poles, domains, overflow; gen_ops.py
+# FP_QUIET_OPS); a backward runs under it as a whole (_engine_execute).
+from cpython.object cimport PyObject as _PyObject
+
+cdef extern from "Python.h":
+    object _rg_cv_set "PyContextVar_Set" (object var, object value)
+    int _rg_cv_reset "PyContextVar_Reset" (object var, object token) except -1
+    int _rg_cv_get "PyContextVar_Get" (object var, _PyObject* dflt, _PyObject** value) except -1
+    void _rg_xdecref "Py_XDECREF" (_PyObject* o)
+
+cdef object _np_extobj_var = None       # NumPy's errstate context variable
+cdef object _np_quiet_extobj = None     # its value under np.errstate(all="ignore")
+try:
+    from numpy._core._multiarray_umath import _extobj_contextvar as _np_var, _make_extobj as _np_make
+    _np_extobj_var = _np_var
+    _np_quiet_extobj = _np_make(all="ignore")
+except Exception:                       # another NumPy layout: the Python errstate below
+    pass
+
+
+cdef object _fp_quiet_enter():
+    # a token for _fp_quiet_exit; None when NumPy already ignores (nested ops)
+    cdef _PyObject* cur = NULL
+    if _np_extobj_var is None:
+        cm = np.errstate(all="ignore")
+        cm.__enter__()
+        return cm
+    _rg_cv_get(_np_extobj_var, NULL, &cur)
+    if cur == <_PyObject*>_np_quiet_extobj:
+        _rg_xdecref(cur)
+        return None
+    _rg_xdecref(cur)
+    return _rg_cv_set(_np_extobj_var, _np_quiet_extobj)
+
+
+cdef int _fp_quiet_exit(object token) except -1:
+    if token is None:
+        return 0
+    if _np_extobj_var is None:
+        token.__exit__(None, None, None)
+        return 0
+    _rg_cv_reset(_np_extobj_var, token)
+    return 0
+
+
+cpdef object k_sign(object a):
+    # torch's sign: 0 at NaN (NumPy's is NaN), so abs's and norm's gradients
+    # (grad * sign(x)) are 0 there as in torch; complex raises (torch has sgn)
+    k_real(a, "sign")
+    if _arr(a).dtype == np.bool_:
+        return _arr(a).copy()           # torch: sign of a bool tensor is itself
+    r = np.sign(a)
+    if _kind_of(a) == 102 and (type(r) is ndarray or _is_cupy(r)):
+        nan = np.isnan(r)
+        if nan.any():
+            r = _xp(r).where(nan, 0, r).astype(r.dtype, copy=False)
+    elif isinstance(r, (float, np.floating)) and r != r:
+        r = type(r)(0)
+    return r
+
+
+cdef object k_true_divide(object a, object b):
+    # torch: integer / integer is a float32 division (NumPy's is float64)
+    if _kind_of(a) == 105 and _kind_of(b) == 105:
+        return np.true_divide(k_float(a), k_float(b))
+    return np.true_divide(a, b)
+
+
 cdef inline object _xp(object a):
     # The array module of `a`: CuPy for a device array, else NumPy. Arrays a
     # kernel creates (zeros, empty, arange) come from it, so they live on
@@ -127,6 +307,31 @@ cdef inline bint _record(object out):
     return k == 'f' or k == 'c'
 
 
+cdef inline int _record_op(object out) except -1:
+    # _record for the ops of the table. Their backward formulas are real
+    # calculus: torch's complex gradients are conjugate (Wirtinger)
+    # derivatives (grad * conj(other) for mul), which the formulas do not
+    # take. A complex result that would need a gradient is refused, loudly,
+    # rather than given a silently wrong gradient. (Custom Functions keep
+    # _record: their backward is the user's.)
+    cdef char c
+    if type(out) is ndarray:
+        c = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>out)).kind
+        if c == b'f':
+            return 1
+        if c != b'c':
+            return 0
+    elif not _record(out):
+        return 0
+    elif out.dtype.kind != 'c':
+        return 1
+    raise RuntimeError(
+        f"gradients of complex tensors are not supported: this op's result is {out.dtype} and requires "
+        f"grad, and retrograd's backward formulas are real derivatives, not the conjugate (Wirtinger) "
+        f"ones torch uses for complex autograd. Compute on the real and imaginary parts (x.real, x.imag) "
+        f"as separate real tensors, or run the op under no_grad")
+
+
 cdef inline void _finish_node(Node node, object out, Device dev):
     node.seq_nr = rg_next_sequence_nr()
     # Input 0's metadata, inline (see Node): what add_input_metadata does,
@@ -225,6 +430,11 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
         return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
+    if dtype is None and _kind_of(a) == 105:
+        # torch has no mean of integers or bools (NumPy's is float64)
+        raise DtypeRuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {_dtype_str(a)}; convert first (x.float()) or pass dtype=")
     if np.size(a) == 0:
         # the mean of nothing is nan, silently (torch's; np.mean warns)
         import warnings
@@ -318,6 +528,15 @@ cdef object k_sigmoid(object a):
     r = _loop_sigmoid(a, 0)             # the same values, one ufunc call
     if r is not None:
         return r
+    cdef int kind = _kind_of(a)
+    if kind == 99:
+        # complex: 1 / (1 + exp(-z)), as torch (|z| would drop the imaginary part)
+        return np.reciprocal(np.add(1, np.exp(np.negative(a))))
+    if kind == 105:
+        a = k_float(a)                  # uint8's -x would wrap
+        r = _loop_sigmoid(a, 0)
+        if r is not None:
+            return r
     e = np.exp(np.negative(np.abs(a)))
     r = np.divide(1, 1 + e)
     if type(r) is not ndarray and not _is_cupy(r):    # 0-d input: NumPy gave a scalar
@@ -332,6 +551,12 @@ cdef object k_sigmoid(object a):
 
 
 cdef object k_relu(object a):
+    cdef int kind = _kind_of(a)
+    if kind == 99:
+        k_real(a, "relu")
+    if kind == 105 and _arr(a).dtype == np.bool_:
+        raise DtypeRuntimeError("relu(): Boolean inputs not supported for relu (as in torch); "
+                                "convert the input first, e.g. x.float()")
     return np.maximum(a, 0).astype(np.result_type(a), copy=False)
 
 
@@ -752,19 +977,23 @@ from numpy.lib.stride_tricks import sliding_window_view as _swv
 
 cdef object k_softmax(object x, object dim):
     # max-shifted: exp never overflows
+    k_real_float(x, "softmax")
     axis = _norm_dims(dim, np.ndim(x))
     x = _arr(x)
     if x.dtype.kind not in "fc":
         x = x.astype(np.float64)
     if x.size == 0:
         return x.copy()
+    # shifted by the max even where it is +inf: torch's softmax of a slice
+    # holding +inf is NaN throughout (inf - inf), not [nan, 0, ...]
     m = np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(m), m, 0))
+    e = np.exp(x - m)
     e /= np.sum(e, axis=axis, keepdims=True)
     return e
 
 
 cdef object k_log_softmax(object x, object dim):
+    k_real_float(x, "log_softmax")
     axis = _norm_dims(dim, np.ndim(x))
     x = _arr(x)
     if x.dtype.kind not in "fc":
@@ -772,13 +1001,13 @@ cdef object k_log_softmax(object x, object dim):
     if x.size == 0:
         return x.copy()
     m = np.max(x, axis=axis, keepdims=True)
-    s = x - np.where(np.isfinite(m), m, 0)
+    s = x - m                           # as k_softmax: NaN throughout for +inf
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
 cdef object k_logsigmoid(object x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): stable for any |x|
-    x = _arr(x)
+    x = _arr(k_real_float(x, "logsigmoid"))
     out = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
     return out.astype(np.result_type(x, np.float16), copy=False)
 
@@ -1320,12 +1549,14 @@ cdef object _check_nonempty(object a, object axis, str name):
 
 
 cdef object k_amax(object a, object dim, bint keepdim):
+    k_real(a, "amax")
     axis = _axis_of(a, dim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else None
     _check_nonempty(a, axis, "amax")
     return np.amax(a, axis=axis, keepdims=keepdim)
 
 
 cdef object k_amin(object a, object dim, bint keepdim):
+    k_real(a, "amin")
     axis = _axis_of(a, dim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else None
     _check_nonempty(a, axis, "amin")
     return np.amin(a, axis=axis, keepdims=keepdim)
@@ -1345,11 +1576,22 @@ def _var_correction(dim, unbiased, correction):
     return dim, correction
 
 
-cdef object k_var(object a, object dim, object unbiased, bint keepdim, object correction):
+cdef object k_var(object a, object dim, object unbiased, bint keepdim, object correction,
+                  str name="var"):
     dim, correction = _var_correction(dim, unbiased, correction)
     if _arr(a).dtype.kind not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
                            f"{_arr(a).dtype}; convert with .to(float) first")
+    cdef Py_ssize_t n = np.size(a)
+    axis = _axis_of(a, dim)
+    if axis is not None and np.ndim(a):
+        n = 1
+        for d in (axis if isinstance(axis, tuple) else (axis,)):
+            n *= np.shape(a)[d]
+    if n - correction <= 0 and np.size(a):
+        import warnings
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=2)
     with np.errstate(divide="ignore", invalid="ignore"):
         import warnings
         with warnings.catch_warnings():
@@ -1358,13 +1600,13 @@ cdef object k_var(object a, object dim, object unbiased, bint keepdim, object co
 
 
 cdef object k_std(object a, object dim, object unbiased, bint keepdim, object correction):
-    return np.sqrt(k_var(a, dim, unbiased, keepdim, correction))
+    return np.sqrt(k_var(a, dim, unbiased, keepdim, correction, "std"))
 
 
 cdef object k_logsumexp(object a, object dim, bint keepdim):
-    a = _arr(a)
+    a = _arr(k_float(a))                # integer inputs: torch's default float (float32)
     if a.dtype.kind not in "fc":
-        a = a.astype(np.float64)                     # integer inputs: the default float (NumPy's)
+        a = a.astype(np.float64)
     axis = _axis_of(a, dim)
     m = np.amax(a, axis=axis, keepdims=True) if np.size(a) else np.zeros_like(a, shape=(1,) * np.ndim(a))
     m = np.where(np.isfinite(m), m, 0)                  # all -inf (or inf) slices: no shift
@@ -1411,7 +1653,8 @@ cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
     else:
         with np.errstate(divide="ignore"):
             out = np.sum(x ** pf, axis=axis, keepdims=keepdim) ** (1.0 / pf)
-    return _arr(out).astype(arr.dtype, copy=False)
+    # the norm of a complex tensor is real (|z|'s dtype), as torch's
+    return _arr(out).astype(x.dtype, copy=False)
 
 
 cdef object k_cumsum(object a, object dim, object dtype):
@@ -1437,7 +1680,7 @@ cdef object k_cumprod(object a, object dim, object dtype):
 
 
 cdef object _argext(object a, object dim, bint keepdim, object fn, str name):
-    arr = _arr(a)
+    arr = _arr(k_real(a, name, True))
     if arr.size == 0:
         # torch's errors (IndexError both); empty non-reduced dims are fine
         if dim is None:
@@ -1712,7 +1955,7 @@ cdef object _erf_series(object s, double smax):
 
 
 cpdef object k_erf(object a):
-    a = _arr(a)
+    a = _arr(k_float(k_real(a, "erf")))
     ft = _float_type(a)
     if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
         import cupyx.scipy.special
@@ -1721,18 +1964,17 @@ cpdef object k_erf(object a):
 
 
 cdef object k_rsqrt(object a):
-    return np.reciprocal(np.sqrt(a))
+    return np.reciprocal(np.sqrt(k_float(a)))
 
 
 cdef object k_reciprocal(object a):
     # np.reciprocal of an integer is integer division (1/2 == 0); torch's
     # reciprocal of an integer is a float, as 1 / a is.
-    if _arr(a).dtype.kind in "iub":
-        return np.true_divide(1.0, a)
-    return np.reciprocal(a)
+    return np.reciprocal(k_float(a))
 
 
 cdef object k_gelu(object a, object approximate):
+    k_real_float(a, "gelu")
     if approximate == "none":
         return a * 0.5 * (1.0 + k_erf(a * 0.7071067811865476))
     if approximate == "tanh":
@@ -1745,6 +1987,7 @@ cdef object k_silu(object a):
     r = _loop_sigmoid(a, 1)             # the same values, one ufunc call
     if r is not None:
         return r
+    k_float_only(a, "silu")             # (complex: z * sigmoid(z), as torch)
     return a * k_sigmoid(a)
 
 
@@ -1756,6 +1999,7 @@ cdef object k_softplus(object a, object beta, object threshold):
     r = _loop_softplus(a, beta, threshold)      # the same values in one pass
     if r is not None:
         return r
+    k_real_float(a, "softplus")
     xb = a if beta == 1 else a * beta
     y = np.logaddexp(0, xb)
     if beta != 1:
@@ -1769,12 +2013,18 @@ cdef object k_softplus(object a, object beta, object threshold):
 cdef object k_clamp(object a, object lo, object hi):
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    k_real(a, "clamp")
+    if lo is not None:
+        k_real(lo, "clamp")
+    if hi is not None:
+        k_real(hi, "clamp")
     # torch's order: min(max(x, lo), hi), so lo > hi gives hi everywhere
     out = a if lo is None else np.maximum(a, lo)
     return out if hi is None else np.minimum(out, hi)
 
 
 cdef object k_lerp(object a, object end, object weight):
+    k_float_only(a, "lerp")
     # torch's formula: exact at weight 0 and weight 1
     d = np.subtract(end, a)
     return np.where(np.abs(weight) < 0.5, a + weight * d, end - d * (1 - weight))

@@ -64,4 +64,10 @@ cdef rg_engine_execute_fn _get_engine() except NULL:
 cdef object _engine_execute(tuple roots, tuple grads, bint keep_graph, bint create_graph,
                             tuple inputs, bint accumulate_grad):
     cdef rg_engine_execute_fn fn = _get_engine()
-    return fn(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+    # the backward formulas run with NumPy's floating-point warnings off, as
+    # torch's are silent (one errstate switch per backward, not per node)
+    tok = _fp_quiet_enter()
+    try:
+        return fn(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+    finally:
+        _fp_quiet_exit(tok)

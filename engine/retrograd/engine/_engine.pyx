@@ -237,6 +237,9 @@ def _device_thread_main(int device):
     global rg_tls_worker_device, rg_tls_local_queue
     rg_tls_worker_device = device
     rg_tls_local_queue = _device_queues[device]
+    # backward formulas never emit NumPy floating-point warnings (torch is
+    # silent); this thread is the engine's, so its errstate is ours to set
+    np.seterr(all="ignore")
     while True:
         try:
             _thread_main(None)
@@ -1179,6 +1182,7 @@ def _pool_thread_main(GraphTask gt):
     rg_tls_local_queue = _ready_queue_by_index(gt.cpu_ready_queue, gt.owner)
     rg_tls_total_depth = gt.reentrant_depth
     rg_tls_current_depth = 0
+    np.seterr(all="ignore")             # as _device_thread_main
     try:
         _thread_main(gt)
     except BaseException as exc:          # never lose an error on a pool thread

@@ -32,7 +32,7 @@ PRIMITIVES = {
     "_to_dtype": ("k_to_dtype", "_op__to_dtype"),
     "_to_device": ("_a_to_device", "_op__to_device"),
     # (x > 0) in x's dtype: a constant mask, never differentiated.
-    "positive": ("_a_positive", "_t_positive"),
+    "relu_mask": ("_a_relu_mask", "_t_relu_mask"),
 }
 
 NS_HELPERS = {
@@ -111,13 +111,14 @@ PRIMITIVES.update({
     "sqrt": ("np.sqrt", "_op_sqrt"),
     "sinh": ("np.sinh", "_op_sinh"),
     "cosh": ("np.cosh", "_op_cosh"),
-    "sign": ("np.sign", "_op_sign"),
+    "sign": ("k_sign", "_op_sign"),
     "erf": ("k_erf", "_op_erf"),
     "floor_divide": ("np.floor_divide", "_op_floor_divide"),
     # zeros shaped like its argument: a constant, never differentiated
     "zeros_like": ("k_zeros_like", "_op_zeros_like"),
 })
 NS_HELPERS |= {
+    "atan2_backward",
     "gelu_backward",
     "softplus_backward",
     "sigmoid_backward",

@@ -567,6 +567,20 @@ def _pyparams(e, skip_first=False):
     return ", ".join(parts)
 
 
+# Ops whose kernel runs with NumPy's floating-point warnings off
+# (_fp_quiet_enter in _op_support.pxi): those that warn on finite input
+# (poles, domain errors, overflow of exp-like functions), where torch is
+# silent. The cheapest arithmetic (add, mul, matmul, sum...) warns only on
+# inf/NaN input or overflow, and is left out: switching NumPy's errstate
+# costs ~0.2 us, the per-op overhead budget of those ops.
+FP_QUIET_OPS = {
+    "div", "true_divide", "floor_divide", "remainder", "pow", "exp", "exp2", "expm1", "log", "log2",
+    "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "asin", "acos", "sinh", "cosh", "tan", "prod",
+    "cumprod", "norm", "logsumexp", "softplus", "gelu", "erf", "softmax", "log_softmax", "logsigmoid",
+    "var", "std", "mean", "lerp", "atan2", "sigmoid", "silu",
+}
+
+
 def emit_op(e, saved, uses, out):
     w = out.append
     tensors = e.tensors
@@ -611,21 +625,29 @@ def emit_op(e, saved, uses, out):
     w("    if _op_enter_slot != NULL:")
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
+    quiet = e.name in FP_QUIET_OPS
+    if quiet:
+        w("    fpq = _fp_quiet_enter()")
+        w("    try:")
+    ind = "    " * (2 if quiet else 1)
     if len(tensors) >= 2:
         # NumPy's broadcasting ValueError becomes torch's RuntimeError
-        w("    try:")
-        w(f"        out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
-        w("    except ValueError as exc:")
-        w("        _raise_shape_error(exc)")
-        w("        raise")
+        w(f"{ind}try:")
+        w(f"{ind}    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+        w(f"{ind}except ValueError as exc:")
+        w(f"{ind}    _raise_shape_error(exc)")
+        w(f"{ind}    raise")
     else:
-        w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+        w(f"{ind}out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+    if quiet:
+        w("    finally:")
+        w("        _fp_quiet_exit(fpq)")
     if e.nondifferentiable:
         w("    result = rg_wrap(out, dev)")
     else:
         diff = [p for p in tensors if p.name not in e.nondiff_inputs]
         cond = " or ".join(f"_needs(t_{p.name})" for p in diff)
-        w(f"    if rg_tls_grad_enabled and ({cond}) and _record(out):")
+        w(f"    if rg_tls_grad_enabled and ({cond}) and _record_op(out):")
         w(f"        node = {e.node_name}.__new__({e.node_name})")
         for i, p in enumerate(tensors):
             if p.name in e.nondiff_inputs:
@@ -824,7 +846,7 @@ def emit_list_op(e, saved, out):
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
     w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
-    w("    if rg_tls_grad_enabled and needs and _record(out):")
+    w("    if rg_tls_grad_enabled and needs and _record_op(out):")
     w(f"        node = {e.node_name}.__new__({e.node_name})")
     w("        edges = [None] * (2 * n)")
     w("        for i in range(n):")

@@ -308,6 +308,14 @@ def _nll_parts(x, t, weight, ignore_index):
     return picked, wv, ~keep, batch, C
 
 
+def _mean_over_weight(total, denom):
+    """total / denom for reduction='mean'. Every target ignored (denom 0)
+    gives torch's results: a NaN loss whose gradient is 0, not 0/0."""
+    if denom == 0:
+        return _c.add(_c.mul(total, 0.0), float("nan"))
+    return _c.div(total, denom)
+
+
 @composite_op('nll_loss')
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
@@ -327,8 +335,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     total = _c.sum(losses)
     if reduction == "sum":
         return total
-    with np.errstate(invalid="ignore", divide="ignore"):      # all ignored: nan, as torch
-        return _c.div(total, wv.sum())
+    return _mean_over_weight(total, wv.sum())
 
 
 @composite_op('cross_entropy')
@@ -367,8 +374,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                 denom = w[t[~ignored]].sum()
             else:
                 denom = (~ignored).sum().astype(x.dtype)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ret = _c.div(_c.sum(smooth), denom)
+            ret = _mean_over_weight(_c.sum(smooth), denom)
         elif reduction == "sum":
             ret = _c.sum(smooth)
         else:
