@@ -349,8 +349,9 @@ cdef class Node:
 
     def __call__(self, *grads):
         cdef list gl
-        # torch: one gradient (a Tensor or None) per node input, else TypeError.
-        if len(grads) != self._num_inputs:
+        # torch: one gradient (a Tensor or None) per node input, else TypeError
+        # (a node without input metadata, an Error made by hand, takes any).
+        if len(grads) != self._num_inputs and self._num_inputs > 0:
             raise TypeError(
                 f"expected {self._num_inputs} arguments, got {len(grads)} instead: calling "
                 f"{self.name()} takes one gradient (a Tensor or None) per input of the node")
