@@ -193,3 +193,42 @@ def test_saved_tensors_hooks_left_in_a_hook_stay_for_the_caller():
     packed.clear()
     a * a
     assert packed == []
+
+
+def test_device_worker_nodes_use_the_callers_saved_tensors_hooks(virtual_cpu_devices):
+    # A create_graph backward records new nodes; those run on the device's
+    # worker must save through the caller's hooks as those on the caller's
+    # thread do (torch hands the graph task's thread-local state to workers).
+    def count_packs(device):
+        packed = []
+        x = rg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+        xd = x.to(device) if device != "cpu" else x
+        y = (xd * xd * xd).sum()
+        with saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+            n_forward = len(packed)
+            (g,) = rg.autograd.grad(y, x, create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), [3.0, 12.0])
+        return len(packed) - n_forward
+
+    on_cpu = count_packs("cpu")
+    assert on_cpu > 0
+    assert count_packs("cpu:1") == on_cpu
+
+
+def test_saved_tensors_hooks_entered_on_a_device_worker_do_not_stay(virtual_cpu_devices):
+    packed = []
+    ctx = saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t)
+    x = rg.tensor(np.ones(2), requires_grad=True)
+    y = x.to("cpu:1") * 2
+
+    def enter(g):
+        ctx.__enter__()
+    y.register_hook(enter)
+    y.sum().backward()
+    # the worker's next node saves nothing through the hook entered there
+    z = x.to("cpu:1")
+    w = (z * z).sum()
+    packed.clear()
+    with rg.enable_grad():
+        (gz,) = rg.autograd.grad(w, z, create_graph=True)
+    assert packed == []

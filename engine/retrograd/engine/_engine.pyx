@@ -188,6 +188,7 @@ cdef class GraphTask:
     cdef uint64_t min_topo_nr
     cdef set nodes_in_graph             # built on first use (_will_engine_execute_node)
     cdef bint root_validated            # graph_root is a GraphRoot of gradients _execute validated
+    cdef tuple hooks_state              # the caller's saved-tensor hooks (core's stack), or None
 
     def __cinit__(self):
         self.batch_size = -1
@@ -388,6 +389,17 @@ cdef object _thread_main(GraphTask graph_task):
             prev_anomaly = rg_anomaly_flags()
             if prev_anomaly != gt.anomaly_flags:
                 rg_set_anomaly_flags(gt.anomaly_flags)
+            prev_hooks = None
+            if graph_task is None and gt.hooks_state is not None:
+                # A device worker runs the node with the caller's saved-tensor
+                # hooks, and none of them (nor any a hook entered) stays on
+                # the worker afterwards (torch: the graph task's thread-local
+                # state around each node).
+                prev_hooks = _get_hooks_state()
+                if prev_hooks == gt.hooks_state:
+                    prev_hooks = None
+                else:
+                    _set_hooks_state(gt.hooks_state)
             try:
                 _evaluate_function(gt, node, inputs)
             except BaseException as exc:
@@ -397,6 +409,11 @@ cdef object _thread_main(GraphTask graph_task):
                 rg_tls_current_graph_task = prev_gt
                 if prev_anomaly != gt.anomaly_flags:
                     rg_set_anomaly_flags(prev_anomaly)
+                if prev_hooks is not None:
+                    _set_hooks_state(prev_hooks)
+                elif graph_task is None and gt.hooks_state is not None \
+                        and _get_hooks_state() != gt.hooks_state:
+                    _set_hooks_state(gt.hooks_state)
         node = None
         inputs = None
         gt.outstanding_tasks -= 1
@@ -1244,6 +1261,7 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
     if inputs:
         _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
     hooks_state = _get_hooks_state() if _get_hooks_state is not None else None
+    gt.hooks_state = hooks_state
     try:
         _execute_with_graph_task(gt, graph_root, buf)
     finally:
