@@ -220,3 +220,34 @@ def test_is_multithreading_enabled():
         assert rg.autograd.is_multithreading_enabled() is False
     assert rg.autograd.is_multithreading_enabled() is True
     assert "is_multithreading_enabled" in rg.autograd.__all__
+
+
+def test_saved_index_of_advanced_indexing_is_freed_by_backward():
+    x = _leaf()
+    y = x[[0, 2]]
+    np.testing.assert_array_equal(np.asarray(y.grad_fn._saved_index), [0, 2])
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match=SECOND):
+        y.grad_fn._saved_index
+    z = x[1:3]                 # basic indexing saves no tensor: still readable
+    z.sum().backward()
+    assert z.grad_fn._saved_index == slice(1, 3)
+
+
+# -- messages of grad()/backward() argument errors, as torch ------------------
+
+def test_empty_inputs_and_unused_input_messages():
+    x, unused = _leaf(), _leaf()
+    with pytest.raises(RuntimeError, match="^`inputs` argument to `backward\\(\\)` cannot be empty"):
+        (x * 2).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="^`inputs` argument to `grad\\(\\)` cannot be empty"):
+        rg.autograd.grad((x * 2).sum(), [])
+    with pytest.raises(RuntimeError, match="^The differentiated Tensor at index 1 appears to not "
+                                           "have been used in the graph. Set allow_unused=True"):
+        rg.autograd.grad((x * 2).sum(), [x, unused])
+
+
+def test_only_inputs_false_warns_as_deprecated():
+    x = _leaf()
+    with pytest.warns(UserWarning, match="only_inputs argument is deprecated and is ignored"):
+        rg.autograd.grad((x * 2).sum(), [x], only_inputs=False)

@@ -175,7 +175,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         inputs = _tensor_tuple(inputs, "inputs")
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     else:
         inputs = ()
     if retain_graph is None:
@@ -207,12 +207,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
             "but got: allow_unused=False.")
+    if not only_inputs:
+        _warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "retrograd.autograd.backward.", UserWarning, stacklevel=2)
     if allow_unused is None:
         allow_unused = materialize_grads
     outs = _tensor_tuple(outputs, "outputs")
     ins = _tensor_tuple(inputs, "inputs")
     if len(ins) == 0:
-        raise RuntimeError("grad requires at least one input")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
@@ -232,11 +237,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 g = _materialized_zeros(t, (), create_graph)
             elif not allow_unused:
-                what = "GradientEdge" if _is_gradient_edge(t) else f"Tensor of shape {tuple(t.shape)}"
-                raise RuntimeError(
-                    f"One of the differentiated Tensors appears to not have been used in the graph: "
-                    f"inputs[{i}] ({what}) received no gradient. Set allow_unused=True if this is "
-                    "the desired behavior.")
+                raise RuntimeError(_unused_message(t, i))
         elif not isinstance(g, Tensor):
             g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
         result.append(g)
@@ -307,14 +308,18 @@ def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unu
             if materialize_grads:
                 g = _materialized_zeros(t, (batch,), create_graph)
             elif not allow_unused:
-                raise RuntimeError(
-                    f"One of the differentiated Tensors appears to not have been used in the graph: "
-                    f"inputs[{i}] received no gradient. Set allow_unused=True if this is the "
-                    "desired behavior.")
+                raise RuntimeError(_unused_message(t, i))
         elif not isinstance(g, Tensor):
             g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
         result.append(g)
     return tuple(result)
+
+
+def _unused_message(t, i):
+    what = "GradientEdge" if _is_gradient_edge(t) else f"Tensor of shape {tuple(t.shape)}"
+    return (f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+            f"Set allow_unused=True if this is the desired behavior. (inputs[{i}], a {what}, "
+            "received no gradient: the outputs do not depend on it.)")
 
 
 def _materialized_zeros(t, batch_shape, create_graph):

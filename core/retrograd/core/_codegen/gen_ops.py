@@ -539,6 +539,13 @@ def emit_node(e, out):
         else:
             w("    @property")
             w(f"    def _saved_{n}(self):")
+            if n == "index" and freed == "always":
+                w("        if self._released:")
+                w("            _raise_released(self)")
+            elif n == "index" and freed == "advanced_index":
+                # (torch saves advanced indices as tensors, freed by backward)
+                w("        if self._released and _index_is_advanced(self.s_index):")
+                w("            _raise_released(self)")
             w(f"        return self.s_{n}")
             w("")
     # saved_tensors_report: the arrays this node keeps alive (released or
