@@ -173,7 +173,8 @@ def test_error_deep_in_a_pool_thread_reaches_the_caller(max_depth):
 
     with pytest.raises(DeepError, match="deepest level failed") as info:
         make(10).sum().backward()
-    assert "MulBackward0" in str(info.value)
+    assert info.value.args == ("deepest level failed",)       # untouched, as torch
+    assert any("MulBackward0" in n for n in info.value.__notes__)
     # And the engine still works on this thread.
     x = leaf([1.0, 2.0])
     (x * x).sum().backward()

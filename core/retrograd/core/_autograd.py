@@ -6,6 +6,8 @@ to the engine that retrograd-engine registers in core's slot.
 """
 from __future__ import annotations
 
+import sys as _sys
+import warnings as _warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,15 +64,7 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
                 f"has a shape of {tuple(out.shape)}. Pass a gradient with the output's shape.")
-        if g.dtype.kind not in "fciub":
-            raise RuntimeError(
-                f"Mismatch in dtype: grad_output[{i}] has dtype {g.dtype}, which cannot be a gradient "
-                f"of output[{i}] of dtype {out.dtype}")
-        if (g.dtype.kind == "c") != (out.dtype.kind == "c"):
-            raise RuntimeError(
-                f"For complex Tensors, both grad_output and output are required to have the same "
-                f"dtype. Mismatch in dtype: grad_output[{i}] has dtype {g.dtype} and output[{i}] has "
-                f"dtype {out.dtype}; convert the gradient with .to({out.dtype}).")
+        _check_grad_dtype(g.dtype, out.dtype, i)
         if g.device != out.device:
             raise RuntimeError(
                 f"grad_output[{i}] is on {g.device} but output[{i}] is on {out.device}: move it with .to()")
@@ -105,7 +99,22 @@ def _edge_grad(edge, g, i, create_graph):
         raise RuntimeError(
             f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
             f"(a GradientEdge) has a shape of {tuple(meta.shape)}. Pass a gradient with that shape.")
+    # The same dtype rules as for a Tensor output, against the dtype the
+    # edge's node expects (its input metadata), as torch's _make_grads.
+    _check_grad_dtype(g.dtype, meta.dtype, i)
     return g if create_graph else g._array
+
+
+def _check_grad_dtype(gdt, odt, i):
+    if gdt.kind not in "fciub":
+        raise RuntimeError(
+            f"Mismatch in dtype: grad_output[{i}] has dtype {gdt}, which cannot be a gradient "
+            f"of output[{i}] of dtype {odt}")
+    if (gdt.kind == "c") != (odt.kind == "c"):
+        raise RuntimeError(
+            f"For complex Tensors, both grad_output and output are required to have the same "
+            f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {gdt} and output[{i}] has "
+            f"a dtype of {odt}; convert the gradient with .to({odt}).")
 
 
 def _root_edges(outputs):
@@ -144,6 +153,16 @@ def _input_edges(inputs, accumulate):
     return tuple(edges)
 
 
+def _warn_level():
+    # Point a warning at the user's call: past this module and Tensor.backward
+    # (which lives in core's compiled module and has no frame of its own).
+    level, f = 1, _sys._getframe(1)
+    while f is not None and f.f_globals.get("__name__") == __name__:
+        level += 1
+        f = f.f_back
+    return level
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate into ``.grad`` of the leaves the gradients of ``tensors``
@@ -156,11 +175,20 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         inputs = _tensor_tuple(inputs, "inputs")
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     else:
         inputs = ()
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        # torch warns on every backward (not grad) that builds a graph of the
+        # gradients it accumulates into .grad.
+        _warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.", UserWarning, stacklevel=_warn_level())
     fast = _abi._fast_backward_args(outputs, grad_tensors, bool(create_graph))
     if fast is not None:
         roots, grads = fast
@@ -179,12 +207,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
             "but got: allow_unused=False.")
+    if not only_inputs:
+        _warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "retrograd.autograd.backward.", UserWarning, stacklevel=2)
     if allow_unused is None:
         allow_unused = materialize_grads
     outs = _tensor_tuple(outputs, "outputs")
     ins = _tensor_tuple(inputs, "inputs")
     if len(ins) == 0:
-        raise RuntimeError("grad requires at least one input")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
@@ -201,14 +234,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, (t, g) in enumerate(zip(ins, captured)):
         if g is None:
-            if materialize_grads and isinstance(t, Tensor):
-                g = _abi._wrap(np.zeros_like(t._array), t.device)
+            if materialize_grads:
+                g = _materialized_zeros(t, (), create_graph)
             elif not allow_unused:
-                what = "GradientEdge" if _is_gradient_edge(t) else f"Tensor of shape {tuple(t.shape)}"
-                raise RuntimeError(
-                    f"One of the differentiated Tensors appears to not have been used in the graph: "
-                    f"inputs[{i}] ({what}) received no gradient. Set allow_unused=True if this is "
-                    "the desired behavior.")
+                raise RuntimeError(_unused_message(t, i))
         elif not isinstance(g, Tensor):
             g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
         result.append(g)
@@ -277,18 +306,37 @@ def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unu
     result = []
     for i, (t, g) in enumerate(zip(ins, captured)):
         if g is None:
-            if materialize_grads and isinstance(t, Tensor):
-                xp = np if isinstance(t._array, np.ndarray) else _array_module(t._array)
-                g = _abi._wrap(xp.zeros((batch,) + tuple(t.shape), dtype=t.dtype), t.device)
+            if materialize_grads:
+                g = _materialized_zeros(t, (batch,), create_graph)
             elif not allow_unused:
-                raise RuntimeError(
-                    f"One of the differentiated Tensors appears to not have been used in the graph: "
-                    f"inputs[{i}] received no gradient. Set allow_unused=True if this is the "
-                    "desired behavior.")
+                raise RuntimeError(_unused_message(t, i))
         elif not isinstance(g, Tensor):
             g = _abi._wrap(g, t.device if isinstance(t, Tensor) else None)
         result.append(g)
     return tuple(result)
+
+
+def _unused_message(t, i):
+    what = "GradientEdge" if _is_gradient_edge(t) else f"Tensor of shape {tuple(t.shape)}"
+    return (f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+            f"Set allow_unused=True if this is the desired behavior. (inputs[{i}], a {what}, "
+            "received no gradient: the outputs do not depend on it.)")
+
+
+def _materialized_zeros(t, batch_shape, create_graph):
+    # materialize_grads: zeros for an input the outputs do not depend on.
+    # Under create_graph they require grad, as every other gradient of a
+    # create_graph call may (torch: zeros_like(input, requires_grad=create_graph)).
+    if not isinstance(t, Tensor):
+        raise RuntimeError(
+            "materialize_grads cannot be used when the given input is a GradientEdge: the outputs "
+            "do not depend on it, and a GradientEdge has no tensor to make zeros like. Pass the "
+            "tensor itself, or materialize_grads=False and handle the None")
+    xp = np if isinstance(t._array, np.ndarray) else _array_module(t._array)
+    z = _abi._wrap(xp.zeros(batch_shape + tuple(t.shape), dtype=t.dtype), t.device)
+    if create_graph:
+        z.requires_grad_(True)
+    return z
 
 
 def _array_module(array):

@@ -309,7 +309,7 @@ cdef class Node:
     def num_inputs(self):
         return self._num_inputs
 
-    def register_hook(self, fn):
+    def register_hook(self, fn, /):
         """Register ``fn(grad_inputs, grad_outputs)`` to run after this node.
 
         It may return a tuple replacing ``grad_inputs``."""
@@ -322,7 +322,7 @@ cdef class Node:
         ex.post_hooks.append((h.id, fn))
         return h
 
-    def register_prehook(self, fn):
+    def register_prehook(self, fn, /):
         """Register ``fn(grad_outputs)`` to run before this node.
 
         It may return a tuple replacing ``grad_outputs``."""
@@ -348,7 +348,19 @@ cdef class Node:
         self.release_variables()
 
     def __call__(self, *grads):
-        cdef list gl = [_unwrap_grad(g, False) for g in grads]
+        cdef list gl
+        # torch: one gradient (a Tensor or None) per node input, else TypeError
+        # (a node without input metadata, an Error made by hand, takes any).
+        if len(grads) != self._num_inputs and self._num_inputs > 0:
+            raise TypeError(
+                f"expected {self._num_inputs} arguments, got {len(grads)} instead: calling "
+                f"{self.name()} takes one gradient (a Tensor or None) per input of the node")
+        for i, g in enumerate(grads):
+            if g is not None and not isinstance(g, (Tensor, ndarray)):
+                raise TypeError(
+                    f"argument {i} is not a Variable: calling {self.name()} takes Tensors (or "
+                    f"None), got {type(g).__name__}")
+        gl = [_unwrap_grad(g, False) for g in grads]
         out = self.apply(gl, False)
         return tuple(None if g is None else _wrap_grad_value(g) for g in out)
 
@@ -428,12 +440,28 @@ cdef class AccumulateGrad(Node):
             _accumulate_grad(v, g, create_graph)
             if v._post_acc_hooks:
                 for h in list(v._post_acc_hooks):
-                    h[1](v)
+                    _check_post_acc_result(h[1], h[1](v))
         return []
 
     @property
     def variable_(self):
         return self.variable
+
+
+cdef int _check_post_acc_result(object fn, object res) except -1:
+    # torch: a post-accumulate-grad hook works on the tensor (its .grad) in
+    # place; a returned value would be silently dropped, so it is refused.
+    if res is None:
+        return 0
+    name = getattr(fn, "__name__", None)
+    name = name if isinstance(name, str) else "<unknown>"
+    if not isinstance(res, Tensor):
+        raise TypeError(
+            f"expected Variable, but hook returned '{type(res).__name__}': post accumulate grad "
+            f"hook '{name}' must return None (it may modify the tensor's .grad in place)")
+    raise RuntimeError(
+        f"Tensor post accumulate grad hooks should return None. Hook '{name}' returned a Tensor; "
+        "modify the tensor's .grad in place instead")
 
 
 cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
@@ -516,3 +544,17 @@ cdef object _raise_released(Node node):
         "or autograd.grad(). Specify retain_graph=True if you need to backward through the "
         "graph a second time or if you need to access saved tensors after calling backward."
     )
+
+
+cdef bint _index_is_advanced(object index):
+    # Whether indexing with `index` is advanced (an array, list or Tensor in
+    # it, bool masks included), where torch saves the index tensors; basic
+    # indexing (ints, slices, None, Ellipsis) is a view that saves nothing.
+    if isinstance(index, tuple):
+        for i in index:
+            if isinstance(i, (ndarray, list, Tensor)) or (
+                    _cupy_ndarray is not None and isinstance(i, _cupy_ndarray)):
+                return True
+        return False
+    return isinstance(index, (ndarray, list, Tensor)) or (
+        _cupy_ndarray is not None and isinstance(index, _cupy_ndarray))

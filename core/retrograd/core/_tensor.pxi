@@ -176,7 +176,9 @@ cdef class Tensor:
 
     def numpy(self, *, force=False):
         """The wrapped ndarray itself (no copy)."""
-        if self.needs_grad() and not force:
+        # (torch refuses only while grad mode is on: under no_grad the array
+        # cannot reach a graph.)
+        if self.needs_grad() and rg_tls_grad_enabled and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if _cupy_ndarray is not None and type(self._array) is _cupy_ndarray:
@@ -319,6 +321,16 @@ cdef class Tensor:
 
     @property
     def grad(self):
+        if self._grad is None and self._grad_fn is not None and not self._retains_grad:
+            # torch's warning: backward never fills .grad of a non-leaf
+            # unless it retains grad, so reading it is most likely a mistake.
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+                "the leaf Tensor instead.", UserWarning, stacklevel=1)
         return self._grad
 
     @grad.setter

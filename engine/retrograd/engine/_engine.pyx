@@ -44,6 +44,8 @@
 cimport cython
 from cython.operator cimport dereference as deref
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_XDECREF, Py_REFCNT
+from cpython.pythread cimport PyThread_get_thread_ident
+from posix.unistd cimport usleep
 from libc.stdint cimport uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -92,6 +94,7 @@ cdef extern from "ready_queue.h" nogil:
         void lock()
         void unlock()
     RgReadyQueue* rg_thread_cpu_queue()
+    void rg_reset_thread_cpu_queue()
 
 
 cdef extern from *:
@@ -122,7 +125,29 @@ cdef RgReadyQueue* _device_queues[MAX_DEVICES]
 cdef list _device_threads = []
 cdef object _device_lock = _threading.Lock()
 cdef bint _shutting_down = False
+# core's saved-tensor-hook stack of this thread (Python-level; None on a core
+# that predates them): see _execute_task.
+import retrograd.core.abi as _core_abi_mod
+cdef object _get_hooks_state = getattr(_core_abi_mod, "_saved_tensors_hooks_state", None)
+cdef object _set_hooks_state = getattr(_core_abi_mod, "_set_saved_tensors_hooks_state", None)
 cdef Py_ssize_t _next_graph_task_id = 0
+
+# Note [Consuming a node]
+#   A graph task without retain_graph consumes each node it runs: apply, then
+#   release_variables. Two such tasks on one graph (two threads calling
+#   backward on the same output) must not both run a node that saved
+#   tensors: the GIL alone does not keep them apart, as NumPy releases it
+#   inside apply, between the node's "released?" check and the release. So
+#   apply + release of a consumed node is one claim (torch: the node's mutex
+#   around apply and release_variables): a second consumer waits for the
+#   first to finish and then finds the saved tensors freed ("Trying to
+#   backward through the graph a second time"), while nodes that saved
+#   nothing run again, as in torch. The claims live in this small table
+#   (one entry per node being consumed right now, all threads; read and
+#   written holding the GIL): no field in Node, and a scan of a handful of
+#   pointers per node.
+cdef vector[PyObjPtr] _consumed_nodes
+cdef vector[unsigned long] _consumed_by
 
 
 @cython.final
@@ -163,6 +188,7 @@ cdef class GraphTask:
     cdef uint64_t min_topo_nr
     cdef set nodes_in_graph             # built on first use (_will_engine_execute_node)
     cdef bint root_validated            # graph_root is a GraphRoot of gradients _execute validated
+    cdef tuple hooks_state              # the caller's saved-tensor hooks (core's stack), or None
 
     def __cinit__(self):
         self.batch_size = -1
@@ -298,6 +324,33 @@ def _shutdown_device_threads(double timeout=1.0):
 _atexit.register(_shutdown_device_threads)
 
 
+def _reset_after_fork():
+    # Note [Fork]
+    #   fork() copies only the calling thread: in the child the device
+    #   workers are gone, while their queues, the lock guarding them and the
+    #   table of consumed nodes still say they exist (and a queue's mutex may
+    #   have been held by a worker at the moment of the fork). As torch does,
+    #   the child starts with no workers and creates them on demand: forget
+    #   the parent's queues (leaked, not freed: their mutexes may be locked)
+    #   and threads, and take fresh locks. The forking thread's own CPU queue
+    #   is replaced for the same reason.
+    global _device_lock, _device_threads, _shutting_down
+    cdef int dev
+    for dev in range(MAX_DEVICES):
+        _device_queues[dev] = NULL
+    _device_threads = []
+    _device_lock = _threading.Lock()
+    _shutting_down = False
+    _consumed_nodes.clear()
+    _consumed_by.clear()
+    rg_reset_thread_cpu_queue()
+
+
+import os as _os
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_reset_after_fork)
+
+
 # ---------------------------------------------------------------------------
 # The scheduling loop
 
@@ -339,6 +392,17 @@ cdef object _thread_main(GraphTask graph_task):
             prev_anomaly = rg_anomaly_flags()
             if prev_anomaly != gt.anomaly_flags:
                 rg_set_anomaly_flags(gt.anomaly_flags)
+            prev_hooks = None
+            if graph_task is None and gt.hooks_state is not None:
+                # A device worker runs the node with the caller's saved-tensor
+                # hooks, and none of them (nor any a hook entered) stays on
+                # the worker afterwards (torch: the graph task's thread-local
+                # state around each node).
+                prev_hooks = _get_hooks_state()
+                if prev_hooks == gt.hooks_state:
+                    prev_hooks = None
+                else:
+                    _set_hooks_state(gt.hooks_state)
             try:
                 _evaluate_function(gt, node, inputs)
             except BaseException as exc:
@@ -348,6 +412,11 @@ cdef object _thread_main(GraphTask graph_task):
                 rg_tls_current_graph_task = prev_gt
                 if prev_anomaly != gt.anomaly_flags:
                     rg_set_anomaly_flags(prev_anomaly)
+                if prev_hooks is not None:
+                    _set_hooks_state(prev_hooks)
+                elif graph_task is None and gt.hooks_state is not None \
+                        and _get_hooks_state() != gt.hooks_state:
+                    _set_hooks_state(gt.hooks_state)
         node = None
         inputs = None
         gt.outstanding_tasks -= 1
@@ -397,10 +466,7 @@ cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
     if gt.has_error:
         return
     if gt.anomaly_flags and node._extra is not None and node._extra.anomaly_trace is not None:
-        try:
-            _warn_anomaly(node)
-        except BaseException:
-            pass                    # (warnings turned into errors: the node's error wins)
+        _warn_anomaly(node)
     try:
         _annotate(exc, node)
     except BaseException:
@@ -412,23 +478,15 @@ cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
 
 
 cdef _annotate(BaseException exc, Node node):
-    # The original exception type reaches the caller, its message naming the
-    # node that raised (and, in anomaly mode, where the forward created it).
+    # The caller gets the very exception the node (or its hook) raised, args
+    # untouched, as in torch; a note (shown under the traceback) says which
+    # node it came from and, in anomaly mode, where the forward created it.
     where = f"(raised while running {node.name()} during backward)"
     trace = node._extra.anomaly_trace if node._extra is not None else None
     if trace is not None:
         where += f"\nThe forward call that created {node.name()} was:\n{_trace_text(trace)}"
         where += _parent_traces(node)
-    args = exc.args
-    if len(args) == 1 and isinstance(args[0], str):
-        if where not in args[0]:
-            exc.args = (f"{args[0]}\n{where}",)
-    elif not args:
-        exc.args = (where,)
-    if node.name() not in str(exc) and where not in getattr(exc, "__notes__", ()):
-        # Several arguments (OSError's errno, ...), whose meaning rewriting
-        # args would change, or a custom __str__: the note shows in the
-        # traceback instead.
+    if where not in getattr(exc, "__notes__", ()):
         exc.add_note(where)
 
 
@@ -439,11 +497,19 @@ cdef str _trace_text(object trace):
 
 cdef _warn_anomaly(Node node):
     # PyTorch warns before re-raising, so that the forward trace shows even
-    # when the error is caught and replaced further up.
+    # when the error is caught and replaced further up. Where warnings are
+    # errors, torch still shows it: the warning that could not be issued is
+    # written to stderr, and the node's own error goes on to the caller.
     import warnings
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                  f"error:\n{_trace_text(node._extra.anomaly_trace)}{_parent_traces(node)}",
-                  UserWarning, stacklevel=2)
+    msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+           f"error:\n{_trace_text(node._extra.anomaly_trace)}{_parent_traces(node)}")
+    try:
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    except Exception as w:
+        try:
+            _sys.stderr.write(f"{type(w).__name__}: {w}\n")
+        except Exception:
+            pass
 
 
 cdef str _parent_traces(Node node):
@@ -486,14 +552,65 @@ cdef inline object _wrap_output_for_hook(object g, Node node, int i):
     return rg_wrap(g, rg_cpu_device())
 
 
-cdef inline object _unwrap_from_hook(object g, bint create_graph):
-    if g is None:
+cdef str _hook_name(object fn):
+    # torch names a hook by its __name__ ('<unknown>' for a partial or a
+    # callable object) in the errors about what it returned.
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+cdef object _check_hook_value(object fn, object res, object orig, bint create_graph):
+    # One gradient a hook returned in place of `orig` (the Tensor it was
+    # given, or None): torch's check_single_result. A hook may not change
+    # the dtype, device or shape of a gradient: a cast here would hide a bug
+    # in the hook (torch refuses it too). Returns what the engine carries on.
+    cdef Tensor r, o
+    if res is None:
         return None
-    if not isinstance(g, Tensor):
-        raise TypeError(f"a backward hook must return a Tensor or None, got {type(g).__name__}")
+    if orig is None:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' can't replace a None gradient with a non-None value; "
+            "return None (or nothing) for a gradient that is None")
+    if not isinstance(res, Tensor):
+        raise TypeError(
+            f"expected Variable, but hook returned '{type(res).__name__}': hook "
+            f"'{_hook_name(fn)}' must return a Tensor (or None to keep the gradient)")
+    r = <Tensor>res
+    o = <Tensor>orig
+    if r._array.dtype != o._array.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has changed the type of value (was {o._array.dtype} got "
+            f"{r._array.dtype}); a gradient hook must return a gradient of the dtype it received "
+            f"(cast inside the hook's computation, not its result)")
+    if r._device is not o._device:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has changed the type of value (was {o._device} tensor got "
+            f"{r._device} tensor); a gradient hook must return a gradient on the device it received")
+    if r._array.shape != o._array.shape:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has changed the size of value (was {list(o._array.shape)} "
+            f"got {list(r._array.shape)}); a gradient hook must return a gradient of the shape it "
+            "received")
     if create_graph:
-        return g
-    return (<Tensor>g)._array
+        return r
+    return r._array
+
+
+cdef list _check_hook_values(object fn, object res, tuple origs, bint create_graph, bint batched):
+    # A node hook's result: a tuple of one gradient (or None) per gradient it
+    # was given (torch's check_result), each checked as above.
+    cdef Py_ssize_t i, n = len(origs)
+    if batched and isinstance(res, Tensor):
+        res = (res,)             # (_call_hook_per_sample stacks a lone Tensor as is)
+    if not isinstance(res, tuple):
+        raise TypeError(
+            f"expected tuple, but hook returned '{type(res).__name__}': hook '{_hook_name(fn)}' "
+            "must return a tuple with one gradient (or None) per gradient it received, or None")
+    if len(res) != n:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(res)}, "
+            f"but expected {n})")
+    return [_check_hook_value(fn, res[i], origs[i], create_graph) for i in range(n)]
 
 
 cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_ssize_t batch=-1):
@@ -509,12 +626,13 @@ cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_s
             g = inputs[nr]
             if g is None:
                 continue
+            gw = _wrap_for_hook(g, node, nr)
             if batch >= 0:
-                res = _call_hook_per_sample(h[2], (_wrap_for_hook(g, node, nr),), batch)
+                res = _call_hook_per_sample(h[2], (gw,), batch)
             else:
-                res = h[2](_wrap_for_hook(g, node, nr))
+                res = h[2](gw)
             if res is not None:
-                inputs[nr] = _check_hook_grad(_unwrap_from_hook(res, create_graph), g, node, nr)
+                inputs[nr] = _check_hook_value(h[2], res, gw, create_graph)
     if rg_hooks:
         for nr, fn in list(rg_hooks.items()):
             g = inputs[nr]
@@ -525,45 +643,29 @@ cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_s
     return inputs
 
 
-cdef object _check_hook_grad(object new, object old, Node node, int nr):
-    if new is not None and old is not None and new.shape != old.shape:
-        raise RuntimeError(
-            f"hook on the gradient of input {nr} of {node.name()} changed its shape from "
-            f"{tuple(old.shape)} to {tuple(new.shape)}; a hook must return a gradient of the same shape")
-    return new
-
-
 cdef list _call_pre_hooks(Node node, list inputs, bint create_graph, Py_ssize_t batch=-1):
     cdef list hooks = node._extra.pre_hooks if node._extra is not None else None
     if not hooks:
         return inputs
     for h in list(hooks):
-        args = (tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)),)
-        res = _call_hook_per_sample(h[1], args, batch) if batch >= 0 else h[1](*args)
+        grads = tuple([_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)])
+        res = _call_hook_per_sample(h[1], (grads,), batch) if batch >= 0 else h[1](grads)
         if res is not None:
-            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
-            if len(res) != len(inputs):
-                raise RuntimeError(
-                    f"pre-hook of {node.name()} returned {len(res)} gradients, expected {len(inputs)}")
-            inputs = [_unwrap_from_hook(g, create_graph) for g in res]
+            inputs = _check_hook_values(h[1], res, grads, create_graph, batch >= 0)
     return inputs
 
 
 cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph,
                            Py_ssize_t batch=-1):
     for h in list(node._extra.post_hooks):
-        grad_inputs = tuple(_wrap_output_for_hook(g, node, i) for i, g in enumerate(outputs))
-        grad_outputs = tuple(_wrap_for_hook(g, node, i) for i, g in enumerate(inputs))
+        grad_inputs = tuple([_wrap_output_for_hook(g, node, i) for i, g in enumerate(outputs)])
+        grad_outputs = tuple([_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)])
         if batch >= 0:
             res = _call_hook_per_sample(h[1], (grad_inputs, grad_outputs), batch)
         else:
             res = h[1](grad_inputs, grad_outputs)
         if res is not None:
-            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
-            if len(res) != len(outputs):
-                raise RuntimeError(
-                    f"post-hook of {node.name()} returned {len(res)} gradients, expected {len(outputs)}")
-            outputs = [_unwrap_from_hook(g, create_graph) for g in res]
+            outputs = _check_hook_values(h[1], res, grad_inputs, create_graph, batch >= 0)
     return outputs
 
 
@@ -637,6 +739,7 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
             if not _same_shape(<cnp.ndarray>g, mshape):
                 g = _fix_shape(g, mshape, node, i, batch >= 0)
             if <object>cnp.PyArray_DESCR(<cnp.ndarray>g) is not mdtype and g.dtype != mdtype:
+                _check_grad_dtype(g.dtype, mdtype, node, i)
                 g = g.astype(mdtype)
             if meta.is_cupy:
                 g = _array_to_input_device(g, meta, node, i)
@@ -646,6 +749,7 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
                 g = _fix_shape(g, mshape, node, i, batch >= 0)
             dt = g.dtype
             if dt is not mdtype and dt != mdtype:
+                _check_grad_dtype(dt, mdtype, node, i)
                 if isinstance(g, Tensor):
                     g = g.to(mdtype)
                 else:
@@ -664,6 +768,20 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
                         f"{(<Tensor>g)._device}")
         grads[i] = g
     return 0
+
+
+cdef int _check_grad_dtype(object gdt, object mdt, Node node, Py_ssize_t i) except -1:
+    # torch's validate_outputs: a floating gradient is cast to the dtype of
+    # the input it flows into, and so is an integer or bool one for a real
+    # input; a complex gradient for a real input, or a non-floating one for
+    # a complex input, would lose (or invent) an imaginary part: an error.
+    cdef str gk = gdt.kind, mk = mdt.kind
+    if gk == "f" or (gk in "iub" and mk != "c") or (gk == "c" and mk == "c"):
+        return 0
+    raise RuntimeError(
+        f"Function {node.name() if node is not None else 'backward'} returned an invalid gradient "
+        f"at index {i} - expected dtype {mdt} but got {gdt}: a gradient must be real for a real "
+        "input and floating or complex for a complex input")
 
 
 cdef object _array_to_input_device(object g, InputMetadata meta, Node node, Py_ssize_t i):
@@ -825,12 +943,21 @@ cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1
                 gt.captured_vars[cap[1]] = inputs[cap[0]]
         if not info.needed:
             return 0
-    if rg_op_events_active():
-        outputs = _call_function_profiled(gt, node, inputs)         # see _profiled.pxi
+    if gt.keep_graph:
+        if rg_op_events_active():
+            outputs = _call_function_profiled(gt, node, inputs)     # see _profiled.pxi
+        else:
+            outputs = _call_function(gt, node, inputs)
     else:
-        outputs = _call_function(gt, node, inputs)
-    if not gt.keep_graph:
-        node.release_variables()
+        _claim_node(node)                   # see Note [Consuming a node]
+        try:
+            if rg_op_events_active():
+                outputs = _call_function_profiled(gt, node, inputs)
+            else:
+                outputs = _call_function(gt, node, inputs)
+            node.release_variables()
+        finally:
+            _unclaim_node(node)
     n = len(outputs)
     if n == 0:
         return 0
@@ -875,6 +1002,40 @@ cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1
     finally:
         gt.unlock()
     return 0
+
+
+cdef int _claim_node(Node node) except -1:
+    # Wait (without the GIL) while another thread consumes `node`; this
+    # thread's own claim (a reentrant backward inside the node) does not
+    # block it.
+    cdef unsigned long me = PyThread_get_thread_ident()
+    cdef size_t i
+    cdef bint busy = True
+    while busy:
+        busy = False
+        for i in range(_consumed_nodes.size()):
+            if _consumed_nodes[i] == <PyObject*>node and _consumed_by[i] != me:
+                busy = True
+                break
+        if busy:
+            with nogil:
+                usleep(20)
+    _consumed_nodes.push_back(<PyObject*>node)
+    _consumed_by.push_back(me)
+    return 0
+
+
+cdef void _unclaim_node(Node node) noexcept:
+    cdef unsigned long me = PyThread_get_thread_ident()
+    cdef size_t i = _consumed_nodes.size()
+    while i > 0:
+        i -= 1
+        if _consumed_nodes[i] == <PyObject*>node and _consumed_by[i] == me:
+            _consumed_nodes[i] = _consumed_nodes.back()
+            _consumed_by[i] = _consumed_by.back()
+            _consumed_nodes.pop_back()
+            _consumed_by.pop_back()
+            return
 
 
 cdef int _check_anomaly(GraphTask gt, Node node, list inputs, list outputs) except -1:
@@ -1023,6 +1184,13 @@ cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulat
             stack.pop()
             if stack and _should_execute(gt, fn):
                 _mark_needed(gt, <Node>stack[-1][0])
+    # An input the outputs do not reach (backward(inputs=[t]) with t outside
+    # the graph) will not run: as in torch, will_engine_execute_node says so
+    # (register_multi_grad_hook then fires without it).
+    for x in outputs:
+        fn = (<Edge>x).function
+        if fn not in seen:
+            gt.exec_info.pop(fn, None)
     return 0
 
 
@@ -1095,7 +1263,16 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
     _compute_dependencies(gt, graph_root, min_topo_nr)
     if inputs:
         _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
-    _execute_with_graph_task(gt, graph_root, buf)
+    hooks_state = _get_hooks_state() if _get_hooks_state is not None else None
+    gt.hooks_state = hooks_state
+    try:
+        _execute_with_graph_task(gt, graph_root, buf)
+    finally:
+        if hooks_state is not None and _get_hooks_state() != hooks_state:
+            # saved_tensors_hooks entered (or left) by a hook or a node during
+            # this backward end with it (torch restores the thread-local
+            # state the graph task started with).
+            _set_hooks_state(hooks_state)
     if not gt.has_error and gt.final_callbacks:
         try:
             _run_final_callbacks(gt)

@@ -85,6 +85,13 @@ static inline RgReadyQueue* rg_thread_cpu_queue() {
   return rg_tls_cpu_queue.get();
 }
 
+// After fork(), in the child: a worker of the parent may have held this
+// thread's queue mutex when the process forked. Leak the old queue (its
+// mutex may stay locked forever) and start with a fresh one on next use.
+static inline void rg_reset_thread_cpu_queue() {
+  (void)rg_tls_cpu_queue.release();
+}
+
 // GraphTask's mutex (PyTorch's GraphTask::mutex_). The GIL alone does not
 // serialise the bookkeeping of a graph task: NumPy releases it inside large
 // additions (InputBuffer accumulation), and another thread may then run the

@@ -137,6 +137,12 @@ KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondiffe
 # node once on the whole batch instead of once per element (the engine's
 # Note [Batched gradients]). Read from the raw entry into the info table.
 KNOWN_KEYS.add("batched")
+# `freed_after_backward: always | advanced_index`: the node saves no tensor
+# here, but torch's counterpart does (index tensors of advanced indexing,
+# CopySlices' wrapped function), so a second backward through it without
+# retain_graph raises "Trying to backward through the graph a second time"
+# as in torch; `advanced_index` only when the saved `index` is advanced.
+KNOWN_KEYS.add("freed_after_backward")
 
 
 def load(path):
@@ -488,8 +494,15 @@ def emit_node(e, out):
         w(f"        cdef object r{i} = None")
     w("        if grad is None:")
     w(f"            return [{', '.join(['None'] * n_out)}]")
-    if has_tensor_saves:
+    freed = e.raw.get("freed_after_backward")
+    if freed not in (None, "always", "advanced_index"):
+        raise TableError(f"derivatives.yaml:{e.line}: freed_after_backward must be `always` or "
+                         f"`advanced_index`, got {freed!r}")
+    if has_tensor_saves or freed == "always":
         w("        if self._released:")
+        w("            _raise_released(self)")
+    elif freed == "advanced_index":
+        w("        if self._released and _index_is_advanced(self.s_index):")
         w("            _raise_released(self)")
     for mode, flag in (("array", "False"), ("tensor", "True")):
         w("        if not create_graph:" if mode == "array" else "        else:")
@@ -526,6 +539,13 @@ def emit_node(e, out):
         else:
             w("    @property")
             w(f"    def _saved_{n}(self):")
+            if n == "index" and freed == "always":
+                w("        if self._released:")
+                w("            _raise_released(self)")
+            elif n == "index" and freed == "advanced_index":
+                # (torch saves advanced indices as tensors, freed by backward)
+                w("        if self._released and _index_is_advanced(self.s_index):")
+                w("            _raise_released(self)")
             w(f"        return self.s_{n}")
             w("")
     # saved_tensors_report: the arrays this node keeps alive (released or

@@ -27,6 +27,13 @@ def set_multithreading_enabled(mode: bool):
     return _impl(mode)
 
 
+def is_multithreading_enabled() -> bool:
+    """Whether backward runs nodes on their device's worker threads
+    (``torch.autograd.is_multithreading_enabled``)."""
+    from retrograd.engine import is_multithreading_enabled as _impl
+    return bool(_impl())
+
+
 def __getattr__(name: str) -> "_ModuleType":
     if name == "forward_ad":
         # a submodule that stands for retrograd.forward_ad (see forward_ad.py)
@@ -36,7 +43,8 @@ def __getattr__(name: str) -> "_ModuleType":
 
 
 __all__ = [*_FUNCTION_API, "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled"]
+           "is_grad_enabled", "is_inference_mode_enabled", "set_multithreading_enabled",
+           "is_multithreading_enabled"]
 
 # gradcheck and the functional API (torch.autograd.gradcheck / .functional)
 from retrograd.autograd import functional  # noqa: E402,F401
