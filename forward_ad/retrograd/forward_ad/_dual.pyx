@@ -581,6 +581,12 @@ def make_dual(tensor, tangent, *, level=None):
     if type(tangent) is not Tensor:
         raise TypeError(f"make_dual: expected a Tensor as tangent, got {type(tangent).__name__}")
     cdef Tensor p = <Tensor>tensor, tg = <Tensor>tangent
+    if _get_tangent(tg, lvl) is not None:
+        # torch: a tangent may not itself carry a tangent of the same level
+        # (its own tangent would be lost); one of another level is fine.
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level"
+            f"{lvl.index} is not supported.")
     if p._array.dtype.kind not in "fc":
         raise ValueError(f"Expected primal to be floating point or complex, but got: {p._array.dtype}")
     if tg._array.dtype.kind not in "fc":
