@@ -261,7 +261,7 @@ class Same(rg.autograd.Function):
 ])
 def test_inplace_on_a_view_returned_by_a_function_raises(fn, modify):
     y = fn.apply(_leaf(3).clone())
-    with pytest.raises(RuntimeError, match=rf"^Output 0 of \w+ is a view and is being modified "
+    with pytest.raises(RuntimeError, match=r"^Output 0 of \w+ is a view and is being modified "
                                            r"inplace\. This view was created inside a custom Function"):
         modify(y)
 

@@ -40,9 +40,7 @@ cdef Node _current_grad_fn(Tensor t):
         _handle_view_on_rebase(t, True)
     geo = _view_geometry(t, base, "view")
     fresh = <Tensor>_op__as_strided(base, geo[0], geo[1], geo[2])
-    t._grad_fn = fresh._grad_fn
-    t._output_nr = fresh._output_nr
-    t._edge_cache = None
+    _rebase_history(t, fresh)       # (retain_grad follows the view to its new grad_fn)
     t._view_version = t._version_counter.version
     return t._grad_fn
 

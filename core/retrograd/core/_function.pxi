@@ -246,8 +246,13 @@ def _function_apply(cls, tuple args, dict kwargs):
     setup_context = cls.setup_context
     overridden_setup = setup_context is not _base_setup_context
     prev = rg_tls_grad_enabled
+    # forward runs with forward AD off too (torch's AutoFwGradMode(false)):
+    # tangents come from jvp only, never from the ops inside forward.
+    cdef bint fw_suspended = _forward_grad_slot != NULL
     try:
         rg_set_grad_enabled(False)
+        if fw_suspended:
+            _forward_grad_slot("_fw_suspend", args, (), None)
         try:
             if overridden_setup:
                 output = cls.forward(*args, **kwargs)
@@ -256,6 +261,8 @@ def _function_apply(cls, tuple args, dict kwargs):
                 output = cls.forward(ctx, *args, **kwargs)
         finally:
             rg_set_grad_enabled(prev)
+            if fw_suspended and _forward_grad_slot != NULL:
+                _forward_grad_slot("_fw_resume", args, (), None)
         if _forward_grad_slot != NULL:
             dirty = _as_tensor_tuple(ctx.dirty_tensors, "mark_dirty")
             nondiff = _as_tensor_tuple(ctx.non_differentiable, "mark_non_differentiable")

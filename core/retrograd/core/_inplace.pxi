@@ -85,9 +85,23 @@ cdef Tensor _inplace_binary_run(Tensor self, object other, object op, object ufu
 cdef Tensor _snapshot(Tensor self):
     # The tensor's current value and history, in memory of its own: the op
     # may save it, and its memory is about to be overwritten.
-    cdef Tensor snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
-                                            self._output_nr) \
-        if _current_grad_fn(self) is not None else rg_wrap(self._array.copy(), self._device)
+    cdef Tensor snap, hist
+    cdef tuple geo
+    if self._base is not None and self._base.needs_grad() and self._name is None:
+        # A view's old value as a view of its base's current history (as
+        # torch's CopySlices, which hands the op's gradient straight to the
+        # base): the view's own earlier grad_fn -- and any hook on it -- is
+        # not part of the new graph.
+        _current_grad_fn(self)
+        geo = _view_geometry(self, self._base, "in-place")
+        hist = <Tensor>_op__as_strided(self._base, geo[0], geo[1], geo[2])
+        snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, hist._grad_fn,
+                                    hist._output_nr)
+    elif _current_grad_fn(self) is not None:
+        snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
+                                    self._output_nr)
+    else:
+        snap = rg_wrap(self._array.copy(), self._device)
     snap._requires_grad = self._requires_grad
     if _forward_grad_slot != NULL:
         _forward_grad_slot("_snapshot", (self,), (snap,), None)

@@ -43,9 +43,9 @@ class Node(abc.ABC):
         return NotImplemented
 
 
-from retrograd.autograd._saved_hooks import (  # noqa: F401
+from retrograd.autograd._saved_hooks import (  # noqa: E402,F401
     saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks, increment_version)
-from retrograd.autograd._saved_report import (  # noqa: F401
+from retrograd.autograd._saved_report import (  # noqa: E402,F401
     saved_tensors_report, SavedTensorsReport, SavedTensorRow)
 
 __all__ = ["Node", "Edge", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
