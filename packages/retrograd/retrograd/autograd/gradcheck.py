@@ -127,6 +127,12 @@ def _eval_outputs(func, inputs):
     return [_host(o) for o in _tensor_outputs(func(*inputs))]
 
 
+def _eval_outputs_meta(func, inputs):
+    # (shape, dtype, float64 copy) of each tensor output: copied at once,
+    # since an output may be a view of the input about to be perturbed again.
+    return [(tuple(o.shape), o.dtype, _host(o)) for o in _tensor_outputs(func(*inputs))]
+
+
 def _writable_in_place(arr):
     # Whether one element of `arr` can be perturbed alone: writable memory
     # where no two elements share a location (not a broadcast/expanded view).
@@ -140,13 +146,13 @@ def _check_same_dtype_and_shape(lo, hi, eps, idx):
     # torch's _check_outputs_same_dtype_and_shape: an output whose shape or
     # dtype depends on the input's values has no finite difference.
     on_index = f"on index {idx} " if idx is not None else ""
-    for a, b in zip(lo, hi):
-        assert a.shape == b.shape, (
+    for (a_shape, a_dtype, _), (b_shape, b_dtype, _) in zip(lo, hi):
+        assert a_shape == b_shape, (
             f"Expected `func` to return outputs with the same shape when inputs are perturbed "
-            f"{on_index}by {eps}, but got: shapes {tuple(a.shape)} and {tuple(b.shape)}.")
-        assert a.dtype == b.dtype, (
+            f"{on_index}by {eps}, but got: shapes {a_shape} and {b_shape}.")
+        assert a_dtype == b_dtype, (
             f"Expected `func` to return outputs with the same dtype when inputs are perturbed "
-            f"{on_index}by {eps}, but got: dtypes {a.dtype} and {b.dtype}.")
+            f"{on_index}by {eps}, but got: dtypes {a_dtype} and {b_dtype}.")
     assert len(lo) == len(hi), (
         f"Expected `func` to return the same number of outputs when inputs are perturbed "
         f"{on_index}by {eps}, but got: {len(lo)} and {len(hi)}.")
@@ -173,9 +179,9 @@ def _numerical_jacobian_cols(func, inputs, input_idx, eps, deltas):
             orig = arr[idx].copy() if hasattr(arr[idx], "copy") else arr[idx]
             try:
                 arr[idx] = orig - eps
-                lo = [o._array for o in _tensor_outputs(func(*args))]
+                lo = _eval_outputs_meta(func, args)
                 arr[idx] = orig + eps
-                hi = [o._array for o in _tensor_outputs(func(*args))]
+                hi = _eval_outputs_meta(func, args)
             finally:
                 arr[idx] = orig
             where = tuple(int(i) for i in idx)
@@ -187,14 +193,14 @@ def _numerical_jacobian_cols(func, inputs, input_idx, eps, deltas):
                 step = cupy.asarray(step)
             try:
                 arr[...] = orig - step
-                lo = [o._array for o in _tensor_outputs(func(*args))]
+                lo = _eval_outputs_meta(func, args)
                 arr[...] = orig + step
-                hi = [o._array for o in _tensor_outputs(func(*args))]
+                hi = _eval_outputs_meta(func, args)
             finally:
                 arr[...] = orig
             where = None
         _check_same_dtype_and_shape(lo, hi, eps, where)
-        yield [((_host(h) - _host(l)) / (2 * eps)).reshape(-1) for h, l in zip(hi, lo)]
+        yield [((h[2] - l[2]) / (2 * eps)).reshape(-1) for h, l in zip(hi, lo)]
 
 
 def get_numerical_jacobian(func, inputs, eps=1e-6):
