@@ -76,6 +76,8 @@ class Entry:
 
     @property
     def node_name(self):
+        if self.raw.get("node"):
+            return self.raw["node"]
         # torch's node names: str.title() capitalizes after digits too
         # (log1p -> Log1PBackward0, atan2 -> Atan2Backward0)
         base = "".join(part.title() for part in self.name.strip("_").split("_"))
@@ -137,6 +139,9 @@ KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondiffe
 # node once on the whole batch instead of once per element (the engine's
 # Note [Batched gradients]). Read from the raw entry into the info table.
 KNOWN_KEYS.add("batched")
+# `node: Name`: the node class's name where torch's is not <Op>Backward0
+# (the in-place-on-a-view node is torch's CopySlices).
+KNOWN_KEYS.add("node")
 
 
 def load(path):
