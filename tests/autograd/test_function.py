@@ -16,7 +16,7 @@ LIBS = {"rg": rg, "torch": torch}
 
 
 def base_of(t):
-    return t._base if isinstance(t, torch.Tensor) else t._base_
+    return t._base
 
 
 def np_of(t):

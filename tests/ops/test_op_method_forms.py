@@ -45,7 +45,7 @@ def test_views_share_memory_and_version():
     for v in (rg.view(x, (6, 4)), rg.transpose(x, 0, 1), rg.permute(x, (2, 1, 0)), x[0, ::-1],
               rg.expand(x[:, :1], (2, 3, 4)), rg.broadcast_to(x, (2, 2, 3, 4))):
         assert np.shares_memory(np.asarray(v), np.asarray(x))
-        assert v._base_ is x
+        assert v._base is x
 
 
 def test_shape_errors_are_runtime_errors():

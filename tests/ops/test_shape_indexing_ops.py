@@ -47,7 +47,7 @@ def test_views_share_memory_and_version_counter(name, fn):
     x = rg.tensor(np.arange(24.0).reshape(2, 3, 4))
     v = fn(x)
     assert np.shares_memory(np.asarray(v), np.asarray(x)), name
-    assert v._base_ is x
+    assert v._base is x
     before = v._version
     with rg.no_grad():
         x.add_(1.0)

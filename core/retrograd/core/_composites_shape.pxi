@@ -155,7 +155,21 @@ def split(tensor, split_size_or_sections, dim=0):
     for s in sizes:
         out.append(_op_getitem(t, lead + (slice(start, start + s),)))
         start += s
+    if rg_tls_grad_enabled:
+        # One op with several view outputs in torch: none of them may be
+        # modified in place (Note [View creation meta]).
+        _mark_multi_output_views(out, "Split" if isinstance(split_size_or_sections, (int, np.integer))
+                                 else "SplitWithSizes")
     return tuple(out)
+
+
+cdef _mark_multi_output_views(list outs, str label):
+    cdef Tensor piece
+    cdef Py_ssize_t i
+    for i in range(len(outs)):
+        piece = <Tensor>outs[i]
+        if piece._base is not None and piece._name is not _CM_INFERENCE_MODE:
+            piece._name = (_CM_MULTI_OUTPUT_NODE, label, i)
 
 
 def chunk(input, chunks, dim=0):

@@ -36,11 +36,11 @@ cdef Node _current_grad_fn(Tensor t):
     cdef tuple geo
     if base is None or t._version_counter.version == t._view_version or base._grad_fn is None:
         return t._grad_fn
+    if t._name is not None:
+        _handle_view_on_rebase(t, True)
     geo = _view_geometry(t, base, "view")
     fresh = <Tensor>_op__as_strided(base, geo[0], geo[1], geo[2])
-    t._grad_fn = fresh._grad_fn
-    t._output_nr = fresh._output_nr
-    t._edge_cache = None
+    _rebase_history(t, fresh)       # (retain_grad follows the view to its new grad_fn)
     t._view_version = t._version_counter.version
     return t._grad_fn
 
@@ -58,3 +58,59 @@ cdef int _copy_slices(Tensor view, Tensor res, str name) except -1:
     _rebase_history(view, new_view)
     view._view_version = view._version_counter.version
     return 0
+
+
+cdef str _forward_label(Node fn):
+    # How torch's view messages name a node: its forward (SliceBackward0 ->
+    # Slice, a custom Function's FooBackward -> Foo).
+    name = fn.name()
+    i = name.rfind("Backward")
+    return name[:i] if i > 0 else name
+
+
+cdef int _handle_view_on_rebase(Tensor t, bint indirect) except -1:
+    # torch's handle_view_on_rebase: a view that was not made the ordinary way
+    # (see Note [View creation meta]) may not have its history rebased, either
+    # because it is modified in place (indirect=False) or because its base or
+    # a sibling view was (indirect=True, when its grad_fn is re-derived).
+    cm = t._name
+    if cm is None:
+        return 0
+    label = None
+    nr = t._output_nr
+    if type(cm) is tuple:
+        cm, label, nr = cm
+    fn = t._grad_fn
+    if label is None and fn is not None:
+        label = _forward_label(fn)
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if cm is _CM_INFERENCE_MODE or cm is _CM_NO_GRAD_MODE or label is None:
+        prefix = ("A view was created in" if label is None
+                  else f"Output {nr} of {label} is a view of a view which was created in")
+        if cm is _CM_INFERENCE_MODE:
+            msg = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {nr} of {label} is a view and {modified} modified inplace."
+    if cm is _CM_MULTI_OUTPUT_NODE:
+        msg += (" This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should "
+                "replace the inplace operation by an out-of-place one.")
+    elif cm is _CM_NO_GRAD_MODE:
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                "clarify your code by moving both the view and the inplace either both inside the "
+                "no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+                "you want the inplace to be tracked).")
+    elif cm is _CM_INFERENCE_MODE:
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                "clarify your code by moving both the view and the inplace either both inside the "
+                "inference_mode block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+    else:
+        msg += (" This view was created inside a custom Function (or because an input was "
+                "returned as-is) and the autograd logic to handle view+inplace would override the "
+                "custom backward associated with the custom Function, leading to incorrect "
+                "gradients. This behavior is forbidden. You can fix this by cloning the output of "
+                "the custom Function.")
+    raise RuntimeError(msg)

@@ -130,7 +130,9 @@ def _reduced_shape(tuple shape, dim, bint keepdim):
 
 def sum_backward(ns, grad, tuple shape, dim, bint keepdim):
     kept = _reduced_shape(shape, dim, keepdim)
-    if kept is not None:
+    # A full reduction's 0-d gradient expands as it is: no reshape node in a
+    # create_graph graph (torch's sum_backward is grad.expand(sizes)).
+    if kept is not None and not (getattr(grad, "ndim", 0) == 0 and _bi.all(k == 1 for k in kept)):
         grad = ns.reshape(grad, kept)
     return ns.expand(grad, shape)
 

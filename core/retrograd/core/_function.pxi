@@ -246,8 +246,13 @@ def _function_apply(cls, tuple args, dict kwargs):
     setup_context = cls.setup_context
     overridden_setup = setup_context is not _base_setup_context
     prev = rg_tls_grad_enabled
+    # forward runs with forward AD off too (torch's AutoFwGradMode(false)):
+    # tangents come from jvp only, never from the ops inside forward.
+    cdef bint fw_suspended = _forward_grad_slot != NULL
     try:
         rg_set_grad_enabled(False)
+        if fw_suspended:
+            _forward_grad_slot("_fw_suspend", args, (), None)
         try:
             if overridden_setup:
                 output = cls.forward(*args, **kwargs)
@@ -256,11 +261,16 @@ def _function_apply(cls, tuple args, dict kwargs):
                 output = cls.forward(ctx, *args, **kwargs)
         finally:
             rg_set_grad_enabled(prev)
+            if fw_suspended and _forward_grad_slot != NULL:
+                _forward_grad_slot("_fw_resume", args, (), None)
+        if _forward_grad_slot != NULL:
+            dirty = _as_tensor_tuple(ctx.dirty_tensors, "mark_dirty")
+            nondiff = _as_tensor_tuple(ctx.non_differentiable, "mark_non_differentiable")
         result = _process_outputs(ctx, args, output, executable, overridden_setup)
         if _forward_grad_slot != NULL:
             # Forward AD: Function.jvp runs while ctx.saved_for_forward is
             # still set (ctx.saved_tensors returns it then, as torch).
-            _fw_function(cls, ctx, args, result)
+            _fw_function(cls, ctx, args, result, dirty, nondiff)
     finally:
         ctx.saved_for_forward = None
         if _op_exit_slot != NULL:
@@ -353,10 +363,13 @@ cdef object _process_outputs(_FunctionBase ctx, tuple inputs, object output, bin
             results[i] = _alias_of(var)
             (<Tensor>results[i])._grad_fn = ctx
             (<Tensor>results[i])._output_nr = <int>i
+            _mark_custom_function_view(<Tensor>results[i])
         else:
             var._grad_fn = ctx
             var._output_nr = <int>i
             var._edge_cache = None
+            if var._base is not None:
+                _mark_custom_function_view(var)
             results[i] = var
     ctx._is_tensor_output = tuple(is_tensor_out)
 
@@ -374,6 +387,14 @@ cdef object _process_outputs(_FunctionBase ctx, tuple inputs, object output, bin
     if unpack:
         return results[0]
     return tuple(results)
+
+
+cdef inline void _mark_custom_function_view(Tensor t):
+    # A view output of a Function (torch's CreationMeta::IN_CUSTOM_FUNCTION):
+    # neither it nor views of it may be modified in place, since rebasing
+    # their history would bypass the Function's backward.
+    if t._name is not _CM_INFERENCE_MODE:
+        t._name = _CM_IN_CUSTOM_FUNCTION
 
 
 cdef Tensor _alias_of(Tensor var):
@@ -472,7 +493,9 @@ def _delayed_error(str msg, tuple outputs):
 
     Its edges lead to fresh leaves, as in torch: the aliases require grad
     without connecting to the rest of the graph."""
-    cdef DelayedError node = DelayedError.__new__(DelayedError)
+    # (torch's DelayedError node creates an Error node for its outputs: that
+    # is the grad_fn users see.)
+    cdef Error node = Error.__new__(Error)
     cdef Tensor o, leaf
     cdef list edges = []
     cdef list results = []

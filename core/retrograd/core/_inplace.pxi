@@ -16,6 +16,8 @@ cdef int _check_inplace(Tensor self) except -1:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed. "
             "Make a clone() of it (outside inference_mode) to get a normal tensor, and update that.")
+    if type(self._array) is ndarray and not _cnp.PyArray_ISWRITEABLE(<_cnp.ndarray>self._array):
+        _raise_unwritable(self)
     if rg_anomaly_mode:
         _record_inplace_trace(self._version_counter)    # see _anomaly.pxi
     if not rg_tls_grad_enabled:
@@ -32,6 +34,21 @@ cdef int _check_inplace(Tensor self) except -1:
             "a view of a leaf Variable that requires grad is being used in an in-place operation. "
             "Do it under `with retrograd.no_grad():`, or work on a clone().")
     return 0
+
+
+cdef int _raise_unwritable(Tensor self) except -1:
+    # An expanded tensor (NumPy's broadcast_to: read-only, stride 0) or a
+    # read-only array: refuse before NumPy does, with torch's error class.
+    arr = self._array
+    for n, st in zip(arr.shape, arr.strides):
+        if st == 0 and n > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+    raise RuntimeError(
+        "unsupported operation: the tensor's memory is read-only (it wraps a NumPy array that is "
+        "not writeable). Please clone() the tensor before performing the operation.")
 
 
 cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, str name):
@@ -68,9 +85,23 @@ cdef Tensor _inplace_binary_run(Tensor self, object other, object op, object ufu
 cdef Tensor _snapshot(Tensor self):
     # The tensor's current value and history, in memory of its own: the op
     # may save it, and its memory is about to be overwritten.
-    cdef Tensor snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
-                                            self._output_nr) \
-        if _current_grad_fn(self) is not None else rg_wrap(self._array.copy(), self._device)
+    cdef Tensor snap, hist
+    cdef tuple geo
+    if self._base is not None and self._base.needs_grad() and self._name is None:
+        # A view's old value as a view of its base's current history (as
+        # torch's CopySlices, which hands the op's gradient straight to the
+        # base): the view's own earlier grad_fn -- and any hook on it -- is
+        # not part of the new graph.
+        _current_grad_fn(self)
+        geo = _view_geometry(self, self._base, "in-place")
+        hist = <Tensor>_op__as_strided(self._base, geo[0], geo[1], geo[2])
+        snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, hist._grad_fn,
+                                    hist._output_nr)
+    elif _current_grad_fn(self) is not None:
+        snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
+                                    self._output_nr)
+    else:
+        snap = rg_wrap(self._array.copy(), self._device)
     snap._requires_grad = self._requires_grad
     if _forward_grad_slot != NULL:
         _forward_grad_slot("_snapshot", (self,), (snap,), None)
@@ -81,6 +112,8 @@ cdef Tensor _commit_inplace(Tensor self, Tensor res, str name):
     # `res` (computed out of place, with history) is self's new value: write
     # it into self's memory, bump the version, and rebase history -- self's
     # own, or, for a view, its base's (see _copy_slices.pxi).
+    if self._base is not None and self._name is not None:
+        _handle_view_on_rebase(self, False)     # before anything is written
     if self._base is not None and (self._base.needs_grad() or res.needs_grad()):
         _copy_slices(self, res, name)
     else:

@@ -63,45 +63,94 @@ cdef Tensor _fw_inplace_untracked(Tensor self, object fn, tuple args, str name):
 cdef class _FunctionJvp:
     """A custom Function's JVP, in the forward-grad slot's protocol
     (args, tangents, outputs) -> tangents: runs ``Function.jvp`` with
-    ``ctx.saved_tensors`` set to what ``save_for_forward`` got."""
+    ``ctx.saved_tensors`` set to what ``save_for_forward`` got, then checks
+    what it returned as torch's _process_forward_mode_AD does."""
     cdef object cls
     cdef _FunctionBase ctx
+    cdef tuple dirty        # what ctx.mark_dirty got
+    cdef tuple nondiff      # what ctx.mark_non_differentiable got
 
     def __call__(self, tuple args, list tans, tuple outputs):
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, k
+        cdef Tensor o, r, tan
         grads = list(tans)
         if self.ctx.materialize_grads:
             for i in range(len(args)):
                 if grads[i] is None and type(args[i]) is Tensor:
                     grads[i] = _fw_zeros(args[i])
+        versions = [(<Tensor>g)._version_counter.version if type(g) is Tensor else None
+                    for g in grads]
         jvp = self.cls.jvp
         res = jvp(self.ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
         if len(res) != len(outputs):
             raise RuntimeError(
-                f"function {self.cls.__name__}.jvp returned an incorrect number of gradients "
-                f"(expected {len(outputs)}, got {len(res)})")
+                f"Function's jvp returned an invalid number of forward gradients (expected "
+                f"{len(outputs)} but got {len(res)})")
         for i in range(len(res)):
-            r = res[i]
-            if r is not None and type(r) is not Tensor:
-                raise TypeError(
-                    f"function {self.cls.__name__}.jvp must return Tensors or None, but output "
-                    f"{i} is {type(r).__name__}")
-            if r is not None and type(outputs[i]) is Tensor and \
-                    tuple((<Tensor>r)._array.shape) != tuple((<Tensor>outputs[i])._array.shape):
+            x = res[i]
+            if x is not None and type(x) is not Tensor:
                 raise RuntimeError(
-                    f"Function {self.cls.__name__}.jvp returned an invalid tangent at index {i} - "
-                    f"got {list((<Tensor>r)._array.shape)} but expected shape "
-                    f"{list((<Tensor>outputs[i])._array.shape)}")
+                    f"expected Variable or None (got {type(x).__name__}) for grad output {i}.")
+            if type(outputs[i]) is not Tensor:
+                continue
+            o = <Tensor>outputs[i]
+            if _index_in(o, self.nondiff) >= 0 or not _record(o._array):
+                if x is not None:
+                    raise RuntimeError(
+                        f"Function's jvp returned a gradient at position {i}, but  the "
+                        "corresponding forward output is not a differentiable Tensor.You should "
+                        "return None at that position instead.")
+                continue
+            if x is None:
+                continue
+            r = <Tensor>x
+            if tuple(r._array.shape) != tuple(o._array.shape):
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of the "
+                    f"original Tensor, this is not supported. Tensor is of size "
+                    f"{list(o._array.shape)} while the given forward gradient is of size "
+                    f"{list(r._array.shape)}.")
+            k = _index_in(o, args)
+            if _index_in(o, self.dirty) >= 0:
+                if k < 0:
+                    raise RuntimeError(
+                        "Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is "
+                        "not an input, there is no need to pass it to mark_dirty().")
+                tan = <Tensor>grads[k] if type(grads[k]) is Tensor else None
+                if tan is None or not (r._array is tan._array and
+                                       tan._version_counter.version != versions[k]):
+                    raise RuntimeError(
+                        "An inplace custom Function is not modifying the forward mode gradients "
+                        "inplace. If the forward is modifying an input inplace, then the jvp "
+                        "function must modify the corresponding gradient inplace.")
+            elif o._base is not None and (k >= 0 or _index_in(o._base, args) >= 0 or
+                                          _any_view_of(o._base, args)):
+                # forward returned a view of an input (or an input as-is):
+                # its tangent must be the same view of the input's tangent
+                if r._base is None:
+                    raise RuntimeError(
+                        "A custom Function's forward is returning a view (or an input as-is) but "
+                        "the jvp is not returning a view.")
         return res
 
 
-cdef int _fw_function(object cls, _FunctionBase ctx, tuple args, object result) except -1:
+cdef bint _any_view_of(Tensor base, tuple args):
+    for a in args:
+        if type(a) is Tensor and (<Tensor>a)._base is base:
+            return True
+    return False
+
+
+cdef int _fw_function(object cls, _FunctionBase ctx, tuple args, object result, tuple dirty,
+                      tuple nondiff) except -1:
     # After a custom Function's forward, with a dual level active.
     cdef _FunctionJvp j = _FunctionJvp.__new__(_FunctionJvp)
     j.cls = cls
     j.ctx = ctx
+    j.dirty = dirty
+    j.nondiff = nondiff
     outs = result if isinstance(result, tuple) else (result,)
     _forward_grad_slot(cls.__name__, args, tuple(outs), j)
     return 0

@@ -489,10 +489,36 @@ cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
     else:
         gt = <Tensor>g if isinstance(g, Tensor) else rg_wrap(g, v._device)
         if old is None:
-            v._grad = _op_clone(gt) if rg_tls_grad_enabled else _detached_copy(gt)
+            v._grad = _copy_with_graph(gt, v) if rg_tls_grad_enabled and _needs(gt) \
+                else _detached_copy(gt)
         else:
             v._grad = _op_add2(old, gt)
     return 0
+
+
+@cython.final
+cdef class CopyBackwards(Node):
+    """Backward of a copy into a fresh tensor (torch's CopyBackwards, what
+    AccumulateGrad records when create_graph stores a first gradient): the
+    gradient goes to the source (edge 1); edge 0, the empty destination, is
+    not in the graph."""
+
+    cdef list apply(self, list grads, bint create_graph):
+        return [None, grads[0]]
+
+
+cdef Tensor _copy_with_graph(Tensor g, Tensor like):
+    # torch's clone_obey_contract: new_empty_strided(...).copy_(grad), so the
+    # stored .grad's grad_fn is CopyBackwards(None, <grad's own grad_fn>).
+    cdef CopyBackwards node = CopyBackwards.__new__(CopyBackwards)
+    cdef Tensor out
+    _set_edges2(node, None, 0, _edge_fn(g), _edge_nr(g))
+    arr = _copy_as(g._array, like._array)
+    _finish_node(node, arr, g._device)
+    out = rg_wrap_with_grad_fn(arr, g._device, node, 0)
+    if _forward_grad_slot != NULL:
+        _forward_grad_slot("clone", (g,), (out,), None)
+    return out
 
 
 cdef object _copy_as(object g, object like):

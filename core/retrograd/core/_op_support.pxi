@@ -291,10 +291,13 @@ cdef inline void _set_edges2(Node node, Node f0, int n0, Node f1, int n1):
 
 
 cdef inline bint _needs(Tensor t):
-    # (A view whose base joined the graph through an in-place op on another
-    # view needs grad too, before its grad_fn is re-derived.)
+    # A view requires grad whenever its base does, as torch's
+    # DifferentiableViewMeta::requires_grad: a view whose base joined the
+    # graph through an in-place op on another view (before its grad_fn is
+    # re-derived), or one made under no_grad of a tensor that requires grad.
     return t is not None and (t._grad_fn is not None or t._requires_grad or
-                              (t._base is not None and t._base._grad_fn is not None))
+                              (t._base is not None and (t._base._grad_fn is not None or
+                                                        t._base._requires_grad)))
 
 
 cdef inline bint _record(object out):
@@ -347,9 +350,28 @@ cdef inline void _mark_view(Tensor result, Tensor base, object out):
     # base, as in PyTorch: views of views point at the original).
     if base is None:
         return
+    if base._is_inference:
+        # An inference tensor has no autograd metadata in torch: its views
+        # share its memory and are inference tensors, but are not autograd
+        # views (their _base is None).
+        result._version_counter = base._version_counter
+        result._is_inference = True
+        return
     result._base = base._base if base._base is not None else base
     result._version_counter = base._version_counter
     result._view_version = base._version_counter.version
+    # (A view of a normal tensor is normal, whichever mode it is made in.)
+    result._is_inference = False
+    # Note [View creation meta]: how the view was made decides which in-place
+    # changes it allows (torch's CreationMeta, see _copy_slices.pxi). A view
+    # of a view inherits its base's, as torch's propagate_creation_meta.
+    if not rg_tls_grad_enabled:
+        if base._name is not _CM_INFERENCE_MODE:
+            result._name = _CM_INFERENCE_MODE if rg_tls_inference_mode else _CM_NO_GRAD_MODE
+        else:
+            result._name = base._name
+    elif base._name is not None:
+        result._name = base._name if type(base._name) is not tuple else (<tuple>base._name)[0]
 
 
 cdef inline void _maybe_mark_view(Tensor result, Tensor base, object out, object a):

@@ -22,6 +22,8 @@ cdef class SavedVariable:
             return None
         if self._version_counter.version != self._saved_version:
             _raise_modified(self, owner)
+        if self._leaf is not None and self._grad_fn is not None and self._leaf._grad_fn is None:
+            _raise_detached()
         if not as_tensor:
             return self._data
         if self._leaf is not None:
@@ -86,7 +88,12 @@ cdef inline SavedVariable _save_tensor(Tensor t, bint is_output):
     elif t._grad_fn is not None:
         sv._grad_fn = t._grad_fn
         sv._output_nr = t._output_nr
-    elif t._requires_grad:
+        if not rg_tls_saved_hooks:
+            # torch's saved_original: a tensor that is not an output of the
+            # node is kept as itself (no cycle), so that unpacking returns the
+            # very object saved. `_leaf` holds it (the slot of leaves).
+            sv._leaf = t
+    elif t._requires_grad or not rg_tls_saved_hooks:
         sv._leaf = t
     if rg_tls_saved_hooks:
         p = <_PackedSaved>_pack_saved(t)
@@ -115,7 +122,7 @@ cdef object _raise_modified(SavedVariable sv, Node owner):
         producer = f", which is output {sv._output_nr} of {owner.name()}"
     elif sv._grad_fn is not None:
         producer = f", which is output {sv._output_nr} of {sv._grad_fn.name()}"
-    elif sv._leaf is not None:
+    elif sv._leaf is not None and sv._leaf._requires_grad:
         producer = ", which is a leaf tensor"
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
@@ -154,6 +161,8 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
         return _unpack_hooked_input(owner, <_PackedSaved>data, edge_index, as_tensor)
     if vc.version != ver:
         _raise_modified_inline(owner, data, vc, ver, edge_index)
+    if _detached_outputs is not None:
+        _check_not_detached(owner, edge_index)
     if not as_tensor:
         return data
     x = rg_next_fn(owner, edge_index)
@@ -237,3 +246,41 @@ cdef object _unpack_hooked_output(Node owner, _PackedSaved p, bint as_tensor):
     t = rg_wrap_with_grad_fn(r._array, r._device, owner, 0)
     t._version_counter = r._version_counter
     return t
+
+
+# ---------------------------------------------------------------------------
+# detach_() of a tensor that a node saved (torch: "Trying to use a saved
+# tensor that has been detached in-place"). A custom Function keeps the saved
+# tensor itself and sees its grad_fn gone; a generated node keeps only the
+# tensor's (grad_fn, output_nr) edge, so detach_() notes that pair here, weakly
+# keyed by the node (it is forgotten with the graph). Empty until the first
+# detach_() of a non-leaf: unpacking then costs one global check.
+
+cdef object _detached_outputs = None     # WeakKeyDictionary: Node -> set of output_nr
+
+
+cdef _note_detached(Node fn, int output_nr):
+    global _detached_outputs
+    if _detached_outputs is None:
+        _detached_outputs = _weakref.WeakKeyDictionary()
+    nrs = _detached_outputs.get(fn)
+    if nrs is None:
+        _detached_outputs[fn] = {output_nr}
+    else:
+        nrs.add(output_nr)
+
+
+cdef int _check_not_detached(Node owner, int edge_index) except -1:
+    x = rg_next_fn(owner, edge_index)
+    if x is None or type(x) is AccumulateGrad:
+        return 0
+    nrs = _detached_outputs.get(x)
+    if nrs is not None and rg_next_nr(owner, edge_index) in nrs:
+        _raise_detached()
+    return 0
+
+
+cdef int _raise_detached() except -1:
+    raise RuntimeError(
+        "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+        "This is not supported, please use out-of-place `.detach()` instead")

@@ -5,6 +5,9 @@
 # A Tensor never copies the array it wraps. Operator and op methods are
 # generated from derivatives.yaml; the autograd API lives here.
 
+import sys as _sys
+
+
 @cython.freelist(32)
 @cython.final
 cdef class VersionCounter:
@@ -46,6 +49,19 @@ cdef Tensor rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int 
     t._grad_fn = grad_fn
     t._output_nr = output_nr
     return t
+
+
+# Note [View creation meta]: torch's CreationMeta, kept in a view's `_name`
+# slot (unused otherwise; abi.pxd stays as it is): None for an ordinary view
+# (DEFAULT), or one of these small ints -- or, for the outputs of a
+# multi-output view op (split, chunk), the tuple (_CM_MULTI_OUTPUT_NODE,
+# op name, output index) that torch's messages name. Set by _mark_view (and
+# by split and Function.apply), read only when a view is modified in place
+# or re-derived from its base (_handle_view_on_rebase in _copy_slices.pxi).
+cdef object _CM_NO_GRAD_MODE = 1
+cdef object _CM_INFERENCE_MODE = 2
+cdef object _CM_MULTI_OUTPUT_NODE = 3
+cdef object _CM_IN_CUSTOM_FUNCTION = 4
 
 
 cdef inline bint _is_float_dtype(object dtype):
@@ -260,10 +276,26 @@ cdef class Tensor:
             extras.append(f"device='{self._device}'")
         if self._array.dtype != np.float64 and self._array.dtype != np.int64 and self._array.dtype != np.bool_:
             extras.append(f"dtype={self._array.dtype}")
-        if self._grad_fn is not None:
-            extras.append(f"grad_fn=<{self._grad_fn.name()}>")
-        elif self._requires_grad:
+        # As torch's _str_intern: the grad_fn's class name, "Invalid" when
+        # reading it raises (a view whose base was modified in a way its
+        # creation forbids), and the tangent of a dual tensor.
+        grad_fn_name = None
+        try:
+            fn = self.grad_fn
+        except RuntimeError:
+            grad_fn_name = "Invalid"
+        else:
+            if fn is not None:
+                grad_fn_name = type(fn).__name__
+        if grad_fn_name is not None:
+            extras.append(f"grad_fn=<{grad_fn_name}>")
+        elif _needs(self):
             extras.append("requires_grad=True")
+        if self._fw_grads is not None or (self._base is not None and self._base._fw_grads is not None):
+            dual = _sys.modules.get("retrograd.forward_ad._dual")
+            tangents = dual._tangents(self) if dual is not None else None
+            if tangents:
+                extras.append(f"tangent={tangents[max(tangents)]!r}")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
     # -- autograd side ----------------------------------------------------
@@ -430,8 +462,14 @@ cdef class Tensor:
         """Detach this tensor from the graph in place; it becomes a leaf."""
         if self._base is not None:
             raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead (it returns a new tensor "
-                "sharing this one's data).")
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in torch/optim/optimizer.py as the solution.")
+        if self._grad_fn is not None:
+            _note_detached(self._grad_fn, self._output_nr)     # see _saved.pxi
+        self._fw_grads = None       # no tangent either, as torch's detach_
         self._grad_fn = None
         self._edge_cache = None
         self._output_nr = 0
@@ -442,7 +480,8 @@ cdef class Tensor:
         return self._is_inference
 
     @property
-    def _base_(self):
+    def _base(self):
+        """The tensor this one is a view of (the root base, as torch), or None."""
         return self._base
 
     @property

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from retrograd.core import abi as _abi
 
@@ -22,7 +23,18 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise TypeError("a grad mode cannot decorate a class; decorate its methods instead")
+            # torch 2.x still accepts a class (deprecated): the result is a
+            # plain function that constructs the class under the mode, so
+            # only __init__ runs in it. Warn as torch does, with its advice.
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.", FutureWarning, stacklevel=2)
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):

@@ -885,7 +885,10 @@ cdef inline bint _add_small_inplace(cnp.ndarray old, cnp.ndarray g) noexcept:
 
 cdef inline void _accumulate(list buf, int pos, object g, bint create_graph) except *:
     # PyTorch's InputBuffer::add: sum gradients arriving at one input,
-    # in place when the buffered array is ours alone.
+    # in place when the buffered array is ours alone. An undefined gradient
+    # (a backward that returned None there) adds nothing.
+    if g is None:
+        return
     old = buf[pos]
     if old is None:
         buf[pos] = g

@@ -2,6 +2,7 @@
 # Do not edit: rerun the generator (tests/install/test_stubs.py checks it is current).
 from typing import Any, ClassVar
 
+_suspend_tls: Any
 
 class _Level:
     def __reduce__(self) -> Any: ...

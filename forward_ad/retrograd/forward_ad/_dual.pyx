@@ -30,6 +30,9 @@ import numpy as np
 
 cnp.import_array()
 
+import threading
+
+
 cdef extern from *:
     """
     static __thread unsigned long long rg_fw_suppressed = 0;
@@ -46,6 +49,16 @@ cdef class _Level:
 
 
 cdef list _levels = []                    # active levels, outermost first
+_suspend_tls = threading.local()          # per thread: rg_fw_suppressed masks to restore
+
+
+cdef list _suspended_stack():
+    try:
+        return _suspend_tls.stack
+    except AttributeError:
+        _suspend_tls.stack = []
+        return _suspend_tls.stack
+
 cdef unsigned long long _next_key = 0
 
 
@@ -290,6 +303,16 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
     cdef _Level lvl
     cdef bint any_tangent = False
     cdef unsigned long long bit
+    if attrs is None and op[0] == "_":
+        # A custom Function's forward runs with forward AD off, every level
+        # (core brackets it with these two messages).
+        if op == "_fw_suspend":
+            _suspended_stack().append(rg_fw_suppressed)
+            rg_fw_suppressed = ~0ULL
+            return 0
+        if op == "_fw_resume":
+            rg_fw_suppressed = _suspended_stack().pop()
+            return 0
     for x in inputs:
         if _has_tangents(x):
             any_tangent = True
@@ -581,6 +604,12 @@ def make_dual(tensor, tangent, *, level=None):
     if type(tangent) is not Tensor:
         raise TypeError(f"make_dual: expected a Tensor as tangent, got {type(tangent).__name__}")
     cdef Tensor p = <Tensor>tensor, tg = <Tensor>tangent
+    if _get_tangent(tg, lvl) is not None:
+        # torch: a tangent may not itself carry a tangent of the same level
+        # (its own tangent would be lost); one of another level is fine.
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level"
+            f"{lvl.index} is not supported.")
     if p._array.dtype.kind not in "fc":
         raise ValueError(f"Expected primal to be floating point or complex, but got: {p._array.dtype}")
     if tg._array.dtype.kind not in "fc":

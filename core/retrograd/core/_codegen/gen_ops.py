@@ -76,6 +76,8 @@ class Entry:
 
     @property
     def node_name(self):
+        if self.raw.get("node"):
+            return self.raw["node"]
         # torch's node names: str.title() capitalizes after digits too
         # (log1p -> Log1PBackward0, atan2 -> Atan2Backward0)
         base = "".join(part.title() for part in self.name.strip("_").split("_"))
@@ -143,6 +145,9 @@ KNOWN_KEYS.add("batched")
 # retain_graph raises "Trying to backward through the graph a second time"
 # as in torch; `advanced_index` only when the saved `index` is advanced.
 KNOWN_KEYS.add("freed_after_backward")
+# `node: Name`: the node class's name where torch's is not <Op>Backward0
+# (the in-place-on-a-view node is torch's CopySlices).
+KNOWN_KEYS.add("node")
 
 
 def load(path):

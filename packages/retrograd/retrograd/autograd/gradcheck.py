@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from retrograd.core import Tensor, grad as _grad, tensor as _tensor
+from retrograd.autograd.function import Function
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck", "get_numerical_jacobian",
            "get_analytical_jacobian"]
@@ -126,34 +127,80 @@ def _eval_outputs(func, inputs):
     return [_host(o) for o in _tensor_outputs(func(*inputs))]
 
 
+def _eval_outputs_meta(func, inputs):
+    # (shape, dtype, float64 copy) of each tensor output: copied at once,
+    # since an output may be a view of the input about to be perturbed again.
+    return [(tuple(o.shape), o.dtype, _host(o)) for o in _tensor_outputs(func(*inputs))]
+
+
+def _writable_in_place(arr):
+    # Whether one element of `arr` can be perturbed alone: writable memory
+    # where no two elements share a location (not a broadcast/expanded view).
+    flags = getattr(arr, "flags", None)
+    if flags is not None and not getattr(flags, "writeable", True):
+        return False
+    return all(st != 0 or n <= 1 for st, n in zip(arr.strides, arr.shape))
+
+
+def _check_same_dtype_and_shape(lo, hi, eps, idx):
+    # torch's _check_outputs_same_dtype_and_shape: an output whose shape or
+    # dtype depends on the input's values has no finite difference.
+    on_index = f"on index {idx} " if idx is not None else ""
+    for (a_shape, a_dtype, _), (b_shape, b_dtype, _) in zip(lo, hi):
+        assert a_shape == b_shape, (
+            f"Expected `func` to return outputs with the same shape when inputs are perturbed "
+            f"{on_index}by {eps}, but got: shapes {a_shape} and {b_shape}.")
+        assert a_dtype == b_dtype, (
+            f"Expected `func` to return outputs with the same dtype when inputs are perturbed "
+            f"{on_index}by {eps}, but got: dtypes {a_dtype} and {b_dtype}.")
+    assert len(lo) == len(hi), (
+        f"Expected `func` to return the same number of outputs when inputs are perturbed "
+        f"{on_index}by {eps}, but got: {len(lo)} and {len(hi)}.")
+
+
 def _numerical_jacobian_cols(func, inputs, input_idx, eps, deltas):
     """For each direction in ``deltas`` (flat arrays of input[input_idx]'s size
     or a flat index), the central difference (f(x + eps d) - f(x - eps d)) / 2 eps
-    of every tensor output, flattened. Yields one list (per output) per delta."""
-    copies = _perturbable_copies(inputs)
-    target = copies[input_idx]
-    arr = target._array
-    flat_view = arr.reshape(-1)          # a view: the copy is contiguous
+    of every tensor output, flattened. Yields one list (per output) per delta.
+
+    As torch, the caller's input itself is perturbed (its memory, not its
+    version counter) and restored after each evaluation, so that a function
+    that also reads the tensor through a closure sees the perturbation. An
+    input whose memory cannot take it (read-only, broadcast) is perturbed on a
+    private copy instead."""
+    args = list(inputs)
+    arr = args[input_idx]._array
+    if not _writable_in_place(arr):
+        args = _perturbable_copies(inputs)
+        arr = args[input_idx]._array
     for d in deltas:
         if isinstance(d, (int, np.integer)):
-            orig = flat_view[d].copy()
-            flat_view[d] = orig - eps
-            lo = _eval_outputs(func, copies)
-            flat_view[d] = orig + eps
-            hi = _eval_outputs(func, copies)
-            flat_view[d] = orig
+            idx = np.unravel_index(int(d), arr.shape)
+            orig = arr[idx].copy() if hasattr(arr[idx], "copy") else arr[idx]
+            try:
+                arr[idx] = orig - eps
+                lo = _eval_outputs_meta(func, args)
+                arr[idx] = orig + eps
+                hi = _eval_outputs_meta(func, args)
+            finally:
+                arr[idx] = orig
+            where = tuple(int(i) for i in idx)
         else:
-            orig = flat_view.copy()
-            step = (eps * d).astype(flat_view.dtype, copy=False)
-            if not isinstance(flat_view, np.ndarray):      # a CuPy array: the step goes there too
+            orig = arr.copy()
+            step = (eps * d).astype(arr.dtype, copy=False).reshape(arr.shape)
+            if not isinstance(arr, np.ndarray):      # a CuPy array: the step goes there too
                 import cupy
                 step = cupy.asarray(step)
-            flat_view[...] = orig - step
-            lo = _eval_outputs(func, copies)
-            flat_view[...] = orig + step
-            hi = _eval_outputs(func, copies)
-            flat_view[...] = orig
-        yield [((h - l) / (2 * eps)).reshape(-1) for h, l in zip(hi, lo)]
+            try:
+                arr[...] = orig - step
+                lo = _eval_outputs_meta(func, args)
+                arr[...] = orig + step
+                hi = _eval_outputs_meta(func, args)
+            finally:
+                arr[...] = orig
+            where = None
+        _check_same_dtype_and_shape(lo, hi, eps, where)
+        yield [((h[2] - l[2]) / (2 * eps)).reshape(-1) for h, l in zip(hi, lo)]
 
 
 def get_numerical_jacobian(func, inputs, eps=1e-6):
@@ -422,35 +469,58 @@ def _test_backward_mul_by_grad_output(outputs, inputs, masked):
     return True
 
 
-def _test_undefined_backward_mode(func, inputs):
-    # torch feeds UndefinedGrad to the outputs. Here an output left out of
-    # grad()'s outputs gets no gradient at all (its node sees None in that
-    # slot), and the others get zeros: every backward must cope with both.
-    diff_inputs = [x for x in inputs if _is_diff(x)]
+class _UndefinedGrad(Function):
+    """Identity forward whose backward gives no gradient at all (torch's
+    UndefinedGrad): the node before it sees an undefined output gradient."""
 
-    def check(outs, undefined):
-        kept = [o for k, o in enumerate(outs) if k not in undefined]
-        if not kept:
-            return True
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+def _test_undefined_backward_mode(func, inputs):
+    # torch's check: every backward must cope with undefined output grads,
+    # all of them at once and (with several outputs) one at a time, and give
+    # undefined or zero input grads when all of them are.
+    diff_inputs = [x for x in inputs if _is_diff(x)]
+    if not diff_inputs:
+        raise GradcheckError("no Tensors requiring grad found in input")
+    notes = ('Please look at "Notes about undefined output gradients" in '
+             '"tools/autograd/derivatives.yaml"')
+
+    def warn_bc_breaking():
+        warnings.warn(
+            "Backwards compatibility: New undefined gradient support checking feature is enabled "
+            "by default, but it may break existing callers of this function. If this is true for "
+            'you, you can call this function with "check_undefined_grad=False" to disable the '
+            "feature", stacklevel=4)
+
+    def check(outs):
         try:
-            grads_input = _grad(kept, diff_inputs, [_zeros_like(o) for o in kept],
+            grads_input = _grad(outs, diff_inputs, [_zeros_like(o) for o in outs],
                                 allow_unused=True)
         except RuntimeError as e:
+            warn_bc_breaking()
             raise GradcheckError(
-                "Expected backward function to handle undefined output grads: backward raised "
-                f"{type(e).__name__}: {e}") from e
+                f"Expected backward function to handle undefined output grads. {notes}") from e
         for gi in grads_input:
             if gi is not None and not np.all(_host(gi) == 0):
+                warn_bc_breaking()
                 raise GradcheckError(
                     "Expected all input grads to be undefined or zero when all output grads are "
-                    "undefined or zero.")
+                    f"undefined or zero. {notes}")
         return True
 
-    check(_differentiable_outputs(func(*inputs)), ())
-    n = len(_differentiable_outputs(func(*inputs)))
-    if n > 1:
-        for k in range(n):
-            check(_differentiable_outputs(func(*inputs)), (k,))
+    outs = [o for o in _differentiable_outputs(func(*inputs)) if isinstance(o, Tensor)]
+    check([_UndefinedGrad.apply(o) for o in outs])
+    if len(outs) > 1:
+        for k in range(len(outs)):
+            outs = _differentiable_outputs(func(*inputs))
+            check([_UndefinedGrad.apply(o) if i == k else o for i, o in enumerate(outs)])
     return True
 
 

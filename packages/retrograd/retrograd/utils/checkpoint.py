@@ -49,6 +49,20 @@ def set_checkpoint_early_stop(enable: bool):
         _early_stop_enabled = prev
 
 
+_MISSING = object()
+_UNPACKED = object()     # a recomputed tensor already handed out in this graph task
+
+
+def _current_graph_task_id():
+    # The backward call this unpack runs in (-1: none); without the engine
+    # no backward can be running.
+    try:
+        from retrograd.engine import current_graph_task_id
+    except ImportError:
+        return -1
+    return current_graph_task_id()
+
+
 class _Holder:
     """What a node keeps for a tensor saved inside a checkpointed region.
     `tensor` holds the saved tensor only while the checkpointed function
@@ -89,7 +103,7 @@ class _Frame:
         self.early_stop = early_stop
         self.weak_holders = []       # weakref to each _Holder, in save order
         self.metadata = []           # (shape, dtype, device) of each saved tensor
-        self.recomputed = {}         # holder index -> recomputed tensor, until unpacked
+        self.recomputed = {}         # graph task id -> {holder index: recomputed tensor, or _UNPACKED}
         self.forward_done = False
 
     def pack(self, t):
@@ -110,16 +124,39 @@ class _Frame:
         if not self.forward_done:
             # a backward inside the checkpointed function: still at hand
             return holder.tensor
-        if holder.index not in self.recomputed:
-            self.recompute()
-        try:
-            return self.recomputed.pop(holder.index)
-        except KeyError:
+        # As torch: one recomputation per graph task (each backward/grad
+        # call), whose tensors are handed out once each; an unpack outside
+        # any backward (grad_fn._saved_result) recomputes every time.
+        gid = _current_graph_task_id()
+        outside = gid == -1
+        if outside:
+            gid = object()
+        recomputed = self.recomputed.get(gid)
+        if recomputed is None:
+            recomputed = self.recomputed[gid] = {}
+            try:
+                self.recompute(recomputed)
+            except BaseException:
+                del self.recomputed[gid]
+                raise
+        value = recomputed.get(holder.index, _MISSING)
+        if outside:
+            del self.recomputed[gid]
+        if value is _UNPACKED:
+            raise CheckpointError(
+                "checkpoint: Unpack is being triggered for a tensor that was already unpacked "
+                "once. If you are calling ctx.saved_tensors in backward, make sure to do so only "
+                "once (keep the tensors it returns instead of reading it again).")
+        if value is _MISSING:
             raise CheckpointError(
                 "checkpoint: the recomputation saved no tensor in the place of one the forward "
-                "saved; the checkpointed function must do the same operations when rerun.") from None
+                "saved; the checkpointed function must do the same operations when rerun.")
+        # Handed out once: the caller's reference is the only one left, so
+        # the recomputed tensor lives no longer than the node that uses it.
+        recomputed[holder.index] = _UNPACKED
+        return value
 
-    def recompute(self):
+    def recompute(self, recomputed):
         holders = self.weak_holders
         n = len(holders)
         # Only handles still held by some node need a value (a node that has
@@ -144,10 +181,12 @@ class _Frame:
                     "run), or pass determinism_check='none'.")
             t = t.detach()
             if holders[i]() is not None:
-                self.recomputed[i] = t
+                recomputed[i] = t
                 count[1] += 1
-                if self.early_stop and count[1] == wanted:
-                    raise _StopRecomputation
+            if self.early_stop and count[0] == n:
+                # torch's early stop: the rerun ends at the last save the
+                # forward made; what follows it is not needed for backward.
+                raise _StopRecomputation
             return t
 
         def unpack(t):
