@@ -1,11 +1,61 @@
 """Deliberate deviations from torch that the fuzz meets, each with its reason.
 
-`known_reason(result)` returns the reason when a fuzz result is one of them,
-else None. Keep this list short and every entry justified: anything not
-listed here fails tests/fuzz/test_fuzz.py.
+`known_reason(result)` returns the reason when a fuzz result (runner.classify)
+is one of them, else None. Anything not listed here fails
+tests/fuzz/test_fuzz.py: keep every entry narrow and justified.
 """
 from __future__ import annotations
 
+import re
+
+# torch's argument parser refusing a non-Tensor where retrograd, following
+# NumPy (shared/API.md: "array semantics follow NumPy"), takes numbers,
+# sequences of numbers and arrays as arrays.
+_TORCH_WANTS_TENSOR = re.compile(
+    r"must be Tensor, not (float|int|bool|list|tuple|numpy\.\w+)\b"
+    r"|invalid combination of arguments - got \((float|int|bool|list|tuple|numpy\.\w+)[,)]"
+    r"|invalid combination of arguments - got \(Tensor, (float|int|bool|list|tuple|numpy\.\w+)[,)]"
+    r"|expected Tensor as element \d+ in argument \d+, but got (list|float|int|tuple|bool)"
+    r"|'(list|tuple|float|int|bool)' object has no attribute"
+    r"|unsupported operand type\(s\) for @: '(list|tuple|float|int|bool)'"
+    r"|unsupported operand type\(s\) for @: 'Tensor' and '(list|tuple)'")
+
+KNOWN = {
+    "numpy-array-likes": "retrograd takes numbers, sequences of numbers and NumPy arrays/scalars where torch "
+                         "requires a Tensor (API.md: array semantics follow NumPy), so a call torch refuses "
+                         "for its argument type runs (or fails later, on the array's shape) in retrograd",
+    "numpy-promotion": "dtype promotion follows NumPy (API.md): a NumPy float64 scalar or a tensor of another "
+                       "kind promotes as in NumPy (int64 tensor * float32 tensor is float64; float32 tensor * "
+                       "np.float64(1) is float64), where torch keeps the float tensor's dtype",
+    "torch-no-derivative": "torch has no (or an internally failing) derivative for this input (remainder's "
+                           "second argument, bool/int tensors, pow of a Python bool); retrograd's gradient "
+                           "is the formula's value, and the forward results agree",
+    "int-targets": "integer class labels of any integer dtype (int32, int8, ...) are accepted; torch takes "
+                   "only int64 and uint8",
+}
+
+
+def _involves(case, *words):
+    return any(w in case for w in words)
+
 
 def known_reason(r):
+    oc = r["outcome"]
+    torch_msg = r.get("torch", "")
+    case = r["case"]
+    if oc in ("torch_only_raises", "class_mismatch") and _TORCH_WANTS_TENSOR.search(torch_msg):
+        return KNOWN["numpy-array-likes"]
+    why = r.get("why") or ""
+    if oc == "value_mismatch":
+        m = re.match(r"dtype (\w+) vs torch (\w+)", why)
+        if m and _involves(case, "'np':", "int64", "int32", "int16", "int8", "uint8", "bool") and \
+                m.group(1) == "float64" and m.group(2) in ("float32", "float16", "complex64"):
+            return KNOWN["numpy-promotion"]
+        if why.startswith("gradients: rg True torch") and _involves(
+                why, "not implemented", "INTERNAL ASSERT", "bool tensor is not supported",
+                "only Tensors of floating point"):
+            return KNOWN["torch-no-derivative"]
+    if oc == "torch_only_raises" and r["op"] in ("cross_entropy", "nll_loss") and \
+            "expected target dtype to be Long or Byte" in torch_msg and _involves(case, "int32", "int16", "int8"):
+        return KNOWN["int-targets"]
     return None

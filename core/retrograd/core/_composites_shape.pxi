@@ -115,8 +115,8 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     cdef int d = _wrap_dim(dim, len(shape))
     size = shape[d]
-    start = int(start)
-    length = int(length)
+    start = _int_arg(start, "start", "narrow")
+    length = _int_arg(length, "length", "narrow")
     if start < -size or start > size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
@@ -136,7 +136,7 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     cdef int d = _wrap_dim(dim, len(shape))
     size = shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
+    if isinstance(split_size_or_sections, (int, np.integer)) and not isinstance(split_size_or_sections, bool):
         step = int(split_size_or_sections)
         if step < 0 or (step == 0 and size > 0):
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -144,11 +144,14 @@ def split(tensor, split_size_or_sections, dim=0):
             sizes = [0]
         else:
             sizes = [step] * (size // step) + ([size % step] if size % step else [])
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
+    elif isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [_int_arg(s, "split_size", "split_with_sizes") for s in split_size_or_sections]
         if _bi.sum(sizes) != size or _bi.any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    else:
+        raise TypeError(f"split(): argument 'split_size' must be int or a list of ints, not "
+                        f"{_type_name(split_size_or_sections)}")
     out = []
     start = 0
     lead = (slice(None),) * d
@@ -162,13 +165,16 @@ def chunk(input, chunks, dim=0):
     """torch.chunk: at most `chunks` pieces of equal size (ceil), the last
     possibly smaller; views."""
     cdef Tensor t = _as_tensor_arg(input)
-    chunks = int(chunks)
+    chunks = _int_arg(chunks, "chunks", "chunk")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     if t._array.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     size = t._array.shape[_wrap_dim(dim, t._array.ndim)]
-    step = _bi.max(-(-size // chunks), 1)
+    if size == 0:
+        # torch: an empty dim gives `chunks` empty pieces (split would give one)
+        return split(t, [0] * chunks, dim)
+    step = -(-size // chunks)
     return split(t, step, dim)
 
 
@@ -200,11 +206,12 @@ def roll(input, shifts, dims=None):
     for s, d in zip(sh, ds):
         w = _wrap_dim(d, len(shape))
         n = shape[w] if shape else 1
-        if n == 0 or int(s) % n == 0 or not shape:
+        s = _int_arg(s, "shifts", "roll")
+        if n == 0 or s % n == 0 or not shape:
             continue
         # one integer-array index per dim (a permutation: no repeats, so its
         # backward is a plain scatter)
-        idx = np.roll(np.arange(n), int(s))
+        idx = np.roll(np.arange(n), s)
         out = _op_getitem(out, (slice(None),) * w + (idx,))
     return _op_clone(out) if out is t else out
 
@@ -213,7 +220,7 @@ def repeat(input, *sizes):
     """torch's Tensor.repeat: tile the tensor sizes[i] times along dim i
     (leading sizes add new dims)."""
     cdef Tensor t = _as_tensor_arg(input)
-    reps = tuple(int(r) for r in _shape_args(sizes))
+    reps = tuple(_int_arg(r, "repeats", "repeat") for r in _shape_args(sizes))
     shape = t._array.shape
     if len(reps) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
@@ -253,7 +260,9 @@ def pad(input, pad, mode="constant", value=None):
     dim backwards. Modes 'constant' (value, default 0; negative pads crop),
     'reflect', 'replicate' and 'circular'."""
     cdef Tensor t = _as_tensor_arg(input)
-    pad = tuple(int(p) for p in pad)
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad(): argument 'pad' must be a tuple of ints, not {_type_name(pad)}")
+    pad = tuple(_int_arg(p, "pad", "pad") for p in pad)
     nd = t._array.ndim
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -377,7 +386,7 @@ cdef object _tri(str op, object input, object diagonal, bint lower):
     if t._array.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     n, m = t._array.shape[-2:]
-    k = int(diagonal)
+    k = _int_arg(diagonal, "diagonal", op)
     keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
     # where, not a multiply: inf/nan above (below) the diagonal become 0
     return _op_where(keep, t, np.zeros((), dtype=t._array.dtype))

@@ -15,7 +15,19 @@ cdef inline object _arg_array(object x):
         return x
     if isinstance(x, (complex, np.generic)):
         return x
-    return np.asarray(x)
+    return _checked_asarray(x, "argument")
+
+
+cdef inline object _arg_array_named(object x, str fn, str arg):
+    # _arg_array for a generated op's Tensor parameter: errors name the op and
+    # the argument as torch's argument parser does ("exp(): argument 'input'").
+    if type(x) is float or type(x) is int or type(x) is bool or type(x) is ndarray:
+        return x
+    if _cupy_ndarray is not None and type(x) is _cupy_ndarray:
+        return x
+    if isinstance(x, (complex, np.generic)):
+        return x
+    return _checked_asarray(x, f"{fn}(): argument '{arg}'")
 
 
 cdef inline bint _is_cupy(object a):
@@ -265,6 +277,16 @@ cdef object k_reshape(object a, object shape):
         return np.reshape(a, shape)
     except ValueError:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.size}") from None
+    except TypeError:
+        raise _shape_type_error("reshape", shape) from None
+
+
+cdef object _shape_type_error(str fn, object shape):
+    # NumPy's "'float' object cannot be interpreted as an integer", said as torch
+    bad = next((x for x in (shape if isinstance(shape, (tuple, list)) else (shape,))
+                if type(x) is not int), shape)
+    return TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found element of type "
+                     f"{_type_name(bad)} ({bad!r})")
 
 
 cdef object k_view(object a, object shape):
@@ -287,6 +309,8 @@ cdef object k_expand(object a, object shape):
     target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(shape))
     try:
         return np.broadcast_to(a, target)
+    except TypeError:
+        raise _shape_type_error("expand", shape) from None
     except ValueError:
         raise RuntimeError(
             f"The expanded size of the tensor must match the existing size at non-singleton "
@@ -296,11 +320,23 @@ cdef object k_expand(object a, object shape):
 cdef object k_broadcast_to(object a, object shape):
     try:
         return np.broadcast_to(a, tuple(shape))
+    except TypeError:
+        raise _shape_type_error("broadcast_to", shape) from None
     except ValueError:
         raise RuntimeError(f"cannot broadcast shape {tuple(a.shape)} to {tuple(shape)}") from None
 
 
+cdef inline void _matrix_operands(str fn, object a, object b, str name_a, str name_b) except *:
+    # torch's matmul/mm/bmm/dot/outer take tensors only: a Python number (kept
+    # as a scalar by _arg_array) would otherwise reach NumPy's matmul.
+    if type(a) is not ndarray and not _is_cupy(a):
+        raise TypeError(f"{fn}(): argument '{name_a}' (position 1) must be Tensor, not {_type_name(a)}")
+    if type(b) is not ndarray and not _is_cupy(b):
+        raise TypeError(f"{fn}(): argument '{name_b}' (position 2) must be Tensor, not {_type_name(b)}")
+
+
 cdef object k_matmul(object a, object b):
+    _matrix_operands("matmul", a, b, "input", "other")
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{np.ndim(a)}D and {np.ndim(b)}D")
@@ -335,6 +371,18 @@ cdef object k_relu(object a):
     return np.maximum(a, 0).astype(np.result_type(a), copy=False)
 
 
+cdef object _raise_dtype_error(object exc, str op, object a):
+    # A NumPy ufunc without a loop for the input's dtype (or NumPy's refusal of
+    # `-` on bools) is torch's NotImplementedError ("trunc" not implemented
+    # for complex); never NumPy's "ufunc ... not supported for the input types".
+    msg = str(exc)
+    if ("not supported for the input types" in msg or "did not contain a loop" in msg
+            or "numpy boolean" in msg):
+        dt = a.dtype if hasattr(a, "dtype") else np.result_type(a)
+        raise NotImplementedError(f"\"{op}\" is not implemented for {dt} tensors; convert the input with "
+                                  f".double() (or .to(the dtype you need)) first") from None
+
+
 cdef object _raise_shape_error(object exc):
     # The generated ops with several tensor inputs call this on a kernel's
     # ValueError: NumPy's "could not be broadcast" is torch's RuntimeError
@@ -346,7 +394,34 @@ cdef object _raise_shape_error(object exc):
 cdef object k_getitem(object a, object index):
     if _is_cupy(a):
         return a[_device_index(_unwrap_index(index), a)]
-    return a[_unwrap_index(index)]
+    try:
+        return a[_unwrap_index(index)]
+    except OverflowError:
+        raise _index_overflow(index) from None
+    except IndexError as exc:
+        # NumPy wraps index values beyond int64 (2**63 becomes -2**63): refuse
+        # them as torch does instead of reporting a wrapped, wrong index
+        if _has_huge_index(index):
+            raise _index_overflow(index) from None
+        raise exc
+
+
+cdef object _index_overflow(object index):
+    return ValueError(f"Overflow when unpacking long long: index {index!r} does not fit in int64; "
+                      "indices must lie in [-2**63, 2**63 - 1]")
+
+
+cdef bint _has_huge_index(object index):
+    items = index if isinstance(index, tuple) else (index,)
+    for i in items:
+        if isinstance(i, list):
+            if _has_huge_index(tuple(i)):
+                return True
+        elif type(i) is int and not (-(1 << 63) <= i < (1 << 63)):
+            return True
+        elif type(i) is ndarray and i.dtype == np.uint64 and i.size and i.max() >= (1 << 63):
+            return True
+    return False
 
 
 cdef object k_index_backward(object g, object shape, object dtype, object index):
@@ -784,13 +859,15 @@ cdef object k_logsigmoid(object x):
 
 
 cdef tuple _pair(object v, str what):
+    # _int_arg: a float kernel size or stride raises TypeError as torch (int()
+    # would truncate it)
     if isinstance(v, (tuple, list)):
         if len(v) == 1:
-            return (int(v[0]), int(v[0]))
+            return (_int_arg(v[0], what), _int_arg(v[0], what))
         if len(v) != 2:
             raise RuntimeError(f"{what} must be an int or a pair of ints, got {v!r}")
-        return (int(v[0]), int(v[1]))
-    return (int(v), int(v))
+        return (_int_arg(v[0], what), _int_arg(v[1], what))
+    return (_int_arg(v, what), _int_arg(v, what))
 
 
 cdef object _conv_windows(object x, int kh, int kw, tuple stride, tuple padding, tuple dilation,
@@ -1486,6 +1563,7 @@ cdef object k_take_dim_backward(object g, object indices, object dim, bint keepd
 
 
 cdef object k_mm(object a, object b):
+    _matrix_operands("mm", a, b, "input", "mat2")
     if np.ndim(a) != 2:
         raise RuntimeError(f"self must be a matrix, got a {np.ndim(a)}-D tensor; use matmul for other shapes")
     if np.ndim(b) != 2:
@@ -1497,6 +1575,7 @@ cdef object k_mm(object a, object b):
 
 
 cdef object k_bmm(object a, object b):
+    _matrix_operands("bmm", a, b, "input", "mat2")
     if np.ndim(a) != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor, got {np.ndim(a)}-D; use matmul for other shapes")
     if np.ndim(b) != 3:
@@ -1509,6 +1588,7 @@ cdef object k_bmm(object a, object b):
 
 
 cdef object k_dot(object a, object b):
+    _matrix_operands("dot", a, b, "input", "tensor")
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise RuntimeError(f"1D tensors expected, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
     if np.shape(a)[0] != np.shape(b)[0]:
@@ -1519,6 +1599,7 @@ cdef object k_dot(object a, object b):
 
 
 cdef object k_outer(object a, object b):
+    _matrix_operands("outer", a, b, "input", "vec2")
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise RuntimeError(f"outer: expected 1D tensors, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
     if _is_cupy(a) or _is_cupy(b):      # CuPy has no ufunc.outer

@@ -567,6 +567,13 @@ def _pyparams(e, skip_first=False):
     return ", ".join(parts)
 
 
+def _arg_array_call(e, p):
+    # errors for a bad non-Tensor argument name the op and the argument as
+    # torch does (its first Tensor parameter is called 'input', not 'self')
+    arg = "input" if p.name == "self" else p.name
+    return f'_arg_array_named({p.name}, "{e.name}", "{arg}")'
+
+
 def emit_op(e, saved, uses, out):
     w = out.append
     tensors = e.tensors
@@ -577,9 +584,10 @@ def emit_op(e, saved, uses, out):
         if p.default == "None":
             # an optional Tensor argument (clamp's min/max): None stays None
             w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
-              f"(None if {p.name} is None else _arg_array({p.name}))")
+              f"(None if {p.name} is None else {_arg_array_call(e, p)})")
         else:
-            w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else _arg_array({p.name})")
+            w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
+              f"{_arg_array_call(e, p)}")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")
     if e.device_param:
@@ -611,15 +619,22 @@ def emit_op(e, saved, uses, out):
     w("    if _op_enter_slot != NULL:")
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
+    # NumPy's errors said as torch's (exceptions cost nothing until raised):
+    # a broadcasting ValueError is torch's RuntimeError; a ufunc with no loop
+    # for the dtype (complex trunc, bool silu) is torch's NotImplementedError
+    w("    try:")
+    w(f"        out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
     if len(tensors) >= 2:
-        # NumPy's broadcasting ValueError becomes torch's RuntimeError
-        w("    try:")
-        w(f"        out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
         w("    except ValueError as exc:")
         w("        _raise_shape_error(exc)")
         w("        raise")
+    if tensors:
+        w("    except TypeError as exc:")
+        w(f'        _raise_dtype_error(exc, "{e.name}", a_{tensors[0].name})')
+        w("        raise")
     else:
-        w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+        w("    finally:")
+        w("        pass")
     if e.nondifferentiable:
         w("    result = rg_wrap(out, dev)")
     else:
@@ -809,7 +824,7 @@ def emit_list_op(e, saved, out):
     w("            carrier = _dev_carrier(carrier, t)")
     w("            needs = needs or _needs(t)")
     w("        else:")
-    w("            arrs[i] = _arg_array(x)")
+    w(f'            arrs[i] = _arg_array_named(x, "{e.name}", "{tl}")')
     w(f"    a_{tl} = arrs")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")
