@@ -30,6 +30,11 @@ KNOWN = {
     "torch-no-derivative": "torch has no (or an internally failing) derivative for this input (remainder's "
                            "second argument, bool/int tensors, pow of a Python bool); retrograd's gradient "
                            "is the formula's value, and the forward results agree",
+    "int-input-promotion": "integer and bool inputs of float ops give NumPy's smallest float (int8 -> float16, "
+                           "int16 -> float32) where torch gives its default float; issue 14 §1.2, fixed on the "
+                           "`fastpaths` branch (C loops and numerics), not on this one",
+    "complex-silu": "sigmoid/silu of complex input drop the imaginary part; issue 14 §1.3, fixed on the "
+                    "`fastpaths` branch",
     "int-targets": "integer class labels of any integer dtype (int32, int8, ...) are accepted; torch takes "
                    "only int64 and uint8",
 }
@@ -51,11 +56,16 @@ def known_reason(r):
         if m and _involves(case, "'np':", "int64", "int32", "int16", "int8", "uint8", "bool") and \
                 m.group(1) == "float64" and m.group(2) in ("float32", "float16", "complex64"):
             return KNOWN["numpy-promotion"]
+        if m and m.group(1) in ("float16", "float32") and m.group(2) == "float64" and _involves(
+                case, ":int8", ":uint8", ":int16", ":bool", ":int32"):
+            return KNOWN["int-input-promotion"]
+        if r["op"] in ("silu", "sigmoid") and "complex" in case:
+            return KNOWN["complex-silu"]
         if why.startswith("gradients: rg True torch") and _involves(
                 why, "not implemented", "INTERNAL ASSERT", "bool tensor is not supported",
                 "only Tensors of floating point"):
             return KNOWN["torch-no-derivative"]
-    if oc == "torch_only_raises" and r["op"] in ("cross_entropy", "nll_loss") and \
+    if oc in ("torch_only_raises", "class_mismatch") and r["op"] in ("cross_entropy", "nll_loss") and \
             "expected target dtype to be Long or Byte" in torch_msg and _involves(case, "int32", "int16", "int8"):
         return KNOWN["int-targets"]
     return None

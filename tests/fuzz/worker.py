@@ -93,7 +93,7 @@ def materialize(a, leaves, grad):
 
 
 def call(case, args, kwargs):
-    kind, name, tname = case["kind"], case["op"], case["tname"]
+    kind, tname = case["kind"], case["tname"]
     if kind == "fn":
         return getattr(L, tname)(*args, **kwargs)
     if kind == "F":

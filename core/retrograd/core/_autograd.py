@@ -23,6 +23,9 @@ def _tensor_tuple(x, what):
         return (x,)
     if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
         return tuple(x)
+    if type(x).__name__ == "Tensor" and type(x).__module__.split(".")[0] == "torch":
+        raise RuntimeError(f"all {what} have to be Tensors or GradientEdges, but got torch.Tensor: the "
+                           "libraries were mixed; pass retrograd tensors")
     if isinstance(x, str) and what == "inputs":
         return tuple(x)          # as torch: each character is then refused as a non-tensor input
     raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got {type(x).__name__}")

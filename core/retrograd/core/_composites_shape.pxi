@@ -136,8 +136,10 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     cdef int d = _wrap_dim(dim, len(shape))
     size = shape[d]
+    if isinstance(split_size_or_sections, Tensor) and (<Tensor>split_size_or_sections)._array.ndim == 0:
+        split_size_or_sections = _int_arg(split_size_or_sections, "split_size", "split")
     if isinstance(split_size_or_sections, (int, np.integer)) and not isinstance(split_size_or_sections, bool):
-        step = int(split_size_or_sections)
+        step = _int_arg(split_size_or_sections, "split_size", "split")
         if step < 0 or (step == 0 and size > 0):
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
         if size == 0:
@@ -182,6 +184,7 @@ def flip(input, dims):
     """torch.flip: reverse the order along `dims` (a copy, as torch's)."""
     cdef Tensor t = _as_tensor_arg(input)
     cdef int nd = t._array.ndim
+    _check_int_list(_dims_tuple(dims), "dims", "flip")
     ws = {_wrap_dim(d, nd) for d in _dims_tuple(dims)}
     if nd == 0 or not ws:
         return _op_clone(t)
@@ -220,7 +223,9 @@ def repeat(input, *sizes):
     """torch's Tensor.repeat: tile the tensor sizes[i] times along dim i
     (leading sizes add new dims)."""
     cdef Tensor t = _as_tensor_arg(input)
-    reps = tuple(_int_arg(r, "repeats", "repeat") for r in _shape_args(sizes))
+    reps = _shape_args(sizes)
+    _check_int_list(reps, "repeats", "repeat")
+    reps = tuple(_int_arg(r, "repeats", "repeat") for r in reps)
     shape = t._array.shape
     if len(reps) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
@@ -323,14 +328,18 @@ def pad(input, pad, mode="constant", value=None):
 def index_select(input, dim, index):
     """torch.index_select: the entries of `index` (a vector) along `dim`."""
     cdef Tensor t = _as_tensor_arg(input)
-    idx = (<Tensor>index)._array if isinstance(index, Tensor) else np.asarray(index)
+    idx = (<Tensor>index)._array if isinstance(index, Tensor) else \
+        _checked_asarray(index, "index_select(): argument 'index'")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if idx.dtype.kind not in "iu":
+    if idx.dtype != np.int64 and idx.dtype != np.int32:
         raise RuntimeError(f"index_select(): Expected dtype int32 or int64 for index, got {idx.dtype}")
     nd = t._array.ndim
     d = _wrap_dim(dim, nd)
     idx = idx.reshape(-1)
+    if nd and t._array.shape[d] == 0 and idx.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive (the input's dim "
+                           f"{d} is empty, so no index is valid)")
     if nd == 0:
         return _op_getitem(_op_reshape(t, (1,)), (idx,))
     return _op_getitem(t, (slice(None),) * d + (idx,))
@@ -340,7 +349,8 @@ def masked_fill(input, mask, value):
     """torch.masked_fill: `value` (a scalar or a 0-d tensor, which then gets
     a gradient) where the boolean `mask` (broadcast to input) is True."""
     cdef Tensor t = _as_tensor_arg(input)
-    m = (<Tensor>mask)._array if isinstance(mask, Tensor) else np.asarray(mask)
+    m = (<Tensor>mask)._array if isinstance(mask, Tensor) else \
+        _checked_asarray(mask, "masked_fill(): argument 'mask'")
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
     if np.broadcast_shapes(m.shape, t._array.shape) != t._array.shape:
@@ -360,7 +370,8 @@ def take_along_dim(input, indices, dim=None):
     """torch.take_along_dim: gather with input and indices broadcast over the
     other dims (flattened input when dim is None)."""
     cdef Tensor t = _as_tensor_arg(input)
-    idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else np.asarray(indices)
+    idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else \
+        _checked_asarray(indices, "take_along_dim(): argument 'indices'")
     if dim is None:
         return _op_gather(flatten(t), 0, idx.reshape(-1))
     nd = t._array.ndim

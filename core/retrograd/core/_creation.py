@@ -52,7 +52,7 @@ def _shape(size, fn="zeros"):
     for i, s in enumerate(size):
         if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.numel() == 1:
             s = s.item()
-        if isinstance(s, (builtins.bool, np.bool_)) or not hasattr(type(s), "__index__"):
+        if not hasattr(type(s), "__index__"):          # torch takes bools as 0/1 here
             raise TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found element of type "
                             f"{type(s).__name__} at pos {i}" +
                             ("; round it explicitly, e.g. int(n)" if isinstance(s, (builtins.float, np.floating))

@@ -182,6 +182,7 @@ cdef object _norm_dims(object dim, int ndim):
         if len(dim) == 0:
             return None
         seen = set()
+        _check_int_list(dim, "dim", None)
         for d in dim:
             w = _wrap_dim(d, ndim)
             if w in seen:
@@ -262,6 +263,7 @@ cdef object k_transpose(object a, object d0, object d1):
 
 
 cdef object k_permute(object a, object dims):
+    _check_int_list(dims, "dims", "permute")
     if len(dims) != a.ndim:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
@@ -273,6 +275,7 @@ cdef object k_permute(object a, object dims):
 
 
 cdef object k_reshape(object a, object shape):
+    _check_int_list(shape, "shape", "reshape")
     try:
         return np.reshape(a, shape)
     except ValueError:
@@ -301,6 +304,7 @@ cdef object k_view(object a, object shape):
 cdef object k_expand(object a, object shape):
     # torch's expand: -1 keeps a dimension; new leading dimensions may be added.
     shape = tuple(shape)
+    _check_int_list(shape, "size", "expand")
     cdef int lead = len(shape) - a.ndim
     if lead < 0:
         raise RuntimeError(
@@ -365,6 +369,24 @@ cdef object k_sigmoid(object a):
     if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>r):
         return r
     return r.astype(np.result_type(a, np.float16), copy=False)
+
+
+cdef object k_sign(object a):
+    # torch: sign(nan) is 0 (NumPy's is nan); bool is its own sign; complex
+    # input is refused (torch's sgn is the complex sign)
+    dt = _dtype_of(a)
+    if dt.kind == "b":
+        return _xp(a).array(a, copy=True)
+    if dt.kind == "c":
+        raise NotImplementedError("Unlike NumPy, sign is not defined for complex tensors (as torch); use "
+                                  "x / x.abs() for the complex sign")
+    out = np.sign(a)
+    if dt.kind == "f":
+        if type(out) is ndarray and out.ndim:
+            np.copyto(out, 0, where=np.isnan(out))
+        else:                           # a NumPy scalar, or a CuPy array
+            out = np.where(np.isnan(out), 0, out)
+    return out
 
 
 cdef object k_relu(object a):
@@ -576,11 +598,14 @@ cdef object k_diagonal(object a, object offset, object dim1, object dim2):
     # dims moved last, as one axis whose stride is the sum of theirs.
     cdef int nd = np.ndim(a)
     if nd < 2:
-        raise RuntimeError(f"diagonal(): expected a tensor with at least 2 dimensions, got {nd}")
+        # torch wraps dim1/dim2 (0, 1) first: its IndexError for fewer dims
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-_bi.max(nd, 1)}, "
+                         f"{_bi.max(nd, 1) - 1}], but got 1): diagonal() needs a tensor with at least 2 "
+                         f"dimensions, got {nd}")
     cdef int d1 = _wrap_dim(dim1, nd), d2 = _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    cdef Py_ssize_t off = offset
+    cdef Py_ssize_t off = _int_arg(offset, "offset", "diagonal")
     b = np.moveaxis(a, (d1, d2), (-2, -1))
     b = b[..., :, off:] if off >= 0 else b[..., -off:, :]
     n = _bi.max(_bi.min(b.shape[-2], b.shape[-1]), 0)

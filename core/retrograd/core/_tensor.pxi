@@ -273,7 +273,9 @@ cdef class Tensor:
         # TypeError for the rest, as torch does).
         if self._array.ndim == 0:
             return self._array.item().__format__(format_spec)
-        return object.__format__(self, format_spec)
+        if format_spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __repr__(self):
         body = np.array2string(np.asarray(self.__array__()), separator=", ", prefix="tensor(")
@@ -492,6 +494,9 @@ cdef class Tensor:
             non_blocking = pos.pop(0)
         if pos:
             copy = pos.pop(0)
+        if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
+            raise TypeError(f"to() takes a device and/or a dtype (or a tensor), then non_blocking and copy "
+                            f"(bools); got {args!r}")
         if pos:
             raise TypeError(f"to() takes a device and/or dtype (or a tensor), then non_blocking and "
                             f"copy; got {len(args)} positional arguments")
@@ -873,6 +878,25 @@ cdef object _int_arg(object v, str arg, str fn=None):
     if not (-(1 << 63) <= v < (1 << 63)):
         raise _overflow_error(v)
     return v
+
+
+cdef object _check_int_list(object seq, str arg, str fn):
+    # A tuple of ints (sizes, dims): each element an int (TypeError for
+    # floats, strings, None), and within int64 (torch's TypeError "failed to
+    # unpack" for the rest). A loop of C type checks: nothing for plain ints.
+    if not isinstance(seq, (tuple, list)):
+        return
+    for i, v in enumerate(seq):
+        if type(v) is int:
+            if -(1 << 63) <= v < (1 << 63):
+                continue
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' failed to unpack the object at pos "
+                            f"{i}: {v} does not fit in a 64-bit integer")
+        if type(v) is bool or not hasattr(type(v), "__index__"):
+            if isinstance(v, Tensor) and (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
+                continue
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' must be a tuple of ints, but found "
+                            f"element of type {_type_name(v)} at pos {i}")
 
 
 cdef object _overflow_error(object v):

@@ -30,8 +30,20 @@ __all__ = [
 pad = _c.pad
 
 
-def _t(x):
-    return x if isinstance(x, Tensor) else _c.as_tensor(x)
+def _not_a_tensor(x, what):
+    # None, strings and torch tensors are never array data (torch: TypeError)
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"argument '{what}' must be Tensor, not {type(x).__name__}")
+    if type(x).__name__ == "Tensor" and type(x).__module__.split(".")[0] == "torch":
+        raise TypeError(f"argument '{what}' must be a retrograd Tensor, not torch.Tensor: the libraries were "
+                        "mixed; convert it with rg.from_numpy(t.detach().numpy())")
+
+
+def _t(x, what="input"):
+    if isinstance(x, Tensor):
+        return x
+    _not_a_tensor(x, what)
+    return _c.as_tensor(x)
 
 
 def _int_tuple(v, arg, fn):
@@ -43,13 +55,18 @@ def _int_tuple(v, arg, fn):
         if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
             raise TypeError(f"{fn}(): argument '{arg}' must be an int or a tuple of ints, but found element "
                             f"of type {type(s).__name__} at pos {i}")
-        out.append(operator.index(s))
+        s = operator.index(s)
+        if not (-(1 << 63) <= s < (1 << 63)):
+            raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos {i}: {s} does not "
+                            "fit in a 64-bit integer")
+        out.append(s)
     return tuple(out)
 
 
-def _arr(x):
+def _arr(x, what="target"):
     if isinstance(x, Tensor):
         return x._array
+    _not_a_tensor(x, what)
     return x if hasattr(x, "__cuda_array_interface__") else np.asarray(x)     # CuPy arrays stay
 
 
@@ -294,6 +311,9 @@ def _check_class_target(x, t, fn):
     ValueError for a batch size mismatch, RuntimeError otherwise), then an
     integer dtype."""
     if x.ndim >= 2:
+        if t.ndim == 0:
+            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size (0): pass "
+                             f"one class index per sample, a target of shape [{x.shape[0]}]")
         if t.ndim >= 1 and t.shape[0] != x.shape[0]:
             raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                              f"({t.shape[0]}).")
@@ -380,7 +400,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = _t(input)
     if x.ndim == 0:
-        raise ValueError("Expected input to have at least 1 dimension (got 0)")
+        # torch looks up the class dim (1) of the 0-d input first
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1): "
+                         "cross_entropy needs an input of shape (C,) or (N, C, ...)")
     cdim = 0 if x.ndim == 1 else 1
     C = x.shape[cdim]
     logp = _c.log_softmax(x, cdim)
