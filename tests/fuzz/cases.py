@@ -286,7 +286,7 @@ def array_of(spec):
     a = rng.standard_normal(shape)
     if dt.kind == "c":
         a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dt)
+    return np.asarray(a).astype(dt)
 
 
 def describe(case):

@@ -49,7 +49,7 @@ else:
 
 
 def _tensor(spec, requires_grad=False):
-    a = array_of(spec)
+    a = np.asarray(array_of(spec))      # 0-d draws come back as NumPy scalars
     if LIB == "torch":
         t = L.from_numpy(a.copy()) if a.dtype.kind != "b" or a.ndim else L.tensor(bool(a))
     else:
@@ -61,7 +61,7 @@ def _tensor(spec, requires_grad=False):
 
 def _other_lib_tensor(spec):
     # a tensor of the OTHER library mixed into a call
-    a = array_of(spec)
+    a = np.asarray(array_of(spec))
     if LIB == "torch":
         import retrograd
         return retrograd.tensor(a)

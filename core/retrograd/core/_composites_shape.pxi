@@ -25,9 +25,9 @@ def flatten(input, start_dim=0, end_dim=-1):
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int nd = len(shape)
+    cdef int s = _wrap_dim(start_dim, nd), e = _wrap_dim(end_dim, nd)     # checked for 0-d too
     if nd == 0:
         return _op_reshape(t, (1,))
-    cdef int s = _wrap_dim(start_dim, nd), e = _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:

@@ -46,6 +46,8 @@ def _dtype(dtype, fn="tensor"):
 def _shape(size, fn="zeros"):
     """torch's `*size` (ints, or one tuple/list of ints) as a shape. Floats and
     other non-integers raise TypeError, negative sizes RuntimeError, as torch."""
+    if len(size) == 0:
+        raise TypeError(f"{fn}() missing 1 required positional argument: 'size' (pass () for a 0-d tensor)")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     dims = []
@@ -205,6 +207,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     for v in (lo, hi, step):
         if isinstance(v, (builtins.complex, np.complexfloating)):
             raise TypeError("arange(): start, end and step must be real numbers")
+    for v in (lo, hi, step):
+        if isinstance(v, builtins.int) and not (-(1 << 63) <= v < (1 << 63)):
+            raise RuntimeError(f"arange(): value {v} cannot be converted to type int64 without overflow")
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"arange(): unsupported range: {lo} -> {hi}")
     if step == 0:
@@ -235,6 +240,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             continue
         if isinstance(v, (builtins.bool, np.bool_)) or not hasattr(type(v), "__index__"):
             raise TypeError(f"eye(): argument '{name}' must be int, not {type(v).__name__}")
+        if not (-(1 << 63) <= operator.index(v) < (1 << 63)):
+            raise ValueError(f"eye(): Overflow when unpacking long long: {v} does not fit in int64")
         if operator.index(v) < 0:
             raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {v}")
     dt = _dtype(dtype, "eye") or np.float64

@@ -276,6 +276,9 @@ cdef object k_permute(object a, object dims):
 
 cdef object k_reshape(object a, object shape):
     _check_int_list(shape, "shape", "reshape")
+    for i, s in enumerate(shape):
+        if s < -1:      # NumPy takes any negative size as -1
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
     try:
         return np.reshape(a, shape)
     except ValueError:
@@ -572,6 +575,8 @@ cdef object k_index_put(object a, object index, object values):
 import builtins as _bi
 
 cdef object k_cat(list arrs, object dim):
+    if type(dim) is not int:
+        dim = _int_arg(dim, "dim", "cat")
     for i, a in enumerate(arrs):
         if np.ndim(a) == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
@@ -652,7 +657,7 @@ cdef object _check_gather_index(str op, object a, object index, int d, object ot
                                f"to be smaller than src {list(np.shape(other))}")
     if index.size and nd:
         lo, hi = index.min(), index.max()
-        if lo < -a.shape[d] or hi >= a.shape[d]:
+        if lo < 0 or hi >= a.shape[d]:      # torch: no negative (wrapping) indices
             raise RuntimeError(f"{op}(): index {hi if hi >= a.shape[d] else lo} is out of bounds for "
                                f"dimension {d} with size {a.shape[d]}")
 

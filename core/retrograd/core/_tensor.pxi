@@ -899,6 +899,12 @@ cdef object _check_int_list(object seq, str arg, str fn):
                             f"element of type {_type_name(v)} at pos {i}")
 
 
+cdef object _bool_arg(object v, str arg, str fn):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{fn}(): argument '{arg}' must be bool, not {_type_name(v)}")
+
+
 cdef object _overflow_error(object v):
     # torch's class and words for an int argument beyond int64
     return ValueError(f"Overflow when unpacking long long: {v} does not fit in a 64-bit integer")

@@ -589,6 +589,10 @@ def emit_op(e, saved, uses, out):
             w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
               f"{_arg_array_call(e, p)}")
     for p in e.others:
+        if p.name == "keepdim":
+            # torch's bool argument: truthiness of a tuple or a string is no keepdim
+            w("    if type(keepdim) is not bool:")
+            w(f'        keepdim = _bool_arg(keepdim, "keepdim", "{e.name}")')
         w(f"    cdef object v_{p.name} = {p.name}")
     if e.device_param:
         w(f"    cdef Device dev = _parse_device({e.device_param})")

@@ -330,7 +330,7 @@ def _check_class_target(x, t, fn):
                          "pass a 0-d target (one class index) for an unbatched input")
     if t.dtype.kind not in "iu":
         raise RuntimeError(
-            f"{fn}(): expected integer class labels (a target of dtype int64), but got a target of dtype "
+            f"{fn}(): expected integer class labels (a target of dtype int64, torch's Long), but got a target of dtype "
             f"{t.dtype}. Convert it with target.long(); to give class probabilities instead, pass a float "
             f"target of the input's shape {list(x.shape)}")
 
@@ -559,7 +559,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
                            f"scalar types: Long, Int; but got {idx.dtype} instead (cast the indices "
                            "to an integer dtype)")
-    w = _t(weight)
+    w = _t(weight, "weight")
+    if w.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D (num_embeddings, embedding_dim), got shape {list(w.shape)}")
+    if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
+        # NumPy would wrap a negative index to a row from the end
+        raise IndexError(f"index out of range in self: indices must lie in [0, {w.shape[0] - 1}] for "
+                         f"{w.shape[0]} embeddings")
     if max_norm is not None:
         _embedding_renorm_(w, idx, float(max_norm), float(norm_type))
     rows = _c.getitem(w, idx)
