@@ -351,6 +351,18 @@ def example(session: nox.Session) -> None:
     session.run("python", "examples/mlp.py")
 
 
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """The API fuzz at full size (tests/fuzz): generated calls side by side with
+    torch, in subprocesses; 0 crashes, hangs, silently wrong results and
+    unlisted deviations. `nox -s fuzz -- 50000` sets the number of cases (the
+    test suite runs a bounded sample of it on every `tests` session)."""
+    _install(session, "all", *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS)
+    cases = session.posargs[0] if session.posargs else "6000"
+    session.run("python", "-m", "pytest", "--strict-markers", "-p", "no:cacheprovider", "-q", "tests/fuzz",
+                env={"RETROGRAD_FUZZ_CASES": cases})
+
+
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """asv quick run of the benchmark suite on the working tree, then the

@@ -25,6 +25,11 @@ def _tensor_tuple(x, what):
         return (x,)
     if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
         return tuple(x)
+    if type(x).__name__ == "Tensor" and type(x).__module__.split(".")[0] == "torch":
+        raise RuntimeError(f"all {what} have to be Tensors or GradientEdges, but got torch.Tensor: the "
+                           "libraries were mixed; pass retrograd tensors")
+    if isinstance(x, str) and what == "inputs":
+        return tuple(x)          # as torch: each character is then refused as a non-tensor input
     raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got {type(x).__name__}")
 
 
@@ -142,7 +147,9 @@ def _input_edges(inputs, accumulate):
             edges.append(Edge(t.node, t.output_nr))
             continue
         if not isinstance(t, Tensor):
-            raise TypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor or GradientEdge")
+            # torch's class (RuntimeError) for a non-tensor inside the sequence
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__} (inputs[{i}]); pass the tensors to differentiate")
         if not t.requires_grad:
             raise RuntimeError(
                 f"One of the differentiated Tensors (input {i}) does not require grad: "

@@ -25,9 +25,9 @@ def flatten(input, start_dim=0, end_dim=-1):
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int nd = len(shape)
+    cdef int s = _wrap_dim(start_dim, nd), e = _wrap_dim(end_dim, nd)     # checked for 0-d too
     if nd == 0:
         return _op_reshape(t, (1,))
-    cdef int s = _wrap_dim(start_dim, nd), e = _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -115,8 +115,8 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     cdef int d = _wrap_dim(dim, len(shape))
     size = shape[d]
-    start = int(start)
-    length = int(length)
+    start = _int_arg(start, "start", "narrow")
+    length = _int_arg(length, "length", "narrow")
     if start < -size or start > size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
@@ -136,19 +136,24 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     cdef int d = _wrap_dim(dim, len(shape))
     size = shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        step = int(split_size_or_sections)
+    if isinstance(split_size_or_sections, Tensor) and (<Tensor>split_size_or_sections)._array.ndim == 0:
+        split_size_or_sections = _int_arg(split_size_or_sections, "split_size", "split")
+    if isinstance(split_size_or_sections, (int, np.integer)) and not isinstance(split_size_or_sections, bool):
+        step = _int_arg(split_size_or_sections, "split_size", "split")
         if step < 0 or (step == 0 and size > 0):
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
         if size == 0:
             sizes = [0]
         else:
             sizes = [step] * (size // step) + ([size % step] if size % step else [])
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
+    elif isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [_int_arg(s, "split_size", "split_with_sizes") for s in split_size_or_sections]
         if _bi.sum(sizes) != size or _bi.any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    else:
+        raise TypeError(f"split(): argument 'split_size' must be int or a list of ints, not "
+                        f"{_type_name(split_size_or_sections)}")
     out = []
     start = 0
     lead = (slice(None),) * d
@@ -176,13 +181,16 @@ def chunk(input, chunks, dim=0):
     """torch.chunk: at most `chunks` pieces of equal size (ceil), the last
     possibly smaller; views."""
     cdef Tensor t = _as_tensor_arg(input)
-    chunks = int(chunks)
+    chunks = _int_arg(chunks, "chunks", "chunk")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     if t._array.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     size = t._array.shape[_wrap_dim(dim, t._array.ndim)]
-    step = _bi.max(-(-size // chunks), 1)
+    if size == 0:
+        # torch: an empty dim gives `chunks` empty pieces (split would give one)
+        return split(t, [0] * chunks, dim)
+    step = -(-size // chunks)
     return split(t, step, dim)
 
 
@@ -190,6 +198,7 @@ def flip(input, dims):
     """torch.flip: reverse the order along `dims` (a copy, as torch's)."""
     cdef Tensor t = _as_tensor_arg(input)
     cdef int nd = t._array.ndim
+    _check_int_list(_dims_tuple(dims), "dims", "flip")
     ws = {_wrap_dim(d, nd) for d in _dims_tuple(dims)}
     if nd == 0 or not ws:
         return _op_clone(t)
@@ -214,11 +223,12 @@ def roll(input, shifts, dims=None):
     for s, d in zip(sh, ds):
         w = _wrap_dim(d, len(shape))
         n = shape[w] if shape else 1
-        if n == 0 or int(s) % n == 0 or not shape:
+        s = _int_arg(s, "shifts", "roll")
+        if n == 0 or s % n == 0 or not shape:
             continue
         # one integer-array index per dim (a permutation: no repeats, so its
         # backward is a plain scatter)
-        idx = np.roll(np.arange(n), int(s))
+        idx = np.roll(np.arange(n), s)
         out = _op_getitem(out, (slice(None),) * w + (idx,))
     return _op_clone(out) if out is t else out
 
@@ -227,7 +237,9 @@ def repeat(input, *sizes):
     """torch's Tensor.repeat: tile the tensor sizes[i] times along dim i
     (leading sizes add new dims)."""
     cdef Tensor t = _as_tensor_arg(input)
-    reps = tuple(int(r) for r in _shape_args(sizes))
+    reps = _shape_args(sizes)
+    _check_int_list(reps, "repeats", "repeat")
+    reps = tuple(_int_arg(r, "repeats", "repeat") for r in reps)
     shape = t._array.shape
     if len(reps) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
@@ -267,7 +279,9 @@ def pad(input, pad, mode="constant", value=None):
     dim backwards. Modes 'constant' (value, default 0; negative pads crop),
     'reflect', 'replicate' and 'circular'."""
     cdef Tensor t = _as_tensor_arg(input)
-    pad = tuple(int(p) for p in pad)
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad(): argument 'pad' must be a tuple of ints, not {_type_name(pad)}")
+    pad = tuple(_int_arg(p, "pad", "pad") for p in pad)
     nd = t._array.ndim
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -328,14 +342,18 @@ def pad(input, pad, mode="constant", value=None):
 def index_select(input, dim, index):
     """torch.index_select: the entries of `index` (a vector) along `dim`."""
     cdef Tensor t = _as_tensor_arg(input)
-    idx = (<Tensor>index)._array if isinstance(index, Tensor) else np.asarray(index)
+    idx = (<Tensor>index)._array if isinstance(index, Tensor) else \
+        _checked_asarray(index, "index_select(): argument 'index'")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if idx.dtype.kind not in "iu":
+    if idx.dtype != np.int64 and idx.dtype != np.int32:
         raise RuntimeError(f"index_select(): Expected dtype int32 or int64 for index, got {idx.dtype}")
     nd = t._array.ndim
     d = _wrap_dim(dim, nd)
     idx = idx.reshape(-1)
+    if nd and t._array.shape[d] == 0 and idx.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive (the input's dim "
+                           f"{d} is empty, so no index is valid)")
     if nd == 0:
         return _op_getitem(_op_reshape(t, (1,)), (idx,))
     return _op_getitem(t, (slice(None),) * d + (idx,))
@@ -345,7 +363,8 @@ def masked_fill(input, mask, value):
     """torch.masked_fill: `value` (a scalar or a 0-d tensor, which then gets
     a gradient) where the boolean `mask` (broadcast to input) is True."""
     cdef Tensor t = _as_tensor_arg(input)
-    m = (<Tensor>mask)._array if isinstance(mask, Tensor) else np.asarray(mask)
+    m = (<Tensor>mask)._array if isinstance(mask, Tensor) else \
+        _checked_asarray(mask, "masked_fill(): argument 'mask'")
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
     if np.broadcast_shapes(m.shape, t._array.shape) != t._array.shape:
@@ -365,7 +384,8 @@ def take_along_dim(input, indices, dim=None):
     """torch.take_along_dim: gather with input and indices broadcast over the
     other dims (flattened input when dim is None)."""
     cdef Tensor t = _as_tensor_arg(input)
-    idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else np.asarray(indices)
+    idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else \
+        _checked_asarray(indices, "take_along_dim(): argument 'indices'")
     if dim is None:
         return _op_gather(flatten(t), 0, idx.reshape(-1))
     nd = t._array.ndim
@@ -391,7 +411,7 @@ cdef object _tri(str op, object input, object diagonal, bint lower):
     if t._array.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     n, m = t._array.shape[-2:]
-    k = int(diagonal)
+    k = _int_arg(diagonal, "diagonal", op)
     keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
     # where, not a multiply: inf/nan above (below) the diagonal become 0
     return _op_where(keep, t, np.zeros((), dtype=t._array.dtype))

@@ -4,6 +4,9 @@ Random factories draw from one NumPy Generator, reseeded by manual_seed.
 """
 from __future__ import annotations
 
+import builtins
+import operator
+
 import numpy as np
 
 from retrograd.core import abi as _abi
@@ -36,14 +39,53 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def _dtype(dtype):
-    return None if dtype is None else np.dtype(dtype)
+def _dtype(dtype, fn="tensor"):
+    return None if dtype is None else _abi._dtype_arg(dtype, fn)
 
 
-def _shape(size):
+def _shape(size, fn="zeros"):
+    """torch's `*size` (ints, or one tuple/list of ints) as a shape. Floats and
+    other non-integers raise TypeError, negative sizes RuntimeError, as torch."""
+    if len(size) == 0:
+        raise TypeError(f"{fn}() missing 1 required positional argument: 'size' (pass () for a 0-d tensor)")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return tuple(size[0])
-    return tuple(size)
+        size = tuple(size[0])
+    dims = []
+    for i, s in enumerate(size):
+        if isinstance(s, Tensor) and s.dtype.kind in "iu" and s.numel() == 1:
+            s = s.item()
+        if not hasattr(type(s), "__index__"):          # torch takes bools as 0/1 here
+            raise TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {i}" +
+                            ("; round it explicitly, e.g. int(n)" if isinstance(s, (builtins.float, np.floating))
+                             else ""))
+        d = operator.index(s)
+        if not (-(1 << 63) <= d < (1 << 63)):
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i}: {d} does not "
+                            "fit in a 64-bit integer")
+        dims.append(d)
+    for d in dims:
+        if d < 0:
+            raise RuntimeError(f"{fn}(): Trying to create tensor with negative dimension {d}: {dims}")
+    return tuple(dims)
+
+
+def _alloc(fn, make, shape):
+    # NumPy says ValueError ("array is too big", "maximum supported dimension")
+    # or MemoryError for sizes it cannot allocate; torch says RuntimeError.
+    try:
+        return make()
+    except (ValueError, MemoryError) as exc:
+        raise RuntimeError(f"{fn}(): cannot create a tensor of size {list(shape)}: {exc}") from None
+
+
+def _number(v, fn, arg):
+    # a fill value, arange bound or step: a number (or a one-element tensor)
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    if isinstance(v, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
+        return v
+    raise TypeError(f"{fn}(): argument '{arg}' must be a number, not {type(v).__name__}")
 
 
 def _make(array, device, requires_grad):
@@ -86,10 +128,26 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
                 arr = cupy.array(data, dtype=_dtype(dtype), copy=True)
             return _abi._wrap(arr, dev, requires_grad)
         data = data.get()                      # to the host, then as any host data
-    arr = np.array(data, dtype=_dtype(dtype), copy=True)
-    if arr.dtype == object:
-        raise TypeError("tensor(): data must be numeric (got an object array)")
+    arr = _checked_data(np.array(data, dtype=_dtype(dtype, "tensor"), copy=True), data, "tensor")
     return _make(arr, device, requires_grad)
+
+
+def _checked_data(arr, data, fn):
+    # torch makes tensors of numbers only: strings raise TypeError (NumPy would
+    # make a '<U3' tensor of rg.tensor('abc')), other objects RuntimeError.
+    if arr.dtype.kind in "US" and arr.ndim:
+        raise ValueError(f"too many dimensions 'str': {fn}() takes numbers, nested sequences of numbers or "
+                         "an array of numbers")
+    if arr.dtype.kind in "US":
+        raise TypeError(f"{fn}(): invalid data type 'str': data must be numbers, nested sequences of "
+                        "numbers or an array of numbers")
+    if arr.dtype.kind in "OVMm":
+        bad = data if arr.ndim == 0 else next((x for x in arr.reshape(-1)
+                                               if not isinstance(x, (builtins.int, builtins.float,
+                                                                     builtins.complex))), None)
+        raise RuntimeError(f"Could not infer dtype of {type(bad).__name__}: {fn}() takes numbers, nested "
+                           "sequences of numbers or an array of numbers")
+    return arr
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -105,7 +163,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
             arr = data if dtype is None or data.dtype == np.dtype(dtype) else data.astype(dtype)
             return _abi._wrap(arr, dev, False)
         return tensor(data, dtype=dtype, device=device)
-    return _make(np.asarray(data, dtype=_dtype(dtype)), device, False)
+    return _make(_checked_data(np.asarray(data, dtype=_dtype(dtype, "as_tensor")), data, "as_tensor"), device, False)
 
 
 def from_numpy(array) -> Tensor:
@@ -116,41 +174,94 @@ def from_numpy(array) -> Tensor:
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(np.zeros(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
+    shape = _shape(size, "zeros")
+    dt = _dtype(dtype, "zeros") or np.float64
+    return _make(_alloc("zeros", lambda: np.zeros(shape, dtype=dt), shape), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(np.ones(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
+    shape = _shape(size, "ones")
+    dt = _dtype(dtype, "ones") or np.float64
+    return _make(_alloc("ones", lambda: np.ones(shape, dtype=dt), shape), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(np.empty(_shape(size), dtype=_dtype(dtype) or np.float64), device, requires_grad)
+    shape = _shape(size, "empty")
+    dt = _dtype(dtype, "empty") or np.float64
+    return _make(_alloc("empty", lambda: np.empty(shape, dtype=dt), shape), device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(np.full(tuple(size) if not isinstance(size, int) else (size,), fill_value,
-                         dtype=_dtype(dtype)), device, requires_grad)
+    shape = _shape((size,), "full")
+    fill_value = _number(fill_value, "full", "fill_value")
+    dt = _dtype(dtype, "full")
+    return _make(_alloc("full", lambda: np.full(shape, fill_value, dtype=dt), shape), device, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    arr = np.arange(start, step=step, dtype=_dtype(dtype)) if end is None else \
-        np.arange(start, end, step, dtype=_dtype(dtype))
+    start = _number(start, "arange", "start")
+    if end is not None:
+        end = _number(end, "arange", "end")
+    step = _number(step, "arange", "step")
+    lo, hi = (0, start) if end is None else (start, end)
+    for v in (lo, hi, step):
+        if isinstance(v, (builtins.complex, np.complexfloating)):
+            raise TypeError("arange(): start, end and step must be real numbers")
+    for v in (lo, hi, step):
+        if isinstance(v, builtins.int) and not (-(1 << 63) <= v < (1 << 63)):
+            raise RuntimeError(f"arange(): value {v} cannot be converted to type int64 without overflow")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"arange(): unsupported range: {lo} -> {hi}")
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if not ((step > 0 and hi >= lo) or (step < 0 and hi <= lo)):
+        # NumPy returns an empty array; torch refuses
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
+                           f"(start={lo}, end={hi}, step={step})")
+    dt = _dtype(dtype, "arange")
+    arr = _alloc("arange", lambda: np.arange(lo, hi, step, dtype=dt), ["?"])
     return _make(arr, device, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(np.linspace(start, end, steps, dtype=_dtype(dtype)), device, requires_grad)
+    start = _number(start, "linspace", "start")
+    end = _number(end, "linspace", "end")
+    if isinstance(steps, (builtins.bool, np.bool_)) or not hasattr(type(steps), "__index__"):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    return _make(np.linspace(start, end, steps, dtype=_dtype(dtype, "linspace")), device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(np.eye(n, m, dtype=_dtype(dtype) or np.float64), device, requires_grad)
+    for name, v in (("n", n), ("m", m)):
+        if v is None and name == "m":
+            continue
+        if isinstance(v, (builtins.bool, np.bool_)) or not hasattr(type(v), "__index__"):
+            raise TypeError(f"eye(): argument '{name}' must be int, not {type(v).__name__}")
+        if not (-(1 << 63) <= operator.index(v) < (1 << 63)):
+            raise ValueError(f"eye(): Overflow when unpacking long long: {v} does not fit in int64")
+        if operator.index(v) < 0:
+            raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {v}")
+    dt = _dtype(dtype, "eye") or np.float64
+    return _make(_alloc("eye", lambda: np.eye(n, m, dtype=dt), [n, m]), device, requires_grad)
+
+
+def _like_input(t, fn):
+    # torch's *_like functions take a tensor; NumPy arrays are accepted too
+    if isinstance(t, Tensor):
+        return t._array
+    if isinstance(t, np.ndarray) or hasattr(t, "__cuda_array_interface__"):
+        return t
+    raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
 
 
 def _like(fn, t, dtype, device, requires_grad, *args):
-    arr = t._array if isinstance(t, Tensor) else np.asarray(t)
+    arr = _like_input(t, fn.__name__)
     dev = device if device is not None else (t.device if isinstance(t, Tensor) else None)
     return _make(fn(np.asarray(arr) if not isinstance(arr, np.ndarray) else arr, *args,
-                    dtype=_dtype(dtype)), dev, requires_grad)
+                    dtype=_dtype(dtype, fn.__name__)), dev, requires_grad)
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -166,18 +277,22 @@ def empty_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    arr = t._array if isinstance(t, Tensor) else np.asarray(t)
-    return _make(np.full_like(arr, fill_value, dtype=_dtype(dtype)),
+    arr = _like_input(t, "full_like")
+    fill_value = _number(fill_value, "full_like", "fill_value")
+    return _make(np.full_like(arr, fill_value, dtype=_dtype(dtype, "full_like")),
                  device if device is not None else getattr(t, "device", None), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     g = generator or get_rng()
-    dt = _dtype(dtype) or np.dtype(np.float64)
-    return _make(g.random(_shape(size)).astype(dt, copy=False), device, requires_grad)
+    shape = _shape(size, "rand")
+    dt = _dtype(dtype, "rand") or np.dtype(np.float64)
+    return _make(_alloc("rand", lambda: g.random(shape).astype(dt, copy=False), shape), device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     g = generator or get_rng()
-    dt = _dtype(dtype) or np.dtype(np.float64)
-    return _make(g.standard_normal(_shape(size)).astype(dt, copy=False), device, requires_grad)
+    shape = _shape(size, "randn")
+    dt = _dtype(dtype, "randn") or np.dtype(np.float64)
+    return _make(_alloc("randn", lambda: g.standard_normal(shape).astype(dt, copy=False), shape), device,
+                 requires_grad)

@@ -490,7 +490,12 @@ cdef object _ns_solve(object ns, object a, object b):
 
 
 cdef object _ns_einsum(object ns, object a, object b, str eq):
+    if b is None:           # one operand: the op refuses None for its Tensor b
+        b = _EINSUM_NO_OPERAND
     return k_einsum(a, b, eq) if ns is A else _op__einsum(a, b, eq)
+
+
+_EINSUM_NO_OPERAND = np.zeros(())
 
 
 cdef tuple _red_dims(object dim, int ndim):

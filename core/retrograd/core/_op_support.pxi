@@ -15,7 +15,19 @@ cdef inline object _arg_array(object x):
         return x
     if isinstance(x, (complex, np.generic)):
         return x
-    return np.asarray(x)
+    return _checked_asarray(x, "argument")
+
+
+cdef inline object _arg_array_named(object x, str fn, str arg):
+    # _arg_array for a generated op's Tensor parameter: errors name the op and
+    # the argument as torch's argument parser does ("exp(): argument 'input'").
+    if type(x) is float or type(x) is int or type(x) is bool or type(x) is ndarray:
+        return x
+    if _cupy_ndarray is not None and type(x) is _cupy_ndarray:
+        return x
+    if isinstance(x, (complex, np.generic)):
+        return x
+    return _checked_asarray(x, f"{fn}(): argument '{arg}'")
 
 
 cdef inline bint _is_cupy(object a):
@@ -397,6 +409,7 @@ cdef object _norm_dims(object dim, int ndim):
         if len(dim) == 0:
             return None
         seen = set()
+        _check_int_list(dim, "dim", None)
         for d in dim:
             w = _wrap_dim(d, ndim)
             if w in seen:
@@ -482,6 +495,7 @@ cdef object k_transpose(object a, object d0, object d1):
 
 
 cdef object k_permute(object a, object dims):
+    _check_int_list(dims, "dims", "permute")
     if len(dims) != a.ndim:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
@@ -493,10 +507,24 @@ cdef object k_permute(object a, object dims):
 
 
 cdef object k_reshape(object a, object shape):
+    _check_int_list(shape, "shape", "reshape")
+    for i, s in enumerate(shape):
+        if s < -1:      # NumPy takes any negative size as -1
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
     try:
         return np.reshape(a, shape)
     except ValueError:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.size}") from None
+    except TypeError:
+        raise _shape_type_error("reshape", shape) from None
+
+
+cdef object _shape_type_error(str fn, object shape):
+    # NumPy's "'float' object cannot be interpreted as an integer", said as torch
+    bad = next((x for x in (shape if isinstance(shape, (tuple, list)) else (shape,))
+                if type(x) is not int), shape)
+    return TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found element of type "
+                     f"{_type_name(bad)} ({bad!r})")
 
 
 cdef object k_view(object a, object shape):
@@ -511,6 +539,7 @@ cdef object k_view(object a, object shape):
 cdef object k_expand(object a, object shape):
     # torch's expand: -1 keeps a dimension; new leading dimensions may be added.
     shape = tuple(shape)
+    _check_int_list(shape, "size", "expand")
     cdef int lead = len(shape) - a.ndim
     if lead < 0:
         raise RuntimeError(
@@ -519,6 +548,8 @@ cdef object k_expand(object a, object shape):
     target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(shape))
     try:
         return np.broadcast_to(a, target)
+    except TypeError:
+        raise _shape_type_error("expand", shape) from None
     except ValueError:
         raise RuntimeError(
             f"The expanded size of the tensor must match the existing size at non-singleton "
@@ -528,11 +559,23 @@ cdef object k_expand(object a, object shape):
 cdef object k_broadcast_to(object a, object shape):
     try:
         return np.broadcast_to(a, tuple(shape))
+    except TypeError:
+        raise _shape_type_error("broadcast_to", shape) from None
     except ValueError:
         raise RuntimeError(f"cannot broadcast shape {tuple(a.shape)} to {tuple(shape)}") from None
 
 
+cdef inline void _matrix_operands(str fn, object a, object b, str name_a, str name_b) except *:
+    # torch's matmul/mm/bmm/dot/outer take tensors only: a Python number (kept
+    # as a scalar by _arg_array) would otherwise reach NumPy's matmul.
+    if type(a) is not ndarray and not _is_cupy(a):
+        raise TypeError(f"{fn}(): argument '{name_a}' (position 1) must be Tensor, not {_type_name(a)}")
+    if type(b) is not ndarray and not _is_cupy(b):
+        raise TypeError(f"{fn}(): argument '{name_b}' (position 2) must be Tensor, not {_type_name(b)}")
+
+
 cdef object k_matmul(object a, object b):
+    _matrix_operands("matmul", a, b, "input", "other")
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{np.ndim(a)}D and {np.ndim(b)}D")
@@ -572,6 +615,24 @@ cdef object k_sigmoid(object a):
     return r.astype(np.result_type(a, np.float16), copy=False)
 
 
+cdef object k_sign(object a):
+    # torch: sign(nan) is 0 (NumPy's is nan); bool is its own sign; complex
+    # input is refused (torch's sgn is the complex sign)
+    dt = _dtype_of(a)
+    if dt.kind == "b":
+        return _xp(a).array(a, copy=True)
+    if dt.kind == "c":
+        raise NotImplementedError("Unlike NumPy, sign is not defined for complex tensors (as torch); use "
+                                  "x / x.abs() for the complex sign")
+    out = np.sign(a)
+    if dt.kind == "f":
+        if type(out) is ndarray and out.ndim:
+            np.copyto(out, 0, where=np.isnan(out))
+        else:                           # a NumPy scalar, or a CuPy array
+            out = np.where(np.isnan(out), 0, out)
+    return out
+
+
 cdef object k_relu(object a):
     cdef int kind = _kind_of(a)
     if kind == 99:
@@ -580,6 +641,18 @@ cdef object k_relu(object a):
         raise DtypeRuntimeError("relu(): Boolean inputs not supported for relu (as in torch); "
                                 "convert the input first, e.g. x.float()")
     return np.maximum(a, 0).astype(np.result_type(a), copy=False)
+
+
+cdef object _raise_dtype_error(object exc, str op, object a):
+    # A NumPy ufunc without a loop for the input's dtype (or NumPy's refusal of
+    # `-` on bools) is torch's NotImplementedError ("trunc" not implemented
+    # for complex); never NumPy's "ufunc ... not supported for the input types".
+    msg = str(exc)
+    if ("not supported for the input types" in msg or "did not contain a loop" in msg
+            or "numpy boolean" in msg):
+        dt = a.dtype if hasattr(a, "dtype") else np.result_type(a)
+        raise NotImplementedError(f"\"{op}\" is not implemented for {dt} tensors; convert the input with "
+                                  f".double() (or .to(the dtype you need)) first") from None
 
 
 cdef object _raise_shape_error(object exc):
@@ -593,7 +666,34 @@ cdef object _raise_shape_error(object exc):
 cdef object k_getitem(object a, object index):
     if _is_cupy(a):
         return a[_device_index(_unwrap_index(index), a)]
-    return a[_unwrap_index(index)]
+    try:
+        return a[_unwrap_index(index)]
+    except OverflowError:
+        raise _index_overflow(index) from None
+    except IndexError as exc:
+        # NumPy wraps index values beyond int64 (2**63 becomes -2**63): refuse
+        # them as torch does instead of reporting a wrapped, wrong index
+        if _has_huge_index(index):
+            raise _index_overflow(index) from None
+        raise exc
+
+
+cdef object _index_overflow(object index):
+    return ValueError(f"Overflow when unpacking long long: index {index!r} does not fit in int64; "
+                      "indices must lie in [-2**63, 2**63 - 1]")
+
+
+cdef bint _has_huge_index(object index):
+    items = index if isinstance(index, tuple) else (index,)
+    for i in items:
+        if isinstance(i, list):
+            if _has_huge_index(tuple(i)):
+                return True
+        elif type(i) is int and not (-(1 << 63) <= i < (1 << 63)):
+            return True
+        elif type(i) is ndarray and i.dtype == np.uint64 and i.size and i.max() >= (1 << 63):
+            return True
+    return False
 
 
 cdef object k_index_backward(object g, object shape, object dtype, object index):
@@ -722,6 +822,8 @@ cdef object k_index_put(object a, object index, object values):
 import builtins as _bi
 
 cdef object k_cat(list arrs, object dim):
+    if type(dim) is not int:
+        dim = _int_arg(dim, "dim", "cat")
     for i, a in enumerate(arrs):
         if np.ndim(a) == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
@@ -748,11 +850,14 @@ cdef object k_diagonal(object a, object offset, object dim1, object dim2):
     # dims moved last, as one axis whose stride is the sum of theirs.
     cdef int nd = np.ndim(a)
     if nd < 2:
-        raise RuntimeError(f"diagonal(): expected a tensor with at least 2 dimensions, got {nd}")
+        # torch wraps dim1/dim2 (0, 1) first: its IndexError for fewer dims
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-_bi.max(nd, 1)}, "
+                         f"{_bi.max(nd, 1) - 1}], but got 1): diagonal() needs a tensor with at least 2 "
+                         f"dimensions, got {nd}")
     cdef int d1 = _wrap_dim(dim1, nd), d2 = _wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    cdef Py_ssize_t off = offset
+    cdef Py_ssize_t off = _int_arg(offset, "offset", "diagonal")
     b = np.moveaxis(a, (d1, d2), (-2, -1))
     b = b[..., :, off:] if off >= 0 else b[..., -off:, :]
     n = _bi.max(_bi.min(b.shape[-2], b.shape[-1]), 0)
@@ -799,7 +904,7 @@ cdef object _check_gather_index(str op, object a, object index, int d, object ot
                                f"to be smaller than src {list(np.shape(other))}")
     if index.size and nd:
         lo, hi = index.min(), index.max()
-        if lo < -a.shape[d] or hi >= a.shape[d]:
+        if lo < 0 or hi >= a.shape[d]:      # torch: no negative (wrapping) indices
             raise RuntimeError(f"{op}(): index {hi if hi >= a.shape[d] else lo} is out of bounds for "
                                f"dimension {d} with size {a.shape[d]}")
 
@@ -1035,13 +1140,15 @@ cdef object k_logsigmoid(object x):
 
 
 cdef tuple _pair(object v, str what):
+    # _int_arg: a float kernel size or stride raises TypeError as torch (int()
+    # would truncate it)
     if isinstance(v, (tuple, list)):
         if len(v) == 1:
-            return (int(v[0]), int(v[0]))
+            return (_int_arg(v[0], what), _int_arg(v[0], what))
         if len(v) != 2:
             raise RuntimeError(f"{what} must be an int or a pair of ints, got {v!r}")
-        return (int(v[0]), int(v[1]))
-    return (int(v), int(v))
+        return (_int_arg(v[0], what), _int_arg(v[1], what))
+    return (_int_arg(v, what), _int_arg(v, what))
 
 
 cdef object _conv_windows(object x, int kh, int kw, tuple stride, tuple padding, tuple dilation,
@@ -1751,6 +1858,7 @@ cdef object k_take_dim_backward(object g, object indices, object dim, bint keepd
 
 
 cdef object k_mm(object a, object b):
+    _matrix_operands("mm", a, b, "input", "mat2")
     if np.ndim(a) != 2:
         raise RuntimeError(f"self must be a matrix, got a {np.ndim(a)}-D tensor; use matmul for other shapes")
     if np.ndim(b) != 2:
@@ -1762,6 +1870,7 @@ cdef object k_mm(object a, object b):
 
 
 cdef object k_bmm(object a, object b):
+    _matrix_operands("bmm", a, b, "input", "mat2")
     if np.ndim(a) != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor, got {np.ndim(a)}-D; use matmul for other shapes")
     if np.ndim(b) != 3:
@@ -1774,6 +1883,7 @@ cdef object k_bmm(object a, object b):
 
 
 cdef object k_dot(object a, object b):
+    _matrix_operands("dot", a, b, "input", "tensor")
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise RuntimeError(f"1D tensors expected, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
     if np.shape(a)[0] != np.shape(b)[0]:
@@ -1784,6 +1894,7 @@ cdef object k_dot(object a, object b):
 
 
 cdef object k_outer(object a, object b):
+    _matrix_operands("outer", a, b, "input", "vec2")
     if np.ndim(a) != 1 or np.ndim(b) != 1:
         raise RuntimeError(f"outer: expected 1D tensors, but got {np.ndim(a)}D and {np.ndim(b)}D tensors")
     if _is_cupy(a) or _is_cupy(b):      # CuPy has no ufunc.outer

@@ -5,8 +5,10 @@
 # A Tensor never copies the array it wraps. Operator and op methods are
 # generated from derivatives.yaml; the autograd API lives here.
 
+import builtins as _builtins
+import copy as _copy_mod
+import operator as _operator
 import sys as _sys
-
 
 @cython.freelist(32)
 @cython.final
@@ -265,9 +267,41 @@ cdef class Tensor:
             yield self[i]
 
     def __reduce__(self):
-        if self.needs_grad() and self._grad_fn is not None:
-            raise RuntimeError("only leaf tensors can be pickled; call .detach() first")
-        return (_rebuild_tensor, (self._array, str(self._device), self._requires_grad))
+        # pickle and copy.copy, as torch: the copy is a leaf (a non-leaf or a
+        # view loses its graph and its view relation) that requires grad when
+        # the original does; .grad is not kept. copy.copy shares the array.
+        return (_rebuild_tensor, (self._array, str(self._device), self.needs_grad()))
+
+    def __deepcopy__(self, memo):
+        # torch's Tensor.__deepcopy__: leaves only; the array (torch's storage)
+        # is copied once per deepcopy, so tensors that shared memory (a base and
+        # its views) share the copied memory; requires_grad and .grad are kept.
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol "
+                "at the moment. Deep-copy t.detach() instead (then set requires_grad if you need it).")
+        cdef Tensor t
+        key = id(self)
+        if key in memo:
+            return memo[key]
+        t = rg_wrap(_deepcopy_array(self._array, memo), self._device)
+        t._is_inference = self._is_inference
+        if self._requires_grad:
+            t._requires_grad = True
+        if self._grad is not None:
+            t._grad = _copy_mod.deepcopy(self._grad, memo)
+        memo[key] = t
+        return t
+
+    def __format__(self, format_spec):
+        # f"{loss:.4f}": a 0-d tensor formats as its Python number (torch);
+        # other tensors accept only the empty spec (object.__format__ raises
+        # TypeError for the rest, as torch does).
+        if self._array.ndim == 0:
+            return self._array.item().__format__(format_spec)
+        if format_spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __repr__(self):
         body = np.array2string(np.asarray(self.__array__()), separator=", ", prefix="tensor(")
@@ -496,28 +530,84 @@ cdef class Tensor:
     def mT(self):
         return _op_transpose(self, -2, -1)
 
-    def to(self, *args, **kwargs):
-        """``t.to(device)``, ``t.to(dtype)`` or ``t.to(device, dtype)``: differentiable."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        copy = kwargs.pop("copy", False)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, (str, Device)):
-                device = a
-            elif isinstance(a, Tensor):
-                device, dtype = (<Tensor>a)._device, (<Tensor>a)._array.dtype
-            else:
-                dtype = a
+    def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
+        """torch's ``Tensor.to``: ``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``,
+        ``t.to(other)`` (its device and dtype), ``t.to(device=, dtype=)``; dtypes may be
+        given by name (``"float32"``). Float conversions are differentiable."""
+        pos = list(args)
+        if pos and isinstance(pos[0], Tensor):
+            if device is not None or dtype is not None:
+                raise TypeError("to(): pass either a tensor or device=/dtype=, not both")
+            other = <Tensor>pos.pop(0)
+            device, dtype = other._device, other._array.dtype
+        else:
+            if pos and (pos[0] is None or isinstance(pos[0], Device) or
+                        (isinstance(pos[0], str) and _is_device_string(pos[0]))):
+                if device is not None:
+                    raise TypeError("to(): got the device both positionally and as device=")
+                device = pos.pop(0)
+            if pos and not isinstance(pos[0], bool) and pos[0] is not None:
+                if dtype is not None:
+                    raise TypeError("to(): got the dtype both positionally and as dtype=")
+                dtype = pos.pop(0)
+                if isinstance(dtype, str) and not _is_dtype_name(dtype):
+                    raise RuntimeError(f"Invalid device string: {dtype!r} (to() takes a device such as "
+                                       "'cpu', 'cpu:1' or 'cuda:0', and/or a dtype such as rg.float32 "
+                                       "or 'float32')")
+        if pos:
+            non_blocking = pos.pop(0)
+        if pos:
+            copy = pos.pop(0)
+        if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
+            raise TypeError(f"to() takes a device and/or a dtype (or a tensor), then non_blocking and copy "
+                            f"(bools); got {args!r}")
+        if pos:
+            raise TypeError(f"to() takes a device and/or dtype (or a tensor), then non_blocking and "
+                            f"copy; got {len(args)} positional arguments")
         out = self
-        if dtype is not None and np.dtype(dtype) != self._array.dtype:
-            out = _op__to_dtype(out, np.dtype(dtype))
+        if dtype is not None:
+            out = _convert_dtype(self, _dtype_arg(dtype, "to"))
         if device is not None and _parse_device(device) is not (<Tensor>out)._device:
             out = _op__to_device(out, _parse_device(device))
         if copy and out is self:
             out = _op_clone(self)
         return out
+
+    # torch's dtype shorthands: float conversions keep the graph (torch's
+    # ToCopyBackward0), integer and bool ones give tensors that do not require
+    # grad; a tensor already of the dtype is returned as is.
+    def float(self):
+        return _convert_dtype(self, _F32)
+
+    def double(self):
+        return _convert_dtype(self, _F64)
+
+    def half(self):
+        return _convert_dtype(self, _F16)
+
+    def cfloat(self):
+        return _convert_dtype(self, _C64)
+
+    def cdouble(self):
+        return _convert_dtype(self, _C128)
+
+    def long(self):
+        return _convert_dtype(self, _I64)
+
+    def int(self):
+        return _convert_dtype(self, _I32)
+
+    def short(self):
+        return _convert_dtype(self, _I16)
+
+    def char(self):
+        return _convert_dtype(self, _I8)
+
+    def byte(self):
+        return _convert_dtype(self, _U8)
+
+    def bool(self):
+        return _convert_dtype(self, _BOOL)
 
     def cpu(self):
         return self.to("cpu")
@@ -732,18 +822,198 @@ def _rebuild_tensor(array, device, requires_grad):
     return t
 
 
+cdef object _deepcopy_array(object arr, dict memo):
+    # The array of a deep-copied tensor. Views of one NumPy base (one torch
+    # storage) are rebuilt on ONE copy of that base, kept in deepcopy's memo
+    # under the base's id, so deepcopy((base, view)) keeps them sharing memory.
+    if type(arr) is not ndarray or arr.size == 0:
+        return _copy_mod.deepcopy(arr, memo)
+    root = arr
+    while isinstance(root.base, ndarray):
+        root = root.base
+    if root is arr or root.base is not None or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        new = memo.get(id(arr))
+        if new is None:
+            new = arr.copy(order="K")
+            memo[id(arr)] = new
+            memo.setdefault(id(memo), []).append(arr)      # deepcopy's keep-alive list
+        return new
+    new_root = memo.get(id(root))
+    if new_root is None:
+        new_root = root.copy(order="K")
+        memo[id(root)] = new_root
+        memo.setdefault(id(memo), []).append(root)
+    offset = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    try:
+        out = np.ndarray(arr.shape, arr.dtype, buffer=new_root.ravel(order="K").view(np.uint8),
+                         offset=offset, strides=arr.strides)
+    except (ValueError, TypeError):
+        return arr.copy()
+    if not arr.flags.writeable:
+        out.flags.writeable = False
+    return out
+
+
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_C64 = np.dtype(np.complex64)
+_C128 = np.dtype(np.complex128)
+_I8 = np.dtype(np.int8)
+_U8 = np.dtype(np.uint8)
+_I16 = np.dtype(np.int16)
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
+
+
+cdef object _convert_dtype(Tensor t, object dt):
+    if t._array.dtype == dt:
+        return t
+    if dt.kind not in "fc":
+        # torch: integer and bool results are not differentiable (no graph)
+        return rg_wrap(t._array.astype(dt), t._device)
+    return _op__to_dtype(t, dt)
+
+
+cdef bint _is_device_string(str s):
+    return s.strip().partition(":")[0] in ("cpu", "cuda")
+
+
+cdef bint _is_dtype_name(str s):
+    try:
+        np.dtype(s)
+    except TypeError:
+        return False
+    return True
+
+
+cpdef object _dtype_arg(object dtype, str fn):
+    """``dtype`` (a NumPy dtype, a scalar type such as np.float32 or float,
+    rg.float32, or a name such as "float32") as a NumPy dtype; TypeError for
+    what is not a numeric dtype, and for a torch dtype (libraries mixed)."""
+    if type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
+        raise TypeError(f"{fn}(): got {dtype}, a torch dtype: the libraries were mixed. Pass a "
+                        f"retrograd/NumPy dtype such as rg.{str(dtype).rpartition('.')[2]}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument 'dtype' must be a dtype such as rg.float32, np.float32 or "
+                        f"'float32', not {_type_name(dtype)} {dtype!r}") from None
+    if dt.kind in "OUSVMm":
+        raise TypeError(f"{fn}(): dtype {dt} is not a numeric dtype; pass rg.float32, rg.int64, rg.bool, ...")
+    return dt
+
+
 cdef int _wrap_dim(object dim, int ndim) except? -1:
-    cdef int d = dim
+    cdef long long d
     cdef int n = ndim if ndim > 0 else 1
+    if type(dim) is not int:
+        # C's int conversion would truncate 1.5 to 1: refuse what torch refuses
+        dim = _int_arg(dim, "dim")
+    try:
+        d = dim
+    except OverflowError:
+        raise _overflow_error(dim) from None
     if d < -n or d >= n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d + n if d < 0 else d
+    return <int>(d + n if d < 0 else d)
 
 
-cdef Tensor _as_tensor_arg(object x):
+cdef object _int_arg(object v, str arg, str fn=None):
+    # torch's int arguments (dims, sizes, diagonals, chunk counts): Python
+    # ints, NumPy integers and one-element integer tensors. int(v) would
+    # silently truncate a float (sum(x, dim=1.5) reducing dim 1), so floats,
+    # bools, None and strings raise TypeError as torch's argument parser does.
+    if type(v) is int:
+        if not (-(1 << 63) <= v < (1 << 63)):
+            raise _overflow_error(v)
+        return v
+    where = f"{fn}(): argument '{arg}'" if fn else f"argument '{arg}'"
+    if isinstance(v, Tensor):
+        if (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
+            return int((<Tensor>v)._array.item())
+        raise TypeError(f"{where} must be int, not a {(<Tensor>v)._array.dtype} tensor of shape "
+                        f"{list((<Tensor>v)._array.shape)}; pass a Python int")
+    if isinstance(v, (bool, np.bool_)) or not hasattr(type(v), "__index__"):
+        raise TypeError(f"{where} must be int, not {_type_name(v)}" +
+                        ("; round it explicitly, e.g. int(x)" if isinstance(v, (float, np.floating)) else ""))
+    v = _operator.index(v)
+    if not (-(1 << 63) <= v < (1 << 63)):
+        raise _overflow_error(v)
+    return v
+
+
+cdef object _check_int_list(object seq, str arg, str fn):
+    # A tuple of ints (sizes, dims): each element an int (TypeError for
+    # floats, strings, None), and within int64 (torch's TypeError "failed to
+    # unpack" for the rest). A loop of C type checks: nothing for plain ints.
+    if not isinstance(seq, (tuple, list)):
+        return
+    for i, v in enumerate(seq):
+        if type(v) is int:
+            if -(1 << 63) <= v < (1 << 63):
+                continue
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' failed to unpack the object at pos "
+                            f"{i}: {v} does not fit in a 64-bit integer")
+        if type(v) is bool or not hasattr(type(v), "__index__"):
+            if isinstance(v, Tensor) and (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
+                continue
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' must be a tuple of ints, but found "
+                            f"element of type {_type_name(v)} at pos {i}")
+
+
+cdef object _bool_arg(object v, str arg, str fn):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{fn}(): argument '{arg}' must be bool, not {_type_name(v)}")
+
+
+cdef object _overflow_error(object v):
+    # torch's class and words for an int argument beyond int64
+    return ValueError(f"Overflow when unpacking long long: {v} does not fit in a 64-bit integer")
+
+
+cdef str _type_name(object v):
+    t = type(v)
+    m = t.__module__
+    return t.__name__ if m in ("builtins", None) else f"{m}.{t.__name__}"
+
+
+cdef object _foreign_tensor_error(object x, str where):
+    # A torch.Tensor (or another library's tensor) passed to a retrograd op:
+    # np.asarray would silently copy it out of its own graph.
+    return TypeError(f"{where} must be a retrograd Tensor, not {_type_name(x)}: the libraries were mixed "
+                     "(a torch tensor in a retrograd op). Convert it with rg.from_numpy(t.detach().numpy()), "
+                     "or keep the computation in one library")
+
+
+cdef inline bint _is_foreign_tensor(object x):
+    return type(x).__name__ == "Tensor" and (type(x).__module__ or "").split(".")[0] == "torch"
+
+
+cdef object _checked_asarray(object x, str where):
+    # A non-Tensor given for a Tensor argument: numbers, sequences of numbers
+    # and arrays are taken as arrays (NumPy's semantics); None, strings and
+    # other objects raise TypeError as torch does, not an object array whose
+    # failure surfaces later as a NumPy ufunc message.
+    if x is None or isinstance(x, (str, bytes)) or _is_foreign_tensor(x):
+        if _is_foreign_tensor(x):
+            raise _foreign_tensor_error(x, where)
+        raise TypeError(f"{where} must be Tensor, not {_type_name(x)}")
+    a = np.asarray(x)
+    if a.dtype.kind in "OUSVMm":
+        if a.dtype.kind == "O" and _builtins.any(_is_foreign_tensor(i) for i in a.reshape(-1)):
+            raise _foreign_tensor_error(next(i for i in a.reshape(-1) if _is_foreign_tensor(i)), where)
+        raise TypeError(f"{where} must be Tensor, or numbers or an array of numbers, not {_type_name(x)}"
+                        + (f" of dtype {a.dtype}" if a.dtype.kind != "O" else ""))
+    return a
+
+
+cdef Tensor _as_tensor_arg(object x, str where="argument 'input'"):
     if isinstance(x, Tensor):
         return <Tensor>x
-    return rg_wrap(_ensure_array(np.asarray(x)), _CPU)
+    return rg_wrap(_ensure_array(_checked_asarray(x, where)), _CPU)
 
 
 cdef class _RetainsGradHook:

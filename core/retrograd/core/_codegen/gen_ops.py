@@ -606,6 +606,13 @@ FP_QUIET_OPS = {
 }
 
 
+def _arg_array_call(e, p):
+    # errors for a bad non-Tensor argument name the op and the argument as
+    # torch does (its first Tensor parameter is called 'input', not 'self')
+    arg = "input" if p.name == "self" else p.name
+    return f'_arg_array_named({p.name}, "{e.name}", "{arg}")'
+
+
 def emit_op(e, saved, uses, out):
     w = out.append
     tensors = e.tensors
@@ -616,10 +623,15 @@ def emit_op(e, saved, uses, out):
         if p.default == "None":
             # an optional Tensor argument (clamp's min/max): None stays None
             w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
-              f"(None if {p.name} is None else _arg_array({p.name}))")
+              f"(None if {p.name} is None else {_arg_array_call(e, p)})")
         else:
-            w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else _arg_array({p.name})")
+            w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
+              f"{_arg_array_call(e, p)}")
     for p in e.others:
+        if p.name == "keepdim":
+            # torch's bool argument: truthiness of a tuple or a string is no keepdim
+            w("    if type(keepdim) is not bool:")
+            w(f'        keepdim = _bool_arg(keepdim, "keepdim", "{e.name}")')
         w(f"    cdef object v_{p.name} = {p.name}")
     if e.device_param:
         w(f"    cdef Device dev = _parse_device({e.device_param})")
@@ -655,15 +667,22 @@ def emit_op(e, saved, uses, out):
         w("    fpq = _fp_quiet_enter()")
         w("    try:")
     ind = "    " * (2 if quiet else 1)
-    if len(tensors) >= 2:
-        # NumPy's broadcasting ValueError becomes torch's RuntimeError
+    # NumPy's errors said as torch's (exceptions cost nothing until raised):
+    # a broadcasting ValueError is torch's RuntimeError; a ufunc with no loop
+    # for the dtype (complex trunc, bool silu) is torch's NotImplementedError
+    kernel_call = f"out = _ensure_array({rewrite(e, e.kernel, 'kernel')})"
+    if tensors:
         w(f"{ind}try:")
-        w(f"{ind}    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
-        w(f"{ind}except ValueError as exc:")
-        w(f"{ind}    _raise_shape_error(exc)")
+        w(f"{ind}    {kernel_call}")
+        if len(tensors) >= 2:
+            w(f"{ind}except ValueError as exc:")
+            w(f"{ind}    _raise_shape_error(exc)")
+            w(f"{ind}    raise")
+        w(f"{ind}except TypeError as exc:")
+        w(f'{ind}    _raise_dtype_error(exc, "{e.name}", a_{tensors[0].name})')
         w(f"{ind}    raise")
     else:
-        w(f"{ind}out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+        w(f"{ind}{kernel_call}")
     if quiet:
         w("    finally:")
         w("        _fp_quiet_exit(fpq)")
@@ -856,7 +875,7 @@ def emit_list_op(e, saved, out):
     w("            carrier = _dev_carrier(carrier, t)")
     w("            needs = needs or _needs(t)")
     w("        else:")
-    w("            arrs[i] = _arg_array(x)")
+    w(f'            arrs[i] = _arg_array_named(x, "{e.name}", "{tl}")')
     w(f"    a_{tl} = arrs")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")

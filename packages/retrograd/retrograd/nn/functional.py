@@ -10,6 +10,8 @@ from __future__ import annotations
 from retrograd.core.abi import composite_op
 import warnings
 
+import operator
+
 import numpy as np
 
 import retrograd.core as _c
@@ -21,17 +23,50 @@ __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
     "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
     "dropout", "layer_norm", "embedding", "relu", "relu_", "gelu", "silu", "softplus",
-    "sigmoid", "tanh",
+    "sigmoid", "tanh", "pad",
 ]
 
+# torch.nn.functional.pad: core's shape op (the same function as rg.pad)
+pad = _c.pad
 
-def _t(x):
-    return x if isinstance(x, Tensor) else _c.as_tensor(x)
+
+def _not_a_tensor(x, what):
+    # None, strings and torch tensors are never array data (torch: TypeError)
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"argument '{what}' must be Tensor, not {type(x).__name__}")
+    if type(x).__name__ == "Tensor" and type(x).__module__.split(".")[0] == "torch":
+        raise TypeError(f"argument '{what}' must be a retrograd Tensor, not torch.Tensor: the libraries were "
+                        "mixed; convert it with rg.from_numpy(t.detach().numpy())")
 
 
-def _arr(x):
+def _t(x, what="input"):
+    if isinstance(x, Tensor):
+        return x
+    _not_a_tensor(x, what)
+    return _c.as_tensor(x)
+
+
+def _int_tuple(v, arg, fn):
+    """An int or a sequence of ints (torch's IntArrayRef); int() would silently
+    truncate floats, so they (and strings, None) raise TypeError as torch."""
+    items = (v,) if not isinstance(v, (tuple, list)) else v
+    out = []
+    for i, s in enumerate(items):
+        if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
+            raise TypeError(f"{fn}(): argument '{arg}' must be an int or a tuple of ints, but found element "
+                            f"of type {type(s).__name__} at pos {i}")
+        s = operator.index(s)
+        if not (-(1 << 63) <= s < (1 << 63)):
+            raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos {i}: {s} does not "
+                            "fit in a 64-bit integer")
+        out.append(s)
+    return tuple(out)
+
+
+def _arr(x, what="target"):
     if isinstance(x, Tensor):
         return x._array
+    _not_a_tensor(x, what)
     return x if hasattr(x, "__cuda_array_interface__") else np.asarray(x)     # CuPy arrays stay
 
 
@@ -271,25 +306,48 @@ def _class_weights(weight, C, dtype, like):
     return w.astype(dtype, copy=False)
 
 
+def _check_class_target(x, t, fn):
+    """A class-index target for input x: torch's shape checks (and classes:
+    ValueError for a batch size mismatch, RuntimeError otherwise), then an
+    integer dtype."""
+    if x.ndim >= 2:
+        if t.ndim == 0:
+            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size (0): pass "
+                             f"one class index per sample, a target of shape [{x.shape[0]}]")
+        if t.ndim >= 1 and t.shape[0] != x.shape[0]:
+            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                             f"({t.shape[0]}).")
+        if x.ndim == 2 and t.ndim != 1:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported (input of shape "
+                               f"{list(x.shape)}, target of shape {list(t.shape)})")
+        want = (x.shape[0],) + tuple(x.shape[2:])
+        if tuple(t.shape) != want:
+            raise RuntimeError(f"Expected target size {list(want)}, got {list(t.shape)}")
+    elif t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif t.ndim == 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}; "
+                         "pass a 0-d target (one class index) for an unbatched input")
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{fn}(): expected integer class labels (a target of dtype int64, torch's Long), but got a target of dtype "
+            f"{t.dtype}. Convert it with target.long(); to give class probabilities instead, pass a float "
+            f"target of the input's shape {list(x.shape)}")
+
+
 def _nll_parts(x, t, weight, ignore_index):
     """(picked log-probabilities (M,), per-element weights (M,), ignore mask,
     batch shape) for input x (N, C, d...) or (C,) and class indices t."""
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {t.dtype} (class-index targets must "
-                           "be integers; pass class probabilities as a float tensor of the input's shape)")
     if x.ndim == 0:
         raise ValueError("Expected input to have at least 1 dimension (got 0)")
+    _check_class_target(x, t, "nll_loss")
     if x.ndim == 1:
-        if t.ndim != 0:
-            raise RuntimeError(f"Expected a 0-D target for a 1-D input, got target of size {list(t.shape)}")
         C = x.shape[0]
         x2 = _c.reshape(x, (1, C))
         batch = ()
     else:
         C = x.shape[1]
         want = (x.shape[0],) + tuple(x.shape[2:])
-        if tuple(t.shape) != want:
-            raise ValueError(f"Expected target size {list(want)}, got {list(t.shape)}")
         if x.ndim == 2:
             x2 = x
         else:
@@ -349,13 +407,20 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = _t(input)
     if x.ndim == 0:
-        raise ValueError("Expected input to have at least 1 dimension (got 0)")
+        # torch looks up the class dim (1) of the 0-d input first
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1): "
+                         "cross_entropy needs an input of shape (C,) or (N, C, ...)")
     cdim = 0 if x.ndim == 1 else 1
     C = x.shape[cdim]
     logp = _c.log_softmax(x, cdim)
     t = _arr(target)
     wshape = [1] * x.ndim
     wshape[cdim] = C
+    if tuple(t.shape) == tuple(x.shape) and t.dtype.kind not in "fc":
+        # torch: a target of the input's shape holds class probabilities
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{t.dtype}; for class indices pass a target of shape {list(x.shape[:cdim])}"
+                           f"{list(x.shape[cdim + 1:]) if x.ndim > 2 else ''}")
     if t.dtype.kind in "iu":
         nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
         if label_smoothing == 0.0:
@@ -380,12 +445,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         else:
             ret = smooth
         return _c.add(_c.mul(nll, 1.0 - label_smoothing), _c.mul(ret, label_smoothing / C))
-    if t.dtype.kind != "f":
-        raise RuntimeError(f"expected target of integer (class indices) or floating (class "
-                           f"probabilities) dtype, got {t.dtype}")
-    if tuple(t.shape) != tuple(x.shape):
-        raise RuntimeError(f"Expected target of the input's shape {list(x.shape)} for class "
-                           f"probabilities, got {list(t.shape)}")
+    if t.dtype.kind != "f" or tuple(t.shape) != tuple(x.shape):
+        if t.dtype.kind not in "fc" and tuple(t.shape) == tuple(x.shape):
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{t.dtype}")
+        # not class probabilities: checked as class indices (torch's errors)
+        _check_class_target(x, t, "cross_entropy")
     tt = _t(target)
     if label_smoothing > 0:
         tt = _c.add(_c.mul(tt, 1.0 - label_smoothing), label_smoothing / C)
@@ -468,8 +533,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims
     (biased variance), then * weight + bias."""
     x = _t(input)
-    ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
-        else tuple(int(s) for s in normalized_shape)
+    ns = _int_tuple(normalized_shape, "normalized_shape", "layer_norm")
     k = len(ns)
     if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
@@ -501,7 +565,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
                            f"scalar types: Long, Int; but got {idx.dtype} instead (cast the indices "
                            "to an integer dtype)")
-    w = _t(weight)
+    w = _t(weight, "weight")
+    if w.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D (num_embeddings, embedding_dim), got shape {list(w.shape)}")
+    if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
+        # NumPy would wrap a negative index to a row from the end
+        raise IndexError(f"index out of range in self: indices must lie in [0, {w.shape[0] - 1}] for "
+                         f"{w.shape[0]} embeddings")
     if max_norm is not None:
         _embedding_renorm_(w, idx, float(max_norm), float(norm_type))
     rows = _c.getitem(w, idx)

