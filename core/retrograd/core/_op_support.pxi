@@ -615,24 +615,6 @@ cdef object k_sigmoid(object a):
     return r.astype(np.result_type(a, np.float16), copy=False)
 
 
-cdef object k_sign(object a):
-    # torch: sign(nan) is 0 (NumPy's is nan); bool is its own sign; complex
-    # input is refused (torch's sgn is the complex sign)
-    dt = _dtype_of(a)
-    if dt.kind == "b":
-        return _xp(a).array(a, copy=True)
-    if dt.kind == "c":
-        raise NotImplementedError("Unlike NumPy, sign is not defined for complex tensors (as torch); use "
-                                  "x / x.abs() for the complex sign")
-    out = np.sign(a)
-    if dt.kind == "f":
-        if type(out) is ndarray and out.ndim:
-            np.copyto(out, 0, where=np.isnan(out))
-        else:                           # a NumPy scalar, or a CuPy array
-            out = np.where(np.isnan(out), 0, out)
-    return out
-
-
 cdef object k_relu(object a):
     cdef int kind = _kind_of(a)
     if kind == 99:
