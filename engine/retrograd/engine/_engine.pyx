@@ -1014,6 +1014,7 @@ cdef int _claim_node(Node node) except -1:
     cdef unsigned long me = PyThread_get_thread_ident()
     cdef size_t i
     cdef bint busy = True
+    cdef unsigned int pause = 20            # us; doubled up to 1 ms (rare, brief waits)
     while busy:
         busy = False
         for i in range(_consumed_nodes.size()):
@@ -1022,7 +1023,9 @@ cdef int _claim_node(Node node) except -1:
                 break
         if busy:
             with nogil:
-                usleep(20)
+                usleep(pause)
+            if pause < 1000:
+                pause *= 2
     _consumed_nodes.push_back(<PyObject*>node)
     _consumed_by.push_back(me)
     return 0
