@@ -300,3 +300,20 @@ def test_mark_dirty_of_a_tensor_that_is_not_returned_raises():
     with pytest.raises(RuntimeError, match="marked as dirty during the forward method were not "
                                            "returned as output"):
         DirtyHidden.apply(_leaf(3).clone())
+
+
+def test_generated_nodes_return_saved_inputs_as_the_objects_saved():
+    torch = pytest.importorskip("torch")
+
+    def identities(lib):
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        nonleaf = leaf * 3.0
+        plain = lib.tensor([5.0, 6.0])
+        by_plain = nonleaf * plain          # only `plain` is needed (for self's gradient)
+        by_leaf = nonleaf * leaf            # both are needed
+        e = nonleaf.exp()
+        return (by_plain.grad_fn._saved_other is plain, by_plain.grad_fn._saved_self is None,
+                by_leaf.grad_fn._saved_self is nonleaf, by_leaf.grad_fn._saved_other is leaf,
+                e.grad_fn._saved_result is e)
+
+    assert identities(rg) == identities(torch) == (True, True, True, True, False)

@@ -135,3 +135,52 @@ def test_a_dual_tensor_cannot_be_a_tangent_of_its_own_level():
         with pytest.raises(RuntimeError, match="Setting a forward grad that itself has a forward "
                                                "gradient at the same level0 is not supported"):
             fwAD.make_dual(rg.tensor([0.0, 0.0]), inner)
+
+
+class Scaled(rg.autograd.Function):
+    """Takes a float tensor, an integer tensor and a Python scalar."""
+
+    @staticmethod
+    def forward(ctx, x, index, scale):
+        return x * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, tindex, tscale):
+        Scaled.seen = (tindex, tscale)
+        return tx * 3.0
+
+
+def test_jvp_gets_no_tangent_for_non_differentiable_inputs():
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(rg.tensor([1.0, 2.0]), rg.tensor([3.0, 4.0]))
+        out = Scaled.apply(dual, rg.tensor([1, 2]), 3.0)
+        np.testing.assert_array_equal(np.asarray(fwAD.unpack_dual(out).tangent), [9.0, 12.0])
+    assert Scaled.seen == (None, None)          # torch passes None for both
+
+
+def test_jvp_gets_zeros_for_a_float_input_without_a_tangent():
+    seen = []
+
+    class Mul(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+        @staticmethod
+        def jvp(ctx, tx, ty):
+            seen.append((tx, ty))
+            return tx * 2.0
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(rg.tensor([1.0, 2.0]), rg.tensor([3.0, 4.0]))
+        Mul.apply(dual, rg.tensor([5.0, 6.0]))
+    (tx, ty), = seen
+    np.testing.assert_array_equal(np.asarray(ty), [0.0, 0.0])

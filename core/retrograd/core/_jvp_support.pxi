@@ -75,8 +75,10 @@ cdef class _FunctionJvp:
         cdef Tensor o, r, tan
         grads = list(tans)
         if self.ctx.materialize_grads:
+            # zeros for a differentiable input without a tangent; an input of
+            # an integer or bool dtype has none at all (None), as torch
             for i in range(len(args)):
-                if grads[i] is None and type(args[i]) is Tensor:
+                if grads[i] is None and type(args[i]) is Tensor and _record((<Tensor>args[i])._array):
                     grads[i] = _fw_zeros(args[i])
         versions = [(<Tensor>g)._version_counter.version if type(g) is Tensor else None
                     for g in grads]

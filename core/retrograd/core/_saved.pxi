@@ -157,6 +157,16 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
     cdef Tensor t
     if vc is None:
         return data
+    if type(data) is Tensor:
+        # the saved original (see gen_ops.py)
+        t = <Tensor>data
+        if vc.version != ver:
+            _raise_modified_inline(owner, t._array, vc, ver, edge_index)
+        if t._grad_fn is None and not t._requires_grad:
+            x = rg_next_fn(owner, edge_index)
+            if x is not None and type(x) is not AccumulateGrad:
+                _raise_detached()   # it had a history when saved: detach_() took it
+        return t if as_tensor else t._array
     if type(data) is _PackedSaved:
         return _unpack_hooked_input(owner, <_PackedSaved>data, edge_index, as_tensor)
     if vc.version != ver:

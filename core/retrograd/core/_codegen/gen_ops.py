@@ -713,6 +713,11 @@ def emit_op(e, saved, uses, out):
                 w(f"        if {cond}:")
                 w(f"            node.s_{n} = a_{n}")
                 w(f"            if t_{n} is not None:")
+                # torch's saved_original: an input is kept as the tensor
+                # itself, so that unpacking returns that very object (the
+                # array alone where it was moved to the op's device).
+                w(f"                if a_{n} is t_{n}._array:")
+                w(f"                    node.s_{n} = t_{n}")
                 w(f"                _check_saveable(t_{n})")
                 w(f"                node.s_{n}_vc = t_{n}._version_counter")
                 w(f"                node.s_{n}_ver = t_{n}._version_counter.version")
