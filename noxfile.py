@@ -358,7 +358,7 @@ def fuzz(session: nox.Session) -> None:
     unlisted deviations. `nox -s fuzz -- 50000` sets the number of cases (the
     test suite runs a bounded sample of it on every `tests` session)."""
     _install(session, "all", *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS)
-    cases = session.posargs[0] if session.posargs else "6000"
+    cases = session.posargs[0] if session.posargs else "3000"
     session.run("python", "-m", "pytest", "--strict-markers", "-p", "no:cacheprovider", "-q", "tests/fuzz",
                 env={"RETROGRAD_FUZZ_CASES": cases})
 

@@ -183,3 +183,28 @@ def test_index_beyond_int64_in_a_list_is_refused_not_wrapped():
     x = rg.arange(3)
     with pytest.raises(ValueError, match="Overflow"):
         x[[2 ** 63]]
+
+
+@pytest.mark.parametrize("shape,chunks,dim", [((0, 3), 2, 0), ((0, 3), 3, 0), ((2, 0), 3, 1), ((5, 0), 4, 1),
+                                              ((0,), 1, 0), ((4, 0, 2), 2, -2)])
+def test_chunk_of_an_empty_dim_gives_torchs_number_of_chunks(shape, chunks, dim):
+    got = rg.chunk(rg.zeros(shape), chunks, dim)
+    ref = torch.chunk(torch.zeros(shape), chunks, dim)
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in ref]
+    assert [tuple(t.shape) for t in rg.zeros(shape).chunk(chunks, dim)] == [tuple(t.shape) for t in ref]
+
+
+@pytest.mark.parametrize("size,chunks", [(5, 2), (6, 4), (1, 3), (7, 7)])
+def test_chunk_of_a_nonempty_dim_unchanged(size, chunks):
+    got = rg.chunk(rg.arange(float(size)), chunks)
+    ref = torch.chunk(torch.arange(float(size)), chunks)
+    assert [t.tolist() for t in got] == [t.tolist() for t in ref]
+
+
+def test_float_dim_is_never_truncated():
+    # the silent case of issue 14 §1.4: dim=1.5 used to reduce dim 1
+    x = rg.ones(2, 3)
+    for call in (lambda: x.sum(1.5), lambda: rg.sum(x, dim=1.5), lambda: x.unsqueeze(0.5), lambda: x.tril(1.5),
+                 lambda: rg.mean(x, (1.0,)), lambda: rg.amax(x, 1.0), lambda: rg.argmax(x, 1.0)):
+        with pytest.raises(TypeError, match="float"):
+            call()

@@ -31,7 +31,8 @@ _TORCH_NO_KERNEL = re.compile(
     r"|expected scalar type \w+ but found \w+"
     r"|expected (m1 and m2|both vectors) to have (the )?same dtype"
     r"|expected dtype \w+( \w+)? for `end` but got dtype"
-    r"|where expected condition to be a boolean tensor")
+    r"|where expected condition to be a boolean tensor"
+    r"|not implemented for complex tensors|does not support complex input")
 
 KNOWN = {
     "numpy-array-likes": "retrograd takes numbers, sequences of numbers and NumPy arrays/scalars where torch "
@@ -51,8 +52,11 @@ KNOWN = {
     "numpy-dtype-coverage": "NumPy computes these ops for every numeric dtype and promotes mixed operands "
                             "(matmul of float32 and float64, relu of bool, softmax of int), where torch has no "
                             "kernel for the dtype or wants equal dtypes (API.md: array semantics follow NumPy)",
-    "dim-none": "dim=None means every dim (squeeze) or, for softmax, torch's implicit dim as F.softmax does; "
-                "torch.squeeze/torch.softmax refuse None",
+    "dim-none": "dim=None means every dim (squeeze) or, for softmax, torch's implicit dim as F.softmax does, "
+                "and a one-element tuple is taken as its dim (NumPy's axis tuples); torch.squeeze and "
+                "torch.softmax refuse both",
+    "pool-0d": "max/avg_pool2d of a 0-d input: retrograd's RuntimeError names the (C, H, W) or (N, C, H, W) "
+               "shape it needs; torch's IndexError comes from looking up dim -3 first",
     "bool-size": "a bool is taken as a size 0/1 in every position of *size (torch takes it only after the "
                  "first, an artefact of its argument parser)",
     "torch-to-parser": "torch's Tensor.to parses a bool or float positional argument in ways of its own "
@@ -83,12 +87,15 @@ def known_reason(r):
         return KNOWN["numpy-array-likes"]
     if oc == "torch_only_raises" and _TORCH_NO_KERNEL.search(torch_msg):
         return KNOWN["numpy-dtype-coverage"]
-    if oc == "torch_only_raises" and "dim=None" in case and r["op"] in ("squeeze", "softmax", "softmax_F"):
+    if oc == "torch_only_raises" and r["op"] in ("squeeze", "softmax", "softmax_F", "log_softmax") and \
+            re.search(r"dim=(None|\(\d+,\))", case):
         return KNOWN["dim-none"]
     if oc == "torch_only_raises" and re.match(r"(zeros|ones|empty|rand|randn)\(True", case):
         return KNOWN["bool-size"]
-    if r["op"] == "to" and re.match(r"to\(T[^)]*\), (True|False|[-0-9.]+|nan|inf)\)$", case):
+    if r["op"] == "to" and re.match(r"to\(T\([^)]*\)[:\w]*, (True|False|[-0-9.e]+|nan|inf)\)$", case):
         return KNOWN["torch-to-parser"]
+    if oc == "class_mismatch" and r["op"] in ("avg_pool2d", "max_pool2d") and "Dimension specified as" in torch_msg:
+        return KNOWN["pool-0d"]
     if oc == "torch_only_raises" and r["op"] == "backward" and "complex" in case:
         return KNOWN["complex-implicit-grad"]
     if oc == "value_mismatch" and r["op"] == "conv2d" and "inf" in case and why.startswith("grad"):

@@ -568,6 +568,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     w = _t(weight, "weight")
     if w.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D (num_embeddings, embedding_dim), got shape {list(w.shape)}")
+    if idx.size and w.shape[0] == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive: the embedding "
+                           "weight has no rows")
     if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
         # NumPy would wrap a negative index to a row from the end
         raise IndexError(f"index out of range in self: indices must lie in [0, {w.shape[0] - 1}] for "
