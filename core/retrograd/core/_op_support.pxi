@@ -207,13 +207,6 @@ cpdef object k_sign(object a):
     return r
 
 
-cdef object k_true_divide(object a, object b):
-    # torch: integer / integer is a float32 division (NumPy's is float64)
-    if _kind_of(a) == 105 and _kind_of(b) == 105:
-        return np.true_divide(k_float(a), k_float(b))
-    return np.true_divide(a, b)
-
-
 cdef inline object _xp(object a):
     # The array module of `a`: CuPy for a device array, else NumPy. Arrays a
     # kernel creates (zeros, empty, arange) come from it, so they live on
