@@ -44,11 +44,9 @@ KNOWN = {
     "torch-no-derivative": "torch has no (or an internally failing) derivative for this input (remainder's "
                            "second argument, bool/int tensors, pow of a Python bool); retrograd's gradient "
                            "is the formula's value, and the forward results agree",
-    "int-input-promotion": "integer and bool inputs of float ops give NumPy's smallest float (int8 -> float16, "
-                           "int16 -> float32) where torch gives its default float; issue 14 §1.2, fixed on the "
-                           "`fastpaths` branch (C loops and numerics), not on this one",
-    "complex-silu": "sigmoid/silu of complex input drop the imaginary part; issue 14 §1.3, fixed on the "
-                    "`fastpaths` branch",
+    "int-input-promotion": "integer and bool inputs of float ops compute in float32, torch's own default "
+                           "float dtype; the fuzz runs torch with float64 as its default, where torch gives "
+                           "float64",
     "numpy-dtype-coverage": "NumPy computes these ops for every numeric dtype and promotes mixed operands "
                             "(matmul of float32 and float64, relu of bool, softmax of int), where torch has no "
                             "kernel for the dtype or wants equal dtypes (API.md: array semantics follow NumPy)",
@@ -110,10 +108,8 @@ def known_reason(r):
                 m.group(1) == "float64" and m.group(2) in ("float32", "float16", "complex64"):
             return KNOWN["numpy-promotion"]
         if m and m.group(1) in ("float16", "float32") and m.group(2) == "float64" and _involves(
-                case, ":int8", ":uint8", ":int16", ":bool", ":int32"):
+                case, ":int8", ":uint8", ":int16", ":bool", ":int32", ":int64"):
             return KNOWN["int-input-promotion"]
-        if r["op"] in ("silu", "sigmoid") and "complex" in case:
-            return KNOWN["complex-silu"]
         if why.startswith("gradients: rg True torch") and _involves(
                 why, "not implemented", "INTERNAL ASSERT", "bool tensor is not supported",
                 "only Tensors of floating point"):

@@ -691,7 +691,11 @@ def emit_op(e, saved, uses, out):
     else:
         diff = [p for p in tensors if p.name not in e.nondiff_inputs]
         cond = " or ".join(f"_needs(t_{p.name})" for p in diff)
-        w(f"    if rg_tls_grad_enabled and ({cond}) and _record_op(out):")
+        # linear ops with real coefficients (views, sums, copies) have the
+        # same gradient for complex tensors: no complex refusal for them,
+        # except a real-to-complex conversion (its gradient needs .real)
+        record = "_record" if e.jvp == "auto_linear" and e.name != "_to_dtype" else "_record_op"
+        w(f"    if rg_tls_grad_enabled and ({cond}) and {record}(out):")
         w(f"        node = {e.node_name}.__new__({e.node_name})")
         for i, p in enumerate(tensors):
             if p.name in e.nondiff_inputs:
@@ -895,7 +899,9 @@ def emit_list_op(e, saved, out):
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
     w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
-    w("    if rg_tls_grad_enabled and needs and _record_op(out):")
+    # cat/stack: linear, so complex tensors keep their (right) gradient
+    record = "_record" if e.jvp == "auto_linear" else "_record_op"
+    w(f"    if rg_tls_grad_enabled and needs and {record}(out):")
     w(f"        node = {e.node_name}.__new__({e.node_name})")
     w("        edges = [None] * (2 * n)")
     w("        for i in range(n):")
