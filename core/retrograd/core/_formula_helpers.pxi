@@ -619,9 +619,10 @@ def var_backward(ns, grad, self, dim, unbiased, bint keepdim, correction):
     centered = self - _ns_mean(ns, self, _all_if_empty(dim) if len(shape) else None, True)
     if n - c <= 0 and (dim is None or len(shape) == 0):
         # torch: no degrees of freedom in a full reduction gives inf, or NaN
-        # where the element is the mean (2/0 * 0), whatever the sign
+        # where the element is the mean (2/0 * 0) or not a number (an inf
+        # input: inf - inf), whatever the sign
         cd = ns.data(centered)
-        return g * _xp(cd).where(cd == 0, np.nan, np.inf).astype(cd.dtype)
+        return g * _xp(cd).where((cd == 0) | (cd != cd), np.nan, np.inf).astype(cd.dtype)
     scale = 2.0 / (n - c) if n != c else float("inf")
     return g * scale * centered
 

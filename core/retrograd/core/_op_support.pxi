@@ -2132,6 +2132,10 @@ cdef object k_clamp(object a, object lo, object hi):
 
 
 cdef object k_lerp(object a, object end, object weight):
+    if _kind_of(a) == 105 and hasattr(end, "dtype") and _dtype_of(end) != _dtype_of(a):
+        # torch checks that start and end agree before it looks for a kernel
+        raise DtypeRuntimeError(f"lerp(): expected dtype {_dtype_of(a)} for `end` but got dtype "
+                                f"{_dtype_of(end)}; convert both to one floating point dtype first")
     k_float_only(a, "lerp")
     # torch's formula: exact at weight 0 and weight 1
     d = np.subtract(end, a)

@@ -538,6 +538,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(x.shape)}")
+    if x.dtype.kind not in "fc":
+        # torch has no layer_norm kernel for integer or bool input
+        raise NotImplementedError(f"layer_norm(): not implemented for {x.dtype} input, as in torch; "
+                                  f"convert it first, e.g. input.float()")
     dims = tuple(range(x.ndim - k, x.ndim))
     xc = _c.sub(x, _c.mean(x, dims, True))
     var = _c.mean(_c.mul(xc, xc), dims, True)
