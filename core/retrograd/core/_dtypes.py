@@ -1,4 +1,4 @@
-"""torch's dtype names, as NumPy dtypes (API.md: a tensor's dtype is a NumPy dtype).
+"""torch's dtype names, as NumPy dtypes (a tensor's dtype is a NumPy dtype).
 
 `t.dtype == rg.float32` and `t.dtype is rg.float32` hold, and every function
 that takes a dtype (creation functions, `.to`, `sum(dtype=)`, ...) takes

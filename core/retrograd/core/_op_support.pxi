@@ -633,7 +633,7 @@ cdef object _raise_dtype_error(object exc, str op, object a):
 cdef object _raise_shape_error(object exc):
     # The generated ops with several tensor inputs call this on a kernel's
     # ValueError: NumPy's "could not be broadcast" is torch's RuntimeError
-    # (API.md: the exception type torch raises). Other ValueErrors propagate.
+    # (the exception type torch raises). Other ValueErrors propagate.
     if "broadcast" in str(exc):
         raise RuntimeError(f"{exc}: the shapes must be broadcastable (as in torch)") from None
 

@@ -1,7 +1,7 @@
 # retrograd-core's ABI layer: the ONE header other distributions cimport.
 # Implemented by abi.pyx (which stitches the topic .pxi files together).
 #
-# Rules (shared/DESIGN.md, "The ABI layer"):
+# Rules (README, "The ABI: bumping it and the golden file"):
 # 1. Within an ABI major, free function signatures are frozen (add a `_v2`
 #    rather than change one); class fields and cdef methods are append-only.
 #    Bump RG_ABI_MINOR for every addition, RG_ABI_MAJOR for anything else.
