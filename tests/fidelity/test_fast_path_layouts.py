@@ -7,7 +7,7 @@ and backward. Each test builds the same values in every layout and compares
 with torch on an ordinary array.
 
 Fast paths covered: sigmoid, silu and softplus forward and backward,
-maximum/minimum backward (_elementwise_loops.pxi), max_pool2d's tiled
+maximum/minimum backward, add/sub/mul/div/neg forward (_elementwise_loops.pxi), max_pool2d's tiled
 backward (_pool_loops.pxi), conv2d's column-matrix kernels forward and both
 gradients (_conv_loops.pxi), and the engine's small-gradient sum."""
 import numpy as np
@@ -234,3 +234,48 @@ def test_engine_small_gradient_sum_layouts(layout, dtype):
     ys = [_PassLayout.apply(x, layout) * float(k + 1) for k in range(3)]
     (ys[0] + ys[1] + ys[2]).sum().backward()
     np.testing.assert_array_equal(np.asarray(x.grad), np.full(17, 6.0, dtype=dtype))
+
+
+ARITH = {
+    "add": (lambda a, b: a + b),
+    "sub": (lambda a, b: a - b),
+    "mul": (lambda a, b: a * b),
+    "div": (lambda a, b: a / b),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("which", ["left", "right", "both", "scalar"])
+@pytest.mark.parametrize("op", sorted(ARITH))
+def test_arith_loops_layouts(op, which, layout, dtype):
+    # exactly rounded arithmetic: NumPy's values on the native array bit for
+    # bit, in any layout, and torch's (within an ulp: torch divides a float32
+    # tensor by a scalar through its reciprocal)
+    f = ARITH[op]
+    a0, b0 = _values(dtype), _values(dtype, seed=2, lo=0.5, hi=4.0)
+    a = _tensor(a0, layout, True) if which in ("left", "both", "scalar") else rg.tensor(a0, requires_grad=True)
+    at = torch.tensor(a0, requires_grad=True)
+    if which == "scalar":
+        for s in (1.01, 3, -0.5):
+            with np.errstate(all="ignore"):
+                refs = (f(a0, s), f(s, a0))
+            for y, yt, ref in ((f(a, s), f(at, s), refs[0]), (f(s, a), f(s, at), refs[1])):
+                assert np.asarray(y).dtype == dtype
+                assert np.asarray(y).tobytes() == np.asarray(ref).tobytes()
+                _check(y, yt, dtype)
+        return
+    b = _tensor(b0, layout) if which in ("right", "both") else rg.tensor(b0)
+    y, yt = f(a, b), f(at, torch.tensor(b0))
+    np.testing.assert_array_equal(np.asarray(y), yt.detach().numpy())
+    (ga,) = rg.autograd.grad(y.sum(), [a])
+    (gt,) = torch.autograd.grad(yt.sum(), [at])
+    np.testing.assert_array_equal(np.asarray(ga), gt.numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_neg_loop_layouts(layout, dtype):
+    x0 = _values(dtype)
+    y = -_tensor(x0, layout)
+    np.testing.assert_array_equal(np.asarray(y), (-torch.tensor(x0)).numpy())

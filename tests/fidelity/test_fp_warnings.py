@@ -49,6 +49,24 @@ FORWARD = {
     "lerp_inf": lambda x: rg.lerp(rg.exp(x * 1000.0), x, 0.5),
     "atan2_zero": lambda x: rg.atan2(x * 0.0, x * 0.0),
     "tan_inf": lambda x: rg.tan(rg.exp(x * 1000.0)),
+    # the cheapest ops too: overflow, inf - inf, 0 * inf, sin(inf), both in
+    # their C loops and (strided, broadcast) in NumPy's ufuncs
+    "mul_overflow": lambda x: x * 1e308 * 10.0,
+    "mul_overflow_strided": lambda x: rg.cat([x, x])[::2] * 1e308 * 10.0,
+    "add_overflow_broadcast": lambda x: (x * 1e308)[:, None] + x[None, :] * 1e308,
+    "inf_minus_inf": lambda x: rg.exp(x * 1000.0) - rg.exp(x * 1000.0),
+    "zero_times_inf": lambda x: (x * 0.0) * rg.exp(x * 1000.0),
+    "sub_overflow": lambda x: -(x * 1e308) - x * 1e308,
+    "sin_inf": lambda x: rg.sin(rg.exp(x * 1000.0)),
+    "cos_inf": lambda x: rg.cos(rg.exp(x * 1000.0)),
+    "tanh_nan": lambda x: rg.tanh(rg.exp(x * 1000.0) - rg.exp(x * 1000.0)),
+    "sum_overflow": lambda x: rg.sum(x * 1e308),
+    "matmul_overflow": lambda x: (x * 1e200) @ (x * 1e200),
+    "mm_overflow": lambda x: (x * 1e200)[None] @ (x * 1e200)[:, None],
+    "square_overflow": lambda x: rg.square(x * 1e200),
+    "cumsum_overflow": lambda x: rg.cumsum(x * 1e308, 0),
+    "clamp_nan": lambda x: rg.clamp(rg.exp(x * 1000.0) - rg.exp(x * 1000.0), 0.0, 1.0),
+    "float32_cast_overflow": lambda x: (x * 1e300).to(rg.float32),
 }
 
 
@@ -132,3 +150,66 @@ def test_users_numpy_errstate_is_left_alone():
             np.log(np.zeros(1))
         assert np.geterr()["divide"] == "raise"
     assert np.geterr()["divide"] == "warn"
+
+
+def test_untracked_inplace_ops_are_silent(warnings_are_errors):
+    # an optimizer's update under no_grad: the in-place ufunc is a kernel too
+    p = rg.tensor([1e308, 1.0, 0.0])
+    with rg.no_grad():
+        p.mul_(10.0)
+        p.sub_(rg.tensor([np.inf, 0.0, 0.0]))
+        p.div_(0.0)
+    assert np.isnan(np.asarray(p)[0])
+
+
+def test_silent_on_a_new_thread(warnings_are_errors):
+    # each thread has its own quiet state; a fresh thread must get one too
+    import threading
+    errors = []
+
+    def work():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                x = _x()
+                (rg.sin(rg.exp(x * 1000.0)) + x * 1e308 * 10.0).sum().backward()
+        except Exception as exc:     # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_users_context_variables_are_seen_around_ops_and_in_hooks():
+    # the ops' quiet state must not hide the user's own context variables,
+    # neither after an op nor inside a hook that a backward runs
+    import contextvars
+    var = contextvars.ContextVar("user_var", default="unset")
+    token = var.set("set")
+    try:
+        seen = []
+        x = _x()
+        y = rg.log(x * 0.0)
+        assert var.get() == "set"
+        y.register_hook(lambda g: seen.append(var.get()))
+        y.sum().backward()
+        assert seen == ["set"]
+        assert var.get() == "set"
+    finally:
+        var.reset(token)
+
+
+def test_users_numpy_warns_between_ops():
+    # the quiet state is the op's own: the user's NumPy, right after an op
+    # (also an op that ran a C loop), warns as NumPy does
+    x = _x()
+    x * 1e308 * 10.0
+    rg.sin(rg.exp(x * 1000.0))
+    with pytest.warns(RuntimeWarning):
+        np.multiply(np.array([1e308]), 10.0)
+    with pytest.warns(RuntimeWarning):
+        np.sin(np.array([np.inf]))

@@ -73,10 +73,13 @@ cdef Tensor _inplace_binary_run(Tensor self, object other, object op, object ufu
         b = t_other._array if t_other is not None else _arg_array(other)
         if t_other is not None:
             _dev2(self, t_other)
+        fpq = _fp_kernel_enter()          # silent, as every kernel (_op_support.pxi)
         try:
             ufunc(self._array, b, out=self._array, casting="same_kind")
         except (TypeError, ValueError) as exc:
             raise RuntimeError(f"{name}: {exc}") from None
+        finally:
+            _fp_kernel_exit(fpq)
         self._version_counter.version += 1
         return self
     return _inplace_record(self, op, (other,), name, _needs(t_other))

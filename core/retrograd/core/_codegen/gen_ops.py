@@ -148,6 +148,9 @@ KNOWN_KEYS.add("freed_after_backward")
 # `node: Name`: the node class's name where torch's is not <Op>Backward0
 # (the in-place-on-a-view node is torch's CopySlices).
 KNOWN_KEYS.add("node")
+# `fast_kernel: expr`: a C loop tried before `kernel` (same result, bit for
+# bit, where it applies; None where it does not: see _elementwise_loops.pxi)
+KNOWN_KEYS.add("fast_kernel")
 
 
 def load(path):
@@ -592,25 +595,11 @@ def _pyparams(e, skip_first=False):
     return ", ".join(parts)
 
 
-# Ops whose kernel runs with NumPy's floating-point warnings off
-# (_fp_quiet_enter in _op_support.pxi): those that warn on finite input
-# (poles, domain errors, overflow of exp-like functions), where torch is
-# silent. The cheapest arithmetic (add, mul, matmul, sum...) warns only on
-# inf/NaN input or overflow, and is left out: switching NumPy's errstate
-# costs ~0.2 us, the per-op overhead budget of those ops.
-FP_QUIET_OPS = {
-    "div", "true_divide", "floor_divide", "remainder", "pow", "exp", "exp2", "expm1", "log", "log2",
-    "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "asin", "acos", "sinh", "cosh", "tan", "prod",
-    "cumprod", "norm", "logsumexp", "softplus", "gelu", "erf", "softmax", "log_softmax", "logsigmoid",
-    "var", "std", "mean", "lerp", "atan2", "sigmoid", "silu",
-}
-
-
 def _arg_array_call(e, p):
     # errors for a bad non-Tensor argument name the op and the argument as
     # torch does (its first Tensor parameter is called 'input', not 'self')
     arg = "input" if p.name == "self" else p.name
-    return f'_arg_array_named({p.name}, "{e.name}", "{arg}")'
+    return f'_arg_array({p.name}, "{e.name}", "{arg}")'
 
 
 def emit_op(e, saved, uses, out):
@@ -662,11 +651,21 @@ def emit_op(e, saved, uses, out):
     w("    if _op_enter_slot != NULL:")
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
-    quiet = e.name in FP_QUIET_OPS
+    # Every kernel but a view's (which computes nothing) runs with NumPy's
+    # floating-point warnings off, as torch never warns (_fp_kernel_enter in
+    # _op_support.pxi). A `fast_kernel:` (a C loop for the common layout,
+    # which never warns) runs first; None from it means "not this input".
+    quiet = e.view is None
+    ind = "    "
+    fast = e.raw.get("fast_kernel")
+    if fast:
+        w(f"    out = {rewrite(e, fast, 'kernel')}")
+        w("    if out is None:")
+        ind += "    "
     if quiet:
-        w("    fpq = _fp_quiet_enter()")
-        w("    try:")
-    ind = "    " * (2 if quiet else 1)
+        w(f"{ind}fpq = _fp_kernel_enter()")
+        w(f"{ind}try:")
+        ind += "    "
     # NumPy's errors said as torch's (exceptions cost nothing until raised):
     # a broadcasting ValueError is torch's RuntimeError; a ufunc with no loop
     # for the dtype (complex trunc, bool silu) is torch's NotImplementedError
@@ -684,8 +683,9 @@ def emit_op(e, saved, uses, out):
     else:
         w(f"{ind}{kernel_call}")
     if quiet:
-        w("    finally:")
-        w("        _fp_quiet_exit(fpq)")
+        ind = ind[:-4]
+        w(f"{ind}finally:")
+        w(f"{ind}    _fp_kernel_exit(fpq)")
     if e.nondifferentiable:
         w("    result = rg_wrap(out, dev)")
     else:
@@ -884,7 +884,7 @@ def emit_list_op(e, saved, out):
     w("            carrier = _dev_carrier(carrier, t)")
     w("            needs = needs or _needs(t)")
     w("        else:")
-    w(f'            arrs[i] = _arg_array_named(x, "{e.name}", "{tl}")')
+    w(f'            arrs[i] = _arg_array(x, "{e.name}", "{tl}")')
     w(f"    a_{tl} = arrs")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")
@@ -898,7 +898,12 @@ def emit_list_op(e, saved, out):
     w("    if _op_enter_slot != NULL:")
     # torch's op names (aten::mul), so tools that read its traces read ours
     w(f'        tok = _op_enter_slot("aten::{e.name}", rg_tls_sequence_nr, {args_tuple})')
-    w(f"    out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+    # (quiet as every kernel: a cast of float64 to float32 can overflow)
+    w("    fpq = _fp_kernel_enter()")
+    w("    try:")
+    w(f"        out = _ensure_array({rewrite(e, e.kernel, 'kernel')})")
+    w("    finally:")
+    w("        _fp_kernel_exit(fpq)")
     # cat/stack: linear, so complex tensors keep their (right) gradient
     record = "_record" if e.jvp == "auto_linear" else "_record_op"
     w(f"    if rg_tls_grad_enabled and needs and {record}(out):")
