@@ -151,3 +151,16 @@ def test_complex_ops_without_grad_still_compute():
     with rg.no_grad():
         zz = rg.tensor(Z, requires_grad=True)
         np.testing.assert_allclose(np.asarray(rg.exp(zz)), np.exp(Z))
+
+
+@pytest.mark.parametrize("lib", ["rg", "torch"])
+def test_backward_of_a_complex_scalar_needs_a_gradient(lib):
+    # torch creates the implicit gradient (1) only for real scalars: for a
+    # complex one the caller must say which gradient they mean
+    mod = torch if lib == "torch" else rg
+    z = mod.tensor(np.array([1 + 2j, 3 - 1j]), requires_grad=True)
+    s = z.sum()
+    with pytest.raises(RuntimeError, match="implicitly created only for real scalar outputs"):
+        s.backward()
+    s.backward(mod.tensor(np.array(1 + 0j)))
+    np.testing.assert_array_equal(np.asarray(z.grad.numpy() if lib == "torch" else z.grad), [1, 1])

@@ -56,9 +56,12 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
                     raise RuntimeError(
                         f"grad can be implicitly created only for scalar outputs, but output {i} has "
                         f"shape {tuple(out.shape)}: pass `gradient=` (or grad_outputs=) with that shape")
-                if out.dtype.kind not in "fc":
+                if out.dtype.kind != "f":
+                    # (torch: complex too; the gradient of a complex scalar
+                    # is not 1, and the user must say which one they mean)
                     raise RuntimeError(
-                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}: "
+                        f"pass `gradient=` (or grad_outputs=), or take .real or .abs() of the output first")
                 ones = np.ones_like(out._array)        # numpy or cupy, like the output
                 new.append(_abi._wrap(ones, out.device) if create_graph else ones)
             else:

@@ -116,14 +116,6 @@ cdef object k_no_bool(object a, str name):
     return a
 
 
-cdef object k_true_divide(object a, object b):
-    # torch: integer (or bool) / integer is its default float dtype, float32
-    # (NumPy's true_divide gives float64); any float operand: NumPy's rules
-    if _kind_of(a) == 105 and _kind_of(b) == 105:
-        return np.true_divide(a, b, dtype=np.float32)
-    return np.true_divide(a, b)
-
-
 cdef object k_square(object a):
     # torch: the square of a bool tensor is int64 (NumPy's is int8)
     if type(a) is ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:

@@ -515,7 +515,22 @@ cdef class Tensor:
 
     @property
     def _base(self):
-        """The tensor this one is a view of (the root base, as torch), or None."""
+        """The tensor this one is a view of, or None (``torch.Tensor._base``).
+
+        Returns:
+            Tensor or None: the root base: a view of a view names the tensor
+            that owns the memory, as in torch. ``detach()`` and copies are not
+            views (None).
+
+        Example::
+
+            >>> x = rg.ones(4)
+            >>> v = x[1:][::2]
+            >>> v._base is x
+            True
+            >>> x._base is None
+            True
+        """
         return self._base
 
     @property
@@ -573,10 +588,34 @@ cdef class Tensor:
             out = _op_clone(self)
         return out
 
-    # torch's dtype shorthands: float conversions keep the graph (torch's
-    # ToCopyBackward0), integer and bool ones give tensors that do not require
-    # grad; a tensor already of the dtype is returned as is.
+    # torch's dtype shorthands: float conversions keep the graph (node
+    # ToDtypeBackward0; torch's is ToCopyBackward0), integer and bool ones
+    # give tensors that do not require grad; a tensor already of the dtype is
+    # returned as is.
     def float(self):
+        """This tensor as float32 (``self.to(rg.float32)``), as torch's ``Tensor.float``.
+
+        The other shorthands work alike: ``double`` (float64), ``half``
+        (float16), ``cfloat``/``cdouble`` (complex64/128), ``long`` (int64),
+        ``int`` (int32), ``short`` (int16), ``char`` (int8), ``byte``
+        (uint8) and ``bool``.
+
+        Returns:
+            Tensor: ``self`` itself when it already has the dtype; else a new
+            tensor. A conversion to a float dtype is differentiable (its
+            gradient is cast back; the node is ToDtypeBackward0, where torch's
+            is ToCopyBackward0); one to an integer
+            or bool dtype gives a tensor that does not require grad.
+
+        Example::
+
+            >>> x = rg.tensor([1.5, 2.5], dtype=rg.float64, requires_grad=True)
+            >>> y = x.float()
+            >>> y.dtype, y.grad_fn.name()
+            (dtype('float32'), 'ToDtypeBackward0')
+            >>> x.long()
+            tensor([1, 2])
+        """
         return _convert_dtype(self, _F32)
 
     def double(self):

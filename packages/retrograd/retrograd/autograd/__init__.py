@@ -29,7 +29,22 @@ def set_multithreading_enabled(mode: bool):
 
 def is_multithreading_enabled() -> bool:
     """Whether backward runs nodes on their device's worker threads
-    (``torch.autograd.is_multithreading_enabled``)."""
+    (``torch.autograd.is_multithreading_enabled``).
+
+    Returns:
+        bool: True (the default) when each node runs on the worker thread of
+        its device (nodes on the CPU run on the thread that called
+        ``backward``); False inside ``set_multithreading_enabled(False)``,
+        where every node runs on the calling thread.
+
+    Example::
+
+        >>> rg.autograd.is_multithreading_enabled()
+        True
+        >>> with rg.autograd.set_multithreading_enabled(False):
+        ...     rg.autograd.is_multithreading_enabled()
+        False
+    """
     from retrograd.engine import is_multithreading_enabled as _impl
     return bool(_impl())
 
