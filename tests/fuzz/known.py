@@ -60,8 +60,6 @@ KNOWN = {
     "torch-to-parser": "torch's Tensor.to parses a bool or float positional argument in ways of its own "
                        "(to(True) gives a bool tensor); retrograd reads a bool as non_blocking and refuses a "
                        "float",
-    "complex-implicit-grad": "backward() of a complex scalar without a gradient uses 1 in retrograd; torch "
-                             "refuses (not aligned yet: the check sits in the engine's fast argument path)",
     "half-precision": "float16 layer_norm: torch accumulates half inputs in float32, NumPy in float16; "
                       "results differ beyond float16 tolerance on some inputs",
     "inf-conv-grad": "conv2d gradients with infinite weights: whether a sum of +inf and -inf terms occurs "
@@ -94,8 +92,6 @@ def known_reason(r):
         return KNOWN["torch-to-parser"]
     if oc == "class_mismatch" and r["op"] in ("avg_pool2d", "max_pool2d") and "Dimension specified as" in torch_msg:
         return KNOWN["pool-0d"]
-    if oc == "torch_only_raises" and r["op"] == "backward" and "complex" in case:
-        return KNOWN["complex-implicit-grad"]
     if oc == "value_mismatch" and r["op"] == "conv2d" and "inf" in case and why.startswith("grad"):
         return KNOWN["inf-conv-grad"]
     if oc == "value_mismatch" and re.search(r"\b\d{19,}\b", case):

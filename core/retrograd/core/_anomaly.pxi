@@ -59,10 +59,3 @@ cdef str _inplace_trace_note(VersionCounter vc, Py_ssize_t saved_version):
     v = min(later)
     return (f"\nThe in-place operation that modified it (version {v} -> {v + 1}) was called "
             f"from (anomaly mode traceback, most recent call last):\n{traces[v]}")
-
-
-def _anomaly_inplace_trace(Tensor t, Py_ssize_t version):
-    """The traceback recorded (anomaly mode) for the in-place change of ``t``
-    that left ``version``, or None."""
-    cdef dict traces = t._version_counter._anomaly_traces
-    return None if traces is None else traces.get(version)

@@ -61,10 +61,6 @@ cdef tuple _flatten_edges(tuple edges):
     return tuple(flat)
 
 
-def _flat_edges(edges):
-    return _flatten_edges(tuple(edges))
-
-
 cdef inline Edge _new_edge(Node fn, int nr):
     cdef Edge e = Edge.__new__(Edge)
     e.function = fn

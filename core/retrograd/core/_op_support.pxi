@@ -1695,10 +1695,6 @@ cdef tuple _axes_tuple(object axis, int ndim):
     return (axis,)
 
 
-cdef object _as_float_result(object x):
-    return x
-
-
 cdef object k_prod(object a, object dim, bint keepdim, object dtype):
     if dim is not None and isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None

@@ -103,19 +103,6 @@ cdef inline SavedVariable _save_tensor(Tensor t, bint is_output):
     return sv
 
 
-cdef inline object _save(object x, Tensor t):
-    # Save an op argument: a SavedVariable for a tensor, the raw value otherwise.
-    if t is None:
-        return x
-    return _save_tensor(t, False)
-
-
-cdef inline object _unpack(object x, Node owner, bint as_tensor):
-    if type(x) is SavedVariable:
-        return (<SavedVariable>x).unpack(owner, as_tensor)
-    return x
-
-
 cdef object _raise_modified(SavedVariable sv, Node owner):
     producer = ""
     if sv._is_output:

@@ -137,12 +137,6 @@ def _set_saved_tensors_hooks_state(tuple state):
     rg_tls_saved_hooks = len(state)
 
 
-def _current_saved_tensors_hooks():
-    """This thread's innermost (pack_hook, unpack_hook), or None."""
-    cdef list stack = _hooks_stack()
-    return stack[len(stack) - 1] if stack else None
-
-
 def _saved_tensors_hooks_get_disabled_error_message():
     return getattr(_saved_hooks_tls, "disabled", None)
 

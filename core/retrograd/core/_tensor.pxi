@@ -70,10 +70,6 @@ cdef inline bint _is_float_dtype(object dtype):
     return dtype.kind == 'f' or dtype.kind == 'c'
 
 
-cdef str _dtype_name(object dtype):
-    return str(dtype)
-
-
 @cython.trashcan(True)
 @cython.final
 cdef class Tensor:

@@ -76,9 +76,5 @@ def _grad_accumulator(Tensor t):
     return t.grad_accumulator()
 
 
-def _is_expandable_to(shape, target):
-    return _expandable_to(tuple(shape), tuple(target))
-
-
 def _set_view_of(Tensor view, Tensor base):
     _mark_view(view, base, view._array)

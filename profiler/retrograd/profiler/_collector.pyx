@@ -77,10 +77,6 @@ def clock_ns() -> int:
     return _now()
 
 
-def native_thread_id() -> int:
-    return PyThread_get_thread_native_id()
-
-
 cdef class RawEvent:
     """One recorded range: what the callbacks fill in, read by _events.py."""
     cdef public str name
@@ -359,10 +355,6 @@ def stop():
         if a[1] < 0:
             a[1] = t                # still alive when the profile ended
     return events, allocations
-
-
-def is_active() -> bool:
-    return _active
 
 
 def session() -> int:
