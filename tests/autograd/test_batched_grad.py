@@ -72,19 +72,30 @@ def test_elementwise_chain_hook_sees_one_element_at_a_time():
     np.testing.assert_allclose(_arr(g), _arr(gos) * ref, rtol=1e-12)
 
 
-def test_batch_safe_types_are_the_marked_entries():
+def test_batching_kind_comes_from_the_table():
+    # core says how each node runs in a batched backward (the engine knows no
+    # op): `batched: true` entries run as they are, entries with batching
+    # formulas run those, every other node loops over the batch.
     from retrograd.core import _generated_ops_info
-    names = {t.__name__ for t in _engine.batch_safe_node_types()}
-    marked = {i["node"] for i in _generated_ops_info.OPS.values() if i.get("batched")}
-    assert marked <= names
-    assert "GraphRoot" in names
-    assert {"MulBackward0", "ExpBackward0", "TanhBackward0"} <= names
-    assert "SumBackward0" not in names and "MatmulBackward0" not in names
-    rules = {t.__name__ for t in _engine.batching_rule_node_types()}
-    assert {"MatmulBackward0", "MmBackward0", "SumBackward0", "MeanBackward0",
-            "ReshapeBackward0", "TransposeBackward0", "PermuteBackward0",
-            "ExpandBackward0"} <= rules
-    assert not (rules & names)
+    from retrograd.core.abi import _node_batching_kind
+    table = _generated_ops_info.OPS
+    x = rg.tensor(np.ones((2, 3)), requires_grad=True)
+    w = rg.tensor(np.ones((3, 4)), requires_grad=True)
+    cases = {"mul": x * 2.0, "exp": x.exp(), "sum": x.sum(), "mean": x.mean(),
+             "matmul": x @ w, "mm": rg.mm(x, w), "reshape": x.reshape(3, 2),
+             "transpose": x.transpose(0, 1), "expand": x.expand(4, 2, 3),
+             "cumsum": x.cumsum(0)}
+    for op, out in cases.items():
+        spec = table[op]["batched"]
+        expected = "safe" if spec is True else ("rule" if spec else "loop")
+        assert _node_batching_kind(out.grad_fn) == expected, op
+    assert table["mul"]["batched"] is True
+    assert set(table["matmul"]["batched"]) == {"self", "other"}
+    assert not table["cumsum"]["batched"]
+    # GraphRoot (several roots) passes gradients through: safe
+    a, b = x.sum(dim=0), x.sum(dim=1)
+    (ga,) = rg.autograd.grad((a, b), x, (rg.ones((4, 3)), rg.ones((4, 2))), is_grads_batched=True)
+    np.testing.assert_allclose(_arr(ga), np.full((4, 2, 3), 2.0))
 
 
 def _torch_and_rg(fn_rg, fn_t, shapes, B=5, create_graph=False):

@@ -13,7 +13,7 @@ def test_engine_registered_in_core_slot():
 def test_engine_was_built_against_a_compatible_core():
     # the same major, and a minor the running core provides (equal in the
     # development build; older when built against kept headers, nox -s old_headers)
-    from retrograd.engine._abi_check import BUILT_AGAINST
+    from retrograd.engine._engine import BUILT_AGAINST
     assert BUILT_AGAINST[0] == core.ABI_VERSION[0] and BUILT_AGAINST[1] <= core.ABI_VERSION[1]
 
 
@@ -66,7 +66,7 @@ def test_import_fails_against_an_older_core_minor(run_python):
         import retrograd.core as core
         # The development build compiles the engine against this very core
         # (test_engine_was_built_against_the_running_core); importing
-        # _abi_check here would import the engine package before the patch.
+        # _engine here would run the handshake before the patch.
         built = core.ABI_VERSION
         # older than any minor an engine can be built against (1.1 or later)
         core.ABI_VERSION = (built[0], 0)

@@ -11,7 +11,7 @@ from retrograd.core import abi  # noqa: E402
 
 
 def test_built_against_the_running_core():
-    from retrograd.forward_ad._abi_check import BUILT_AGAINST
+    from retrograd.forward_ad._dual import BUILT_AGAINST
     assert tuple(BUILT_AGAINST) == tuple(core.ABI_VERSION)
 
 

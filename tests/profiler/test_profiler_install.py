@@ -60,7 +60,7 @@ def test_profile_arguments_are_checked():
 
 
 def test_abi_check_names_both_versions():
-    from retrograd.profiler._abi_check import BUILT_AGAINST
+    from retrograd.profiler._collector import BUILT_AGAINST
     assert BUILT_AGAINST == core.ABI_VERSION
     with pytest.raises(ImportError, match="retrograd-profiler was built against retrograd-core ABI 2.0"):
         core.check_abi("retrograd-profiler", (2, 0), core.ABI_VERSION)

@@ -90,12 +90,49 @@ def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION)
             f"(pip install -U retrograd-core), or rebuild {consumer} against the installed one.")
 
 
+def import_extension(consumer: str, module: str):
+    """Import ``module``, a compiled extension of distribution ``consumer``
+    that cimports ``retrograd.core.abi``, and return it.
+
+    The extension's first statement is the ABI handshake (abi.pxd's
+    ``import_core``), which raises ImportError naming both ABI versions. Two
+    mismatches fail earlier, while Python loads the extension, with Cython's
+    own errors: a core class smaller than the extension was compiled for
+    (ValueError, "size changed") and a missing or changed core function.
+    Those are raised here as ImportError saying what to install. A core
+    class that only grew (fields appended by a newer minor, abi.pxd rule 1)
+    is what the handshake vouches for, so Cython's warning about it is
+    silenced.
+    """
+    import importlib
+    import warnings
+
+    rmaj, rmin = ABI_VERSION
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"retrograd\.core\.abi\.\w+ size changed",
+                                    category=RuntimeWarning)
+            return importlib.import_module(module)
+    except ImportError as exc:
+        if "retrograd-core ABI" in str(exc):      # the handshake's own message
+            raise
+        raise ImportError(
+            f"{consumer} does not match the installed retrograd-core (ABI {rmaj}.{rmin}): {exc}. "
+            f"Install the {consumer} release for this retrograd-core, or rebuild it from source "
+            f"against it (pip install --no-binary :all: {consumer}).") from exc
+    except ValueError as exc:
+        raise ImportError(
+            f"{consumer} was compiled against another retrograd-core ABI than the installed one "
+            f"(ABI {rmaj}.{rmin}): {exc}. Install the {consumer} release for this retrograd-core, "
+            f"or rebuild it from source against it (pip install --no-binary :all: {consumer}).") from exc
+
+
 __all__ = [
     "ABI_VERSION", "Tensor", "Node", "Edge", "InputMetadata", "SavedVariable", "AccumulateGrad",
     "GraphRoot", "Error", "DelayedError", "VersionCounter", "Device", "RemovableHandle", "device",
     "set_virtual_cpu_devices", "num_virtual_cpu_devices", "no_grad", "enable_grad",
     "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-    "backward", "grad", "get_include", "check_abi", "sum_to", *OPS, *_creation_all,
+    "backward", "grad", "get_include", "check_abi", "import_extension", "sum_to", *OPS, *_creation_all,
 ]
 
 # --- reductions and linear algebra ---

@@ -308,11 +308,9 @@ def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unu
         raise RuntimeError(
             "is_grads_batched=True got grad_outputs with an empty batch (first dimension 0): "
             "pass at least one gradient per output")
-    from retrograd.engine import _engine
-    with np.errstate(all="ignore"):     # torch's formulas never warn (as _run_backward)
-        captured = _engine.run_batched_backward(
-            _root_edges(tuple(roots)), tuple(grads), bool(retain_graph), bool(create_graph),
-            _input_edges(ins, False), batch)
+    captured = _abi._run_batched_backward(
+        _root_edges(tuple(roots)), tuple(grads), bool(retain_graph), bool(create_graph),
+        _input_edges(ins, False), batch)
     result = []
     for i, (t, g) in enumerate(zip(ins, captured)):
         if g is None:

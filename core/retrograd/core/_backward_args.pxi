@@ -9,21 +9,6 @@
 # returns None and _autograd.py runs its full checks, which raise the errors
 # or convert the gradients; both paths give the same result.
 
-cdef inline bint _same_dims(object a, object b):
-    # a and b are ndarrays: same shape, compared without building tuples.
-    cdef int nd = _cnp.PyArray_NDIM(<_cnp.ndarray>a), k
-    cdef _cnp.npy_intp* da
-    cdef _cnp.npy_intp* db
-    if nd != _cnp.PyArray_NDIM(<_cnp.ndarray>b):
-        return False
-    da = _cnp.PyArray_DIMS(<_cnp.ndarray>a)
-    db = _cnp.PyArray_DIMS(<_cnp.ndarray>b)
-    for k in range(nd):
-        if da[k] != db[k]:
-            return False
-    return True
-
-
 def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
     """(root edges, gradients) for backward/grad, or None: take the checked path."""
     cdef Py_ssize_t i, n = len(outputs)
@@ -59,7 +44,7 @@ def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
         kind = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>a)).kind
         if kind != b'f' and kind != b'c':
             return None
-        if not _same_dims(a, ga):
+        if not rg_same_dims(a, ga):
             return None
         e = out.gradient_edge()
         if e is None:

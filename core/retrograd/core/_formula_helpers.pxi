@@ -47,6 +47,14 @@ class _ArrayNS:
     def zeros_like(x, shape=None):
         return np.zeros_like(x, shape=shape)
 
+    @staticmethod
+    def transpose(x, dim0, dim1):
+        return np.swapaxes(x, dim0, dim1)
+
+    @staticmethod
+    def permute(x, dims):
+        return np.transpose(x, tuple(dims))
+
 
 class _TensorNS:
     """Primitives over Tensors that record the graph (create_graph=True)."""
@@ -93,6 +101,14 @@ class _TensorNS:
         if isinstance(x, Tensor):
             return rg_wrap(np.zeros_like((<Tensor>x)._array, shape=shape), (<Tensor>x)._device)
         return np.zeros_like(x, shape=shape)
+
+    @staticmethod
+    def transpose(x, dim0, dim1):
+        return _op_transpose(x, dim0, dim1)
+
+    @staticmethod
+    def permute(x, dims):
+        return _op_permute(x, tuple(dims))
 
 
 A = _ArrayNS

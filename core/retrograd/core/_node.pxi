@@ -402,10 +402,6 @@ cdef GraphRoot _make_graph_root(tuple edges, tuple grads):
     return r
 
 
-def _graph_root(tuple edges, tuple grads):
-    return _make_graph_root(edges, grads)
-
-
 cdef class AccumulateGrad(Node):
     """Accumulates the incoming gradient into a leaf's ``.grad``.
 

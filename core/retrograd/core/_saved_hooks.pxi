@@ -123,20 +123,6 @@ def _pop_saved_tensors_hooks():
     rg_tls_saved_hooks = len(stack)
 
 
-def _saved_tensors_hooks_state():
-    """This thread's whole hook stack (innermost last), to hand back to
-    _set_saved_tensors_hooks_state: the engine restores it after a backward,
-    so that hooks entered (or exited) inside one do not outlive it, as torch's
-    per-graph-task thread-local state does."""
-    return tuple(_hooks_stack())
-
-
-def _set_saved_tensors_hooks_state(tuple state):
-    global rg_tls_saved_hooks
-    _saved_hooks_tls.stack = list(state)
-    rg_tls_saved_hooks = len(state)
-
-
 def _saved_tensors_hooks_get_disabled_error_message():
     return getattr(_saved_hooks_tls, "disabled", None)
 

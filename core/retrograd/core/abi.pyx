@@ -41,6 +41,7 @@ include "_op_support.pxi"
 include "_inplace.pxi"
 include "_copy_slices.pxi"
 include "_formula_helpers.pxi"
+include "_batched_formulas.pxi"  # the table's `batched:` formulas
 include "_pool_indices.pxi"
 include "_generated_ops.pxi"
 include "_composites_shape.pxi"
@@ -49,6 +50,7 @@ include "_anomaly.pxi"
 include "_function.pxi"          # custom autograd Functions
 include "_backward_args.pxi"
 include "_jvp_support.pxi"       # forward AD: JVP helpers, in-place and Function hooks
+include "_abi_exports.pxi"       # the ABI 1.3 accessors other distributions use
 
 
 # -- Python-level entry points used by core's Python modules ------------------
@@ -75,6 +77,3 @@ def _gradient_edge(Tensor t):
 def _grad_accumulator(Tensor t):
     return t.grad_accumulator()
 
-
-def _set_view_of(Tensor view, Tensor base):
-    _mark_view(view, base, view._array)

@@ -1,27 +1,13 @@
 """retrograd-engine: the Cython backward engine for retrograd-core's graphs.
 
 Importing it registers the executor in core's engine slot (core imports it
-lazily on the first backward). The ABI check below runs before any core type
-is touched (core's abi.pxd, rule 3).
+lazily on the first backward). Loading the compiled module runs the ABI
+handshake with core first (core's abi.pxd, rule 3).
 """
-from retrograd.engine._abi_check import BUILT_AGAINST as _BUILT_AGAINST
-
 import retrograd.core as _core
 
-_core.check_abi("retrograd-engine", _BUILT_AGAINST, _core.ABI_VERSION)
-
-if tuple(_BUILT_AGAINST) == tuple(_core.ABI_VERSION):
-    from retrograd.engine import _engine  # noqa: E402
-else:
-    import warnings as _warnings
-
-    with _warnings.catch_warnings():
-        # Built against an older core minor, Cython finds core's classes grown
-        # and warns "size changed": they grew by appended fields (abi.pxd,
-        # rule 1), which check_abi above has just vouched for.
-        _warnings.filterwarnings("ignore", message=r"retrograd\.core\.abi\.\w+ size changed",
-                                 category=RuntimeWarning)
-        from retrograd.engine import _engine  # noqa: E402
+# Loading _engine runs the ABI handshake first (abi.pxd's import_core).
+_engine = _core.import_extension("retrograd-engine", "retrograd.engine._engine")
 from retrograd.engine._engine import (  # noqa: E402,F401
     ExecInfo,
     GraphTask,

@@ -5,17 +5,18 @@
 # Note [Batched gradients]
 #   PyTorch vmaps the backward over the first dimension of grad_outputs. Here
 #   the graph task runs once with every gradient shaped (B,) + the shape its
-#   input expects. Nodes whose formulas are batch-safe by construction
-#   (elementwise formulas that only broadcast against `grad`; declared with
-#   `batched: true` in derivatives.yaml, plus GraphRoot, which passes its
-#   gradients through) run once on the batched arrays, and the engine's
-#   reduce-to-input-shape step keeps the leading batch dim. Every other node
-#   falls back, inside its own evaluation, to one apply per batch element,
-#   and the per-element results are stacked (PyTorch's vmap fallback for ops
-#   without a batching rule does the same). A few hot nodes whose formula
-#   is not batch-safe as written have a batching rule below instead
-#   (matmul, mm, sum, mean, reshape, view, transpose, permute, expand,
-#   broadcast_to), like PyTorch's batching rules for its vmap.
+#   input expects. How each node runs is the derivatives table's to say
+#   (core's rg_node_batching; the engine knows no op): a node whose formulas
+#   only broadcast against `grad` (`batched: true`, and GraphRoot, which
+#   passes its gradients through) runs once on the batched arrays, and the
+#   engine's reduce-to-input-shape step keeps the leading batch dim; a node
+#   with batching formulas (`batched: {input: formula}`: matmul, mm, sum,
+#   mean, reshape, view, transpose, permute, expand, broadcast_to, like
+#   PyTorch's batching rules for its vmap) runs those through
+#   rg_apply_batched. Every other node falls back, inside its own
+#   evaluation, to one apply per batch element, and the per-element results
+#   are stacked (PyTorch's vmap fallback for ops without a batching rule
+#   does the same).
 #   Hooks on tensors and nodes see one batch element's gradients at a time,
 #   shaped as in an ordinary backward, as under torch's vmap: the engine
 #   calls a hook once per element and stacks what it returns (torch traces
@@ -23,65 +24,14 @@
 #   here and once there). retain_grad() cannot store a batched gradient and
 #   raises, as torch does.
 
-cdef object _batch_safe_types = None
-cdef dict _batching_rules = None      # node type -> rule(node, grad, create_graph) -> list
-
-
-cdef bint _is_batch_safe(Node node) except -1:
-    global _batch_safe_types
-    if _batch_safe_types is None:
-        from retrograd.core import abi as _core_abi
-        from retrograd.core import _generated_ops_info
-        types = {_core_abi.GraphRoot}
-        for info in _generated_ops_info.OPS.values():
-            if info.get("batched") and info.get("node"):
-                types.add(getattr(_core_abi, info["node"]))
-        _batch_safe_types = frozenset(types)
-        _init_batching_rules(_core_abi)
-    return type(node) in <frozenset>_batch_safe_types
-
-
-cdef int _init_batching_rules(object core_abi) except -1:
-    global _batching_rules
-    _batching_rules = {
-        core_abi.MatmulBackward0: _matmul_rule,
-        core_abi.MmBackward0: _mm_rule,
-        core_abi.SumBackward0: _sum_rule,
-        core_abi.MeanBackward0: _mean_rule,
-        core_abi.ReshapeBackward0: _reshape_rule,
-        core_abi.ViewBackward0: _reshape_rule,
-        core_abi.TransposeBackward0: _transpose_rule,
-        core_abi.PermuteBackward0: _permute_rule,
-        core_abi.ExpandBackward0: _sum_to_rule,
-        core_abi.BroadcastToBackward0: _sum_to_rule,
-    }
-    return 0
-
-
-def batching_rule_node_types():
-    """The node classes that run once on a whole batch through a batching
-    rule of the engine (see Note [Batched gradients])."""
-    if _batch_safe_types is None:
-        _is_batch_safe(None)
-    return frozenset(_batching_rules)
-
-
-def batch_safe_node_types():
-    """The node classes that run once on a whole batch of gradients (see
-    Note [Batched gradients]); every other node loops over the batch."""
-    if _batch_safe_types is None:
-        _is_batch_safe(None)
-    return _batch_safe_types
-
-
 cdef list _apply_batched(GraphTask gt, Node node, list inputs):
-    # A batching rule if the node has one; otherwise the vmap fallback: one
-    # apply per batch element, each result summed to its input's (unbatched)
-    # shape, then all stacked along a new first dim.
+    # The node's batching formulas if the table gives it some (core runs
+    # them); otherwise the vmap fallback: one apply per batch element, each
+    # result summed to its input's (unbatched) shape, then all stacked along
+    # a new first dim.
     cdef Py_ssize_t b, i, n = node._num_edges
-    rule = _batching_rules.get(type(node))
-    if rule is not None and len(inputs) == 1 and inputs[0] is not None:
-        return rule(node, inputs[0], gt.create_graph)
+    if rg_node_batching(node) == RG_BATCH_RULE and len(inputs) == 1 and inputs[0] is not None:
+        return rg_apply_batched(node, inputs, gt.create_graph)
     cdef list rows = [[] for _ in range(n)]
     cdef list outs
     for b in range(gt.batch_size):
@@ -106,9 +56,9 @@ cdef object _stack_rows(Node node, Py_ssize_t i, list row, bint create_graph):
     if like is None:
         return None
     if isinstance(like, Tensor):
-        from retrograd.core import abi as _core_abi, stack as _rg_stack
-        filled = [g if g is not None else _core_abi._wrap(_zeros_like_any(like._array),
-                                                          (<Tensor>like)._device)
+        from retrograd.core import stack as _rg_stack
+        filled = [g if g is not None else rg_wrap(_zeros_like_any((<Tensor>like)._array),
+                                                  (<Tensor>like)._device)
                   for g in row]
         return _rg_stack(filled)
     filled = [g if g is not None else _zeros_like_any(like) for g in row]
@@ -213,148 +163,13 @@ cdef object _fix_batched_shape(object g, tuple mshape, Node node, Py_ssize_t i):
     return g.sum(axis=tuple(axes), keepdims=True).reshape(mshape)
 
 
-def run_batched_backward(tuple roots, tuple grads, bint keep_graph, bint create_graph,
-                         tuple inputs, Py_ssize_t batch_size):
-    """Run one graph task whose gradients carry a leading batch dim of
-    ``batch_size`` and return the captured gradients of ``inputs`` (what
-    ``grad(..., is_grads_batched=True)`` calls; see Note [Batched gradients])."""
+cdef object _execute_batched(tuple roots, tuple grads, bint keep_graph, bint create_graph,
+                             tuple inputs, Py_ssize_t batch_size):
+    # core's batched engine slot: one graph task whose gradients carry a
+    # leading batch dim of `batch_size`; returns the captured gradients of
+    # `inputs` (grad(..., is_grads_batched=True); see Note [Batched gradients]).
     if batch_size < 0:
         raise ValueError(f"batch_size must be >= 0, got {batch_size}")
     if not inputs:
         raise RuntimeError("a batched backward needs inputs: it only computes grad(), never .grad")
     return _execute_task(roots, grads, keep_graph, create_graph, inputs, False, batch_size)
-
-
-# ---------------------------------------------------------------------------
-# Batching rules: the node's formula rewritten for a gradient with a leading
-# batch dim. Broadcast dims they leave are summed by _fix_batched_shape.
-
-cdef object _operand(object saved, bint create_graph):
-    # saved tensors as the formulas see them: Tensors when the backward
-    # records a graph, their arrays otherwise
-    return saved if create_graph else (<Tensor>saved)._array
-
-
-cdef object _mT(object x):
-    return x.transpose(-1, -2) if isinstance(x, Tensor) else x.swapaxes(-1, -2)
-
-
-cdef object _matmul_grads(Node node, object g, object a, object b):
-    # torch's 1-D promotion rules, as core's matmul_backward, with g of shape
-    # (B,) + the output's shape.
-    cdef bint need_a = rg_next_fn(node, 0) is not None
-    cdef bint need_b = rg_next_fn(node, 1) is not None
-    ga = gb = None
-    B = g.shape[0]
-    if a.ndim == 1 and b.ndim == 1:                 # dot: g is (B,)
-        g2 = g.reshape((B, 1))
-        ga = g2 * b if need_a else None
-        gb = g2 * a if need_b else None
-    elif b.ndim == 1:                               # (..., n, k) @ (k,): g (B, ..., n)
-        gcol = g.reshape(tuple(g.shape) + (1,))
-        ga = gcol * b if need_a else None
-        if need_b and a.ndim == 2:
-            gb = g @ a                              # one (B, n) @ (n, k) product
-        elif need_b:
-            gb = _mT(a) @ gcol
-            gb = gb.reshape(tuple(gb.shape[:-1]))
-    elif a.ndim == 1:                               # (k,) @ (..., k, m): g (B, ..., m)
-        if need_a and b.ndim == 2:
-            ga = g @ _mT(b)                         # one (B, m) @ (m, k) product
-        elif need_a:
-            ga = b @ g.reshape(tuple(g.shape) + (1,))
-            ga = ga.reshape(tuple(ga.shape[:-1]))
-        if need_b:
-            gb = a.reshape((a.shape[0], 1)) * g.reshape(tuple(g.shape[:-1]) + (1, g.shape[-1]))
-    else:
-        ga = g @ _mT(b) if need_a else None
-        gb = _mT(a) @ g if need_b else None
-    return [ga, gb]
-
-
-def _matmul_rule(Node node, g, bint create_graph):
-    return _matmul_grads(node, g, _operand(node._saved_self, create_graph),
-                         _operand(node._saved_other, create_graph))
-
-
-def _mm_rule(Node node, g, bint create_graph):
-    return _matmul_grads(node, g, _operand(node._saved_self, create_graph),
-                         _operand(node._saved_mat2, create_graph))
-
-
-cdef object _expand_reduced(object g, tuple shape, object dim, bint keepdim):
-    # sum_backward with a leading batch dim: put the reduced dims back as
-    # size 1 (unless keepdim kept them), then broadcast to (B,) + shape.
-    cdef Py_ssize_t n = len(shape)
-    B = g.shape[0]
-    if not keepdim:
-        if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) or n == 0:
-            kept = (1,) * n
-        else:
-            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-            reduced = {d % n for d in dims}
-            kept = tuple(1 if k in reduced else shape[k] for k in range(n))
-        g = g.reshape((B,) + kept)
-    target = (B,) + shape
-    if isinstance(g, Tensor):
-        return g.expand(*target)
-    return np.broadcast_to(g, target)
-
-
-def _sum_rule(Node node, g, bint create_graph):
-    return [_expand_reduced(g, tuple(node._saved_self_shape), node._saved_dim,
-                            node._saved_keepdim)]
-
-
-def _mean_rule(Node node, g, bint create_graph):
-    shape = tuple(node._saved_self_shape)
-    dim = node._saved_dim
-    cdef Py_ssize_t n = len(shape)
-    count = 1
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-        for s in shape:
-            count *= s
-    elif n > 0:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        for d in {d % n for d in dims}:
-            count *= shape[d]
-    return [_expand_reduced(g / count, shape, dim, node._saved_keepdim)]
-
-
-def _reshape_rule(Node node, g, bint create_graph):
-    shape = (g.shape[0],) + tuple(node._saved_self_shape)
-    if isinstance(g, Tensor):
-        from retrograd.core import abi as _core_abi
-        return [_core_abi.reshape(g, shape)]
-    return [g.reshape(shape)]
-
-
-def _transpose_rule(Node node, g, bint create_graph):
-    n = g.ndim - 1                      # the input's ndim
-    if n == 0:                          # transpose of a 0-d tensor is the identity
-        return [g]
-    d0 = node._saved_dim0 % n + 1       # past the batch dim
-    d1 = node._saved_dim1 % n + 1
-    if isinstance(g, Tensor):
-        from retrograd.core import abi as _core_abi
-        return [_core_abi.transpose(g, d0, d1)]
-    return [g.swapaxes(d0, d1)]
-
-
-def _permute_rule(Node node, g, bint create_graph):
-    n = node._saved_self_ndim
-    dims = [d % n for d in node._saved_dims] if n else []
-    inverse = [0] * n
-    for i, d in enumerate(dims):
-        inverse[d] = i
-    perm = (0,) + tuple(i + 1 for i in inverse)
-    if isinstance(g, Tensor):
-        from retrograd.core import abi as _core_abi
-        return [_core_abi.permute(g, perm)]
-    return [g.transpose(perm)]
-
-
-def _sum_to_rule(Node node, g, bint create_graph):
-    # expand's backward is sum_to the input's shape, which the engine's
-    # batched shape fix does (keeping the batch dim)
-    return [g]

@@ -54,13 +54,23 @@ ctypedef PyObject* PyObjPtr
 
 cimport numpy as cnp
 from retrograd.core.abi cimport (
+    RG_ABI_MAJOR, RG_ABI_MINOR, import_core,
     Tensor, Node, Edge, InputMetadata, Device, AccumulateGrad, rg_next_fn, rg_next_nr,
     rg_register_engine, rg_wrap, rg_grad_enabled, rg_set_grad_enabled,
     rg_sum_to, rg_cpu_device, RG_DEV_CPU,
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
+    rg_exchange_current_node, rg_op_events_active, rg_op_event_enter, rg_op_event_exit,
+    rg_register_engine_batched, rg_node_batching, rg_apply_batched,
+    RG_BATCH_LOOP, RG_BATCH_SAFE, RG_BATCH_RULE,
+    rg_graph_root, rg_saved_tensors_hooks_state, rg_set_saved_tensors_hooks_state,
+    rg_node_has_extras, rg_node_pre_hooks, rg_node_post_hooks, rg_node_retains_grad_hooks,
+    rg_node_anomaly_trace, rg_node_metadata, rg_same_dims,
 )
 
-include "_abi_newer.pxi"          # core ABI >= 1.2 entries, looked up at import
+# The ABI handshake (abi.pxd), before anything else runs.
+import_core("retrograd-engine")
+# The core ABI this engine was compiled against (major, minor).
+BUILT_AGAINST = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
 import sys as _sys
 import threading as _threading
@@ -125,11 +135,6 @@ cdef RgReadyQueue* _device_queues[MAX_DEVICES]
 cdef list _device_threads = []
 cdef object _device_lock = _threading.Lock()
 cdef bint _shutting_down = False
-# core's saved-tensor-hook stack of this thread (Python-level; None on a core
-# that predates them): see _execute_task.
-import retrograd.core.abi as _core_abi_mod
-cdef object _get_hooks_state = getattr(_core_abi_mod, "_saved_tensors_hooks_state", None)
-cdef object _set_hooks_state = getattr(_core_abi_mod, "_set_saved_tensors_hooks_state", None)
 cdef Py_ssize_t _next_graph_task_id = 0
 
 # Note [Consuming a node]
@@ -398,11 +403,11 @@ cdef object _thread_main(GraphTask graph_task):
                 # hooks, and none of them (nor any a hook entered) stays on
                 # the worker afterwards (torch: the graph task's thread-local
                 # state around each node).
-                prev_hooks = _get_hooks_state()
+                prev_hooks = rg_saved_tensors_hooks_state()
                 if prev_hooks == gt.hooks_state:
                     prev_hooks = None
                 else:
-                    _set_hooks_state(gt.hooks_state)
+                    rg_set_saved_tensors_hooks_state(gt.hooks_state)
             try:
                 _evaluate_function(gt, node, inputs)
             except BaseException as exc:
@@ -413,10 +418,10 @@ cdef object _thread_main(GraphTask graph_task):
                 if prev_anomaly != gt.anomaly_flags:
                     rg_set_anomaly_flags(prev_anomaly)
                 if prev_hooks is not None:
-                    _set_hooks_state(prev_hooks)
+                    rg_set_saved_tensors_hooks_state(prev_hooks)
                 elif graph_task is None and gt.hooks_state is not None \
-                        and _get_hooks_state() != gt.hooks_state:
-                    _set_hooks_state(gt.hooks_state)
+                        and rg_saved_tensors_hooks_state() != gt.hooks_state:
+                    rg_set_saved_tensors_hooks_state(gt.hooks_state)
         node = None
         inputs = None
         gt.outstanding_tasks -= 1
@@ -465,7 +470,7 @@ cdef int _run_final_callbacks(GraphTask gt) except -1:
 cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
     if gt.has_error:
         return
-    if gt.anomaly_flags and node._extra is not None and node._extra.anomaly_trace is not None:
+    if gt.anomaly_flags and rg_node_anomaly_trace(node) is not None:
         _warn_anomaly(node)
     try:
         _annotate(exc, node)
@@ -482,7 +487,7 @@ cdef _annotate(BaseException exc, Node node):
     # untouched, as in torch; a note (shown under the traceback) says which
     # node it came from and, in anomaly mode, where the forward created it.
     where = f"(raised while running {node.name()} during backward)"
-    trace = node._extra.anomaly_trace if node._extra is not None else None
+    trace = rg_node_anomaly_trace(node)
     if trace is not None:
         where += f"\nThe forward call that created {node.name()} was:\n{_trace_text(trace)}"
         where += _parent_traces(node)
@@ -502,7 +507,7 @@ cdef _warn_anomaly(Node node):
     # written to stderr, and the node's own error goes on to the caller.
     import warnings
     msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
-           f"error:\n{_trace_text(node._extra.anomaly_trace)}{_parent_traces(node)}")
+           f"error:\n{_trace_text(rg_node_anomaly_trace(node))}{_parent_traces(node)}")
     try:
         warnings.warn(msg, UserWarning, stacklevel=2)
     except Exception as w:
@@ -517,16 +522,17 @@ cdef str _parent_traces(Node node):
     # backward (create_graph) names that node's forward too, up the chain.
     out = []
     seen = set()
-    meta = node._extra.metadata if node._extra is not None else None
+    meta = rg_node_metadata(node)
     parent = meta.get("parent_") if meta is not None else None
     while isinstance(parent, Node) and id(parent) not in seen:
         seen.add(id(parent))
-        pex = (<Node>parent)._extra
-        if pex is None or pex.anomaly_trace is None:
+        trace = rg_node_anomaly_trace(<Node>parent)
+        if trace is None:
             break
         out.append(f"\n\nTraceback of forward call that induced the previous calculation "
-                   f"({(<Node>parent).name()}):\n{_trace_text(pex.anomaly_trace)}")
-        parent = pex.metadata.get("parent_") if pex.metadata is not None else None
+                   f"({(<Node>parent).name()}):\n{_trace_text(trace)}")
+        meta = rg_node_metadata(<Node>parent)
+        parent = meta.get("parent_") if meta is not None else None
     return "".join(out)
 
 
@@ -618,7 +624,7 @@ cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_s
     # batch >= 0: a batched backward, where hooks see one element at a time
     # (see Note [Batched gradients]).
     cdef list hooks = node.tensor_pre_hooks()
-    cdef dict rg_hooks = node._extra.retains_grad_hooks if node._extra is not None else None
+    cdef dict rg_hooks = rg_node_retains_grad_hooks(node)
     cdef int nr
     if hooks:
         for h in list(hooks):
@@ -644,7 +650,7 @@ cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_s
 
 
 cdef list _call_pre_hooks(Node node, list inputs, bint create_graph, Py_ssize_t batch=-1):
-    cdef list hooks = node._extra.pre_hooks if node._extra is not None else None
+    cdef list hooks = rg_node_pre_hooks(node)
     if not hooks:
         return inputs
     for h in list(hooks):
@@ -657,7 +663,7 @@ cdef list _call_pre_hooks(Node node, list inputs, bint create_graph, Py_ssize_t 
 
 cdef list _call_post_hooks(Node node, list outputs, list inputs, bint create_graph,
                            Py_ssize_t batch=-1):
-    for h in list(node._extra.post_hooks):
+    for h in list(rg_node_post_hooks(node)):
         grad_inputs = tuple([_wrap_output_for_hook(g, node, i) for i, g in enumerate(outputs)])
         grad_outputs = tuple([_wrap_for_hook(g, node, i) for i, g in enumerate(inputs)])
         if batch >= 0:
@@ -673,13 +679,13 @@ cdef list _call_function(GraphTask gt, Node node, list inputs, bint profiled=Fal
     cdef list outputs
     cdef list inputs_copy = None
     cdef bint post = False
-    if node._extra is not None or type(node) is AccumulateGrad:
+    if rg_node_has_extras(node) or type(node) is AccumulateGrad:
         inputs = _call_tensor_pre_hooks(node, inputs, gt.create_graph, gt.batch_size)
         inputs = _call_pre_hooks(node, inputs, gt.create_graph, gt.batch_size)
-        post = node._extra is not None and bool(node._extra.post_hooks)
+        post = bool(rg_node_post_hooks(node))
         if post:
             inputs_copy = list(inputs)
-    if gt.batch_size >= 0 and not _is_batch_safe(node):
+    if gt.batch_size >= 0 and rg_node_batching(node) != RG_BATCH_SAFE:
         outputs = _apply_batched(gt, node, inputs)
     elif profiled:
         outputs = _apply_profiled(node, inputs, gt.create_graph)     # see _profiled.pxi
@@ -812,16 +818,6 @@ cdef inline bint _same_shape(cnp.ndarray a, tuple shape):
     return True
 
 
-cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b):
-    cdef int nd = cnp.PyArray_NDIM(a), k
-    if nd != cnp.PyArray_NDIM(b):
-        return False
-    for k in range(nd):
-        if cnp.PyArray_DIMS(a)[k] != cnp.PyArray_DIMS(b)[k]:
-            return False
-    return True
-
-
 cdef object _fix_shape(object g, tuple mshape, Node node, Py_ssize_t i, bint batched=False):
     shape = tuple(g.shape)
     if batched:
@@ -903,7 +899,7 @@ cdef inline void _accumulate(list buf, int pos, object g, bint create_graph) exc
             and cnp.PyArray_BASE(<cnp.ndarray>old) == NULL
             and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>old)
             and cnp.PyArray_DESCR(<cnp.ndarray>old) == cnp.PyArray_DESCR(<cnp.ndarray>g)
-            and _same_dims(<cnp.ndarray>old, <cnp.ndarray>g)):
+            and rg_same_dims(old, g)):
         if not _add_small_inplace(<cnp.ndarray>old, <cnp.ndarray>g):
             old += g
     else:
@@ -916,7 +912,7 @@ cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     # and its gradients are summed into the next nodes' buffers (torch's
     # NodeGuard): nodes created meanwhile (create_graph) record it as parent.
     cdef void* prev_node
-    if gt.anomaly_flags and rg_exchange_current_node != NULL:
+    if gt.anomaly_flags:
         prev_node = rg_exchange_current_node(<void*>node)
         try:
             return _evaluate_function_impl(gt, node, inputs)
@@ -1253,8 +1249,7 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
         buf = [None] * (graph_root._num_inputs if graph_root._num_inputs > 0 else 1)
         buf[e.input_nr] = glist[0]
     else:
-        from retrograd.core.abi import _graph_root
-        graph_root = _graph_root(roots, tuple(glist))
+        graph_root = rg_graph_root(roots, tuple(glist))
         buf = []
         gt.root_validated = True
     gt.graph_root = graph_root
@@ -1269,16 +1264,16 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
     _compute_dependencies(gt, graph_root, min_topo_nr)
     if inputs:
         _init_to_execute(gt, graph_root, inputs, accumulate_grad, min_topo_nr)
-    hooks_state = _get_hooks_state() if _get_hooks_state is not None else None
+    hooks_state = rg_saved_tensors_hooks_state()
     gt.hooks_state = hooks_state
     try:
         _execute_with_graph_task(gt, graph_root, buf)
     finally:
-        if hooks_state is not None and _get_hooks_state() != hooks_state:
+        if hooks_state is not None and rg_saved_tensors_hooks_state() != hooks_state:
             # saved_tensors_hooks entered (or left) by a hook or a node during
             # this backward end with it (torch restores the thread-local
             # state the graph task started with).
-            _set_hooks_state(hooks_state)
+            rg_set_saved_tensors_hooks_state(hooks_state)
     if not gt.has_error and gt.final_callbacks:
         try:
             _run_final_callbacks(gt)
@@ -1415,6 +1410,7 @@ def device_threads():
 
 def _register():
     rg_register_engine(_execute)
+    rg_register_engine_batched(_execute_batched)
 
 
 # -- the current graph task (PyTorch's Variable._execution_engine API) -------

@@ -6,18 +6,15 @@
 
 Unlike PyTorch, levels nest: several may be active, the innermost is the
 default ``level`` of ``make_dual`` / ``unpack_dual``, and tangents of
-different levels never mix. The ABI check below runs before any core type is
-touched (core's abi.pxd, rule 3).
+different levels never mix. Loading the compiled module runs the ABI
+handshake with core first (core's abi.pxd, rule 3).
 """
 from collections import namedtuple as _namedtuple
 
-from retrograd.forward_ad._abi_check import BUILT_AGAINST as _BUILT_AGAINST
-
 import retrograd.core as _core
 
-_core.check_abi("retrograd-forward-ad", _BUILT_AGAINST, _core.ABI_VERSION)
-
-from retrograd.forward_ad import _dual  # noqa: E402,F401  (fwAD._dual: batched levels, for functional)
+# Loading _dual runs the ABI handshake first (abi.pxd's import_core).
+_dual = _core.import_extension("retrograd-forward-ad", "retrograd.forward_ad._dual")
 from retrograd.forward_ad._dual import (  # noqa: E402
     enter_dual_level,
     exit_dual_level,

@@ -2,7 +2,8 @@
 # Dual levels and tangents: PyTorch's ForwardADLevel / ForwardGrad, and the
 # routine in core's forward-grad slot that pushes tangents through every op.
 #
-# Where tangents live: Tensor._fw_grads, a dict {level key: tangent Tensor}
+# Where tangents live: core's tangent storage on each Tensor (abi.pxd's
+# rg_forward_grads), a dict {level key: tangent Tensor}
 # (None when the tensor has none). A level's key is a serial number that is
 # never reused, so a tangent left behind by an exited level (in a node's
 # saved-tensor record, say) can never be mistaken for a tangent of a later
@@ -24,7 +25,17 @@ from cpython.weakref cimport PyWeakref_NewRef
 from libc.stdint cimport uintptr_t
 cimport numpy as cnp
 
-from retrograd.core.abi cimport Tensor, Node, NodeExtras, rg_register_forward_grad
+from retrograd.core.abi cimport (
+    RG_ABI_MAJOR, RG_ABI_MINOR, import_core,
+    Tensor, Node, Device, rg_register_forward_grad, rg_wrap, rg_set_view_of, rg_op_batched,
+    rg_forward_grads, rg_set_forward_grads, rg_view_base, rg_node_saved_forward_grads,
+    rg_same_dims,
+)
+
+# The ABI handshake (abi.pxd), before anything else runs.
+import_core("retrograd-forward-ad")
+# The core ABI this module was compiled against (major, minor).
+BUILT_AGAINST = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
 import numpy as np
 
@@ -43,7 +54,7 @@ DEF MAX_LEVELS = 64
 
 cdef class _Level:
     cdef readonly int index               # what users see (0 = outermost)
-    cdef readonly object key              # unique serial: the key in Tensor._fw_grads
+    cdef readonly object key              # unique serial: the key in a tensor's tangent storage
     cdef list tensors                     # weakrefs to every tensor given a tangent here
     cdef readonly Py_ssize_t batch        # > 0: tangents carry a leading batch dimension of this size
 
@@ -66,7 +77,7 @@ cdef unsigned long long _next_key = 0
 # Tangent storage
 
 cdef inline object _direct(Tensor t, object key):
-    cdef object d = t._fw_grads
+    cdef object d = rg_forward_grads(t)
     if d is None:
         return None
     return (<dict>d).get(key)
@@ -79,7 +90,7 @@ cdef object _get_tangent(Tensor t, _Level lvl):
     cdef Tensor base
     if v is not None:
         return v
-    base = t._base
+    base = rg_view_base(t)
     if base is None:
         return None
     bt = _direct(base, lvl.key)
@@ -91,9 +102,9 @@ cdef object _get_tangent(Tensor t, _Level lvl):
 
 
 cdef _store(Tensor t, _Level lvl, object tangent):
-    cdef object d = t._fw_grads
+    cdef object d = rg_forward_grads(t)
     if d is None:
-        t._fw_grads = {lvl.key: tangent}
+        rg_set_forward_grads(t, {lvl.key: tangent})
         lvl.tensors.append(PyWeakref_NewRef(t, None))
     else:
         if lvl.key not in <dict>d:
@@ -226,13 +237,12 @@ cdef object _wrap_like(Tensor like, object array):
 
 
 cdef _mark_view_of(Tensor view, Tensor base):
-    _core_set_view_of(view, base)
+    rg_set_view_of(view, base)
 
 
-# Python-level core entry points (resolved once at import)
-import retrograd.core.abi as _abi
-_core_wrap = _abi._wrap
-_core_set_view_of = _abi._set_view_of
+cdef Tensor _core_wrap(object array, object device):
+    # a new leaf around `array`, on `device` (a Device, as Tensor.device gives)
+    return rg_wrap(array, <Device>device)
 
 
 cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
@@ -248,7 +258,7 @@ cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
     ta = (<Tensor>tangent)._array
     oa = out._array
     if not batch and type(ta) is np.ndarray and type(oa) is np.ndarray \
-            and _same_dims(<cnp.ndarray>ta, <cnp.ndarray>oa) \
+            and rg_same_dims(ta, oa) \
             and cnp.PyArray_DESCR(<cnp.ndarray>ta) == cnp.PyArray_DESCR(<cnp.ndarray>oa):
         return tangent                  # the common case, checked in C
     shape = oa.shape if not batch else (batch,) + tuple(oa.shape)
@@ -261,16 +271,6 @@ cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
     return tangent
 
 
-cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b):
-    cdef int nd = cnp.PyArray_NDIM(a), k
-    if nd != cnp.PyArray_NDIM(b):
-        return False
-    for k in range(nd):
-        if cnp.PyArray_DIMS(a)[k] != cnp.PyArray_DIMS(b)[k]:
-            return False
-    return True
-
-
 # ---------------------------------------------------------------------------
 # The slot routine
 
@@ -278,7 +278,9 @@ cdef inline bint _has_tangents(object x):
     cdef Tensor t
     if type(x) is Tensor:
         t = <Tensor>x
-        return t._fw_grads is not None or (t._base is not None and t._base._fw_grads is not None)
+        base = rg_view_base(t)
+        return rg_forward_grads(t) is not None or (base is not None
+                                                   and rg_forward_grads(base) is not None)
     if type(x) is list or type(x) is tuple:
         for y in x:
             if type(y) is Tensor and _has_tangents(y):
@@ -361,8 +363,6 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
 
 # Ops whose JVP formula only broadcasts tangents against primals (the table's
 # `batched: true`): a batched level runs them once on the whole batch.
-from retrograd.core import _generated_ops_info as _ops_info
-cdef frozenset _BATCHED_OPS = frozenset(n for n, i in _ops_info.OPS.items() if i.get("batched"))
 
 
 cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple outputs,
@@ -373,7 +373,7 @@ cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple ou
     # its JVP once per batch entry and stacks (the engine's per-node fallback
     # of is_grads_batched, for forward mode).
     cdef Py_ssize_t b, i, k, n = len(tans), nout = len(outputs)
-    if op in _BATCHED_OPS and type(outputs[0]) is Tensor:
+    if rg_op_batched(op) and type(outputs[0]) is Tensor:
         nd = (<Tensor>outputs[0])._array.ndim
         aligned = list(tans)
         for i in range(n):
@@ -395,7 +395,7 @@ cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple ou
         per.append(attrs(inputs, tb, outputs))
     if all(r is None for r in per):
         return None
-    stack = _abi.stack
+    from retrograd.core import stack
     res = []
     for k in range(nout):
         o = outputs[k]
@@ -421,22 +421,20 @@ cdef _record_saved_tangents(tuple inputs, tuple outputs):
     # _jvp_support.pxi).
     cdef Tensor o
     cdef Node node
-    cdef NodeExtras x
+    cdef dict saved
     if not outputs or type(outputs[0]) is not Tensor:
         return
     o = <Tensor>outputs[0]
     node = o._grad_fn
     if node is None:
         return
-    x = node.extras()
-    if x.fw_grads is None:
-        x.fw_grads = {}
+    saved = rg_node_saved_forward_grads(node)
     for a in inputs:
-        if type(a) is Tensor and (<Tensor>a)._fw_grads is not None:
-            x.fw_grads[id((<Tensor>a)._array)] = (<Tensor>a)._fw_grads
+        if type(a) is Tensor and rg_forward_grads(<Tensor>a) is not None:
+            saved[id((<Tensor>a)._array)] = rg_forward_grads(<Tensor>a)
     for a in outputs:
-        if type(a) is Tensor and (<Tensor>a)._fw_grads is not None:
-            x.fw_grads[id((<Tensor>a)._array)] = (<Tensor>a)._fw_grads
+        if type(a) is Tensor and rg_forward_grads(<Tensor>a) is not None:
+            saved[id((<Tensor>a)._array)] = rg_forward_grads(<Tensor>a)
 
 
 cdef int _on_snapshot(Tensor self, Tensor snap) except -1:
@@ -469,7 +467,7 @@ cdef int _on_inplace(Tensor self, Tensor res) except -1:
         if rt is None and st is None:
             continue
         if st is None:
-            base = self._base
+            base = rg_view_base(self)
             if base is None:
                 # a fresh copy: rt may be another tensor's tangent (copy_)
                 _store(self, lvl, _core_wrap((<Tensor>rt)._array.copy(), self.device))
@@ -555,11 +553,11 @@ def exit_dual_level(*, level=None):
     for ref in lvl.tensors:
         t = ref()
         if t is not None:
-            d = (<Tensor>t)._fw_grads
+            d = rg_forward_grads(<Tensor>t)
             if d is not None:
                 (<dict>d).pop(lvl.key, None)
                 if not d:
-                    (<Tensor>t)._fw_grads = None
+                    rg_set_forward_grads(<Tensor>t, None)
     lvl.tensors = []
 
 

@@ -2,14 +2,13 @@
 
 ``import retrograd as rg; rg.profiler.profile(...)`` works as
 ``torch.profiler.profile``. Nothing is registered in core at import: the
-callbacks fill core's op-event slot only while a profile records. The ABI
-check below runs before any core type is touched (core's abi.pxd, rule 3).
+callbacks fill core's op-event slot only while a profile records. Loading
+the compiled module runs the ABI handshake with core first (abi.pxd, rule 3).
 """
-from retrograd.profiler._abi_check import BUILT_AGAINST as _BUILT_AGAINST
-
 import retrograd.core as _core
 
-_core.check_abi("retrograd-profiler", _BUILT_AGAINST, _core.ABI_VERSION)
+# Loading _collector runs the ABI handshake first (abi.pxd's import_core).
+_core.import_extension("retrograd-profiler", "retrograd.profiler._collector")
 
 from retrograd.profiler.profiler import (  # noqa: E402
     ProfilerAction,

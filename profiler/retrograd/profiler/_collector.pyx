@@ -21,8 +21,14 @@
 from libc.stdint cimport uint64_t, int64_t, UINT64_MAX
 
 from retrograd.core.abi cimport (
+    RG_ABI_MAJOR, RG_ABI_MINOR, import_core,
     Tensor, rg_register_op_events, rg_register_op_outputs, rg_grad_enabled,
 )
+
+# The ABI handshake (abi.pxd), before anything else runs.
+import_core("retrograd-profiler")
+# The core ABI this profiler was compiled against (major, minor).
+BUILT_AGAINST = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
 import sys as _sys
 import weakref as _weakref

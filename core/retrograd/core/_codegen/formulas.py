@@ -132,3 +132,9 @@ VALUE_HELPERS |= {"clamp_jvp", "max_min_jvp", "fill_jvp"}
 
 # --- SVD (helpers at the end of _formula_helpers.pxi) ---
 NS_HELPERS |= {"svd_backward", "svd_jvp"}
+
+# --- batching formulas (`batched:` mappings; _batched_formulas.pxi) ---
+NS_HELPERS |= {
+    "sum_backward_batched", "mean_backward_batched", "matmul_backward_batched",
+    "reshape_backward_batched", "transpose_backward_batched", "permute_backward_batched",
+}

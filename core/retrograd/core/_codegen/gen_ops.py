@@ -134,10 +134,11 @@ def parse_signature(sig, where):
 
 KNOWN_KEYS = {"name", "kernel", "result", "methods", "view", "device", "nondifferentiable",
               "nondifferentiable_inputs", "public", "inplace", "__line__"}
-# `batched: true`: every backward formula of the entry is batch-safe (it only
-# broadcasts against `grad`), so a batched backward (is_grads_batched) runs the
-# node once on the whole batch instead of once per element (the engine's
-# Note [Batched gradients]). Read from the raw entry into the info table.
+# `batched:` how a batched backward (is_grads_batched) runs the entry's node
+# (see _batched_formulas.pxi). `true`: every backward formula only broadcasts
+# against `grad`, so the node runs once on the whole batch as it is. A mapping
+# {input: formula}: one batching formula per differentiable input, over a
+# `grad` with a leading batch dim. Absent: one apply per batch element.
 KNOWN_KEYS.add("batched")
 # `freed_after_backward: always | advanced_index`: the node saves no tensor
 # here, but torch's counterpart does (index tensors of advanced indexing,
@@ -221,10 +222,34 @@ def load(path):
                   device_param=raw.get("device"), nondifferentiable=nondiff,
                   nondiff_inputs=nondiff_inputs, public=raw.get("public", True), line=line, raw=raw)
         e.raw["__inplace__"] = inplace
+        e.raw["__batched__"] = _batching_formulas(e, where)
         check_entry(e, where, kernels)
         check_methods(e, where)
         entries.append(e)
     return entries
+
+
+def _batching_formulas(e, where):
+    """The entry's `batched:` formulas ({input: formula}), {} for `batched:
+    true` or none; checked like backward formulas."""
+    spec = e.raw.get("batched")
+    if spec is None or spec is True or spec is False:
+        return {}
+    if not isinstance(spec, dict):
+        raise TableError(f"{where}: batched must be `true` or a mapping of input -> batching "
+                         f"formula, got {spec!r}")
+    formulas = {k: str(v) for k, v in spec.items() if k != "__line__"}
+    for k in formulas:
+        if k not in e.formulas:
+            raise TableError(f"{where}: batched: {k!r} is not a differentiable Tensor input of "
+                             f"{e.name}")
+    for k in e.formulas:
+        if k not in formulas:
+            raise TableError(f"{where}: batched: no batching formula for input {k!r} (give one for "
+                             "every differentiable input)")
+    if e.tensorlist is not None:
+        raise TableError(f"{where}: batched: TensorList entries have no batching formulas")
+    return formulas
 
 
 def _check_tensorlist(name, params, raw, where):
@@ -353,6 +378,8 @@ def check_entry(e, where, kernels=None):
         return
     for k, f in e.formulas.items():
         check_formula(e, f, where, f"formula for {k}")
+    for k, f in e.raw.get("__batched__", {}).items():
+        check_formula(e, f, where, f"batching formula for {k}")
     if e.jvp is not None and str(e.jvp) not in ("auto_element_wise", "auto_linear"):
         check_jvp(e, str(e.jvp), where)
     check_kernel(e, where, kernels)
@@ -462,6 +489,8 @@ def emit_node(e, out):
     tensors = [p for p in e.tensors]
     uses = {}                    # saved name -> set of input indices whose formula uses it
     per_input = {}
+    batching = e.raw.get("__batched__", {})
+    per_input_batched = {}
     for i, p in enumerate(tensors):
         if p.name not in e.formulas:
             continue
@@ -470,6 +499,12 @@ def emit_node(e, out):
         per_input[i] = used
         for n in used:
             uses.setdefault(n, set()).add(i)
+        if p.name in batching:
+            used_b = check_formula(e, batching[p.name], "", "")
+            used_b.discard("grad")
+            per_input_batched[i] = used_b
+            for n in used_b:
+                uses.setdefault(n, set()).add(i)
     saved = sorted(uses)
     kinds = formula_names(e)
     has_tensor_saves = any(kinds[n] in ("input", "result") for n in saved)
@@ -495,7 +530,20 @@ def emit_node(e, out):
             w(f"        self.s_{n}_vc = None")
     w("        self._released = True")
     w("")
-    w("    cdef list apply(self, list grads, bint create_graph):")
+    _emit_apply(e, w, "apply", e.formulas, per_input, saved, kinds, has_tensor_saves)
+    if batching:
+        # the batching formulas (see _batched_formulas.pxi), reached through
+        # rg_apply_batched
+        _emit_apply(e, w, "_apply_batched", batching, per_input_batched, saved, kinds,
+                    has_tensor_saves)
+    freed = e.raw.get("freed_after_backward")
+    _emit_saved_accessors(e, w, saved, kinds, freed)
+    return saved, uses
+
+
+def _emit_apply(e, w, method, formulas, per_input, saved, kinds, has_tensor_saves):
+    tensors = e.tensors
+    w(f"    cdef list {method}(self, list grads, bint create_graph):")
     w("        cdef object grad = grads[0]")
     n_out = len(tensors)
     for i in range(n_out):
@@ -531,11 +579,14 @@ def emit_node(e, out):
             for n in sorted(per_input[i]):
                 if kinds[n] not in ("input", "result"):
                     w(f"                v_{n} = self.s_{n}")
-            w(f"                r{i} = {rewrite(e, e.formulas[p.name], mode)}")
+            w(f"                r{i} = {rewrite(e, formulas[p.name], mode)}")
         if not any_stmt:
             w("            pass")
     w(f"        return [{', '.join(f'r{i}' for i in range(n_out))}]")
     w("")
+
+
+def _emit_saved_accessors(e, w, saved, kinds, freed):
     for n in saved:
         if kinds[n] in ("input", "result"):
             w("    @property")
@@ -568,7 +619,6 @@ def emit_node(e, out):
     w("        return out")
     w("")
     w("")
-    return saved, uses
 
 
 def _unpack_call(e, n, kind, flag):
@@ -960,6 +1010,38 @@ def emit_inplace_methods(e, out):
         w("")
 
 
+def emit_batching_dispatch(entries, out):
+    """rg_node_batching / rg_apply_batched's view of the table: which node
+    types run a batch as it is, which have batching formulas."""
+    w = out.append
+    safe = [e for e in entries if not e.nondifferentiable and e.raw.get("batched") is True]
+    rules = [e for e in entries if e.raw.get("__batched__")]
+    w("")
+    w("# Batched backward (abi.pxd: rg_node_batching, rg_apply_batched).")
+    w("cdef frozenset _BATCH_SAFE_NODES = frozenset([GraphRoot, "
+      + ", ".join(e.node_name for e in safe) + "])")
+    w("cdef frozenset _BATCH_SAFE_OPS = frozenset(" + repr([e.name for e in safe]) + ")")
+    w("")
+    w("")
+    w("cdef int _node_batching(Node node) except -1:")
+    w("    cdef type t = type(node)")
+    if rules:
+        w("    if " + " or ".join(f"t is {e.node_name}" for e in rules) + ":")
+        w("        return RG_BATCH_RULE")
+    w("    if t in _BATCH_SAFE_NODES:")
+    w("        return RG_BATCH_SAFE")
+    w("    return RG_BATCH_LOOP")
+    w("")
+    w("")
+    w("cdef list _apply_batching_formulas(Node node, list grads, bint create_graph):")
+    w("    cdef type t = type(node)")
+    for e in rules:
+        w(f"    if t is {e.node_name}:")
+        w(f"        return (<{e.node_name}>node)._apply_batched(grads, create_graph)")
+    w("    return None")
+    w("")
+
+
 def main(argv):
     src, out_ops, out_info, tensor_template, out_tensor = argv[1:6]
     try:
@@ -995,12 +1077,14 @@ def main(argv):
             "public": e.public,
             "nondifferentiable": e.nondifferentiable,
             "line": e.line,
-            "batched": bool(e.raw.get("batched", False)),
+            # True: runs once on a batch as it is; a dict: its batching formulas
+            "batched": e.raw.get("__batched__") or e.raw.get("batched") is True,
         }
     for e in entries:
         if not e.nondifferentiable and e.jvp is not None:
             gen_jvp.emit_jvp(e, ops)
     gen_jvp.emit_table(entries, ops)
+    emit_batching_dispatch(entries, ops)
     public = [e.name for e in entries if e.public]
     ops.append(f"GENERATED_OPS = {public!r}")
     with open(out_ops, "w") as f:

@@ -13,7 +13,7 @@ from retrograd.core import (  # noqa: F401,E402
     no_grad,
     set_grad_enabled,
 )
-from retrograd.core.abi import Node as _Node  # noqa: F401,E402
+from retrograd.core import Node as _Node  # noqa: F401,E402
 from retrograd.autograd import graph  # noqa: F401,E402
 
 

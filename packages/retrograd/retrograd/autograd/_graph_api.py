@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from typing import Any, NamedTuple, Optional
 
-from retrograd.core import abi as _abi
-from retrograd.core.abi import Node, Tensor
+from retrograd.core import Node, Tensor
+from retrograd.core import extending as _ext
 
 __all__ = ["GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "queue_callback"]
 
@@ -46,7 +46,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
         raise RuntimeError(
             "It is not possible to get the gradient edge for a Tensor that does not require "
             "gradients: set requires_grad=True on it (or on the tensors it is computed from) first")
-    edge = _abi._gradient_edge(tensor)
+    edge = _ext.gradient_edge(tensor)
     return GradientEdge(edge.function, edge.input_nr)
 
 
@@ -66,7 +66,7 @@ def _grad_fn_or_grad_acc(t: Tensor):
     if t.grad_fn is not None:
         return t.grad_fn
     if t.requires_grad:
-        return _abi._grad_accumulator(t)
+        return _ext.grad_accumulator(t)
     return None
 
 

@@ -12,7 +12,7 @@ import contextlib
 import numpy as np
 
 from retrograd.core import Tensor
-from retrograd.core import abi as _abi
+from retrograd.core import extending as _ext
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "increment_version"]
@@ -34,11 +34,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        _abi._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        _ext.push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
         return self
 
     def __exit__(self, *args):
-        _abi._pop_saved_tensors_hooks()
+        _ext.pop_saved_tensors_hooks()
         return False
 
 
@@ -65,7 +65,7 @@ class save_on_cpu(saved_tensors_hooks):
                 # tensor's graph is not needed, and a node that saved its own
                 # output would otherwise reference itself).
                 return tensor.detach()
-            host = _abi._wrap(_cupy_to_host(tensor._array, pin_memory))
+            host = _ext.wrap(_cupy_to_host(tensor._array, pin_memory))
             return (tensor.device, host)
 
         def unpack_from_cpu(packed):
@@ -83,15 +83,15 @@ def disable_saved_tensors_hooks(error_message: str):
     save_on_cpu, or a non-reentrant checkpoint) raises
     ``RuntimeError(error_message)``. Thread-local; nests (the previous message
     is restored on exit). Raises at once if hooks are already active."""
-    prev = _abi._saved_tensors_hooks_get_disabled_error_message()
+    prev = _ext.saved_tensors_hooks_disabled_message()
     try:
-        _abi._saved_tensors_hooks_disable(error_message)
+        _ext.disable_saved_tensors_hooks(error_message)
         yield
     finally:
         if prev is None:
-            _abi._saved_tensors_hooks_enable()
+            _ext.enable_saved_tensors_hooks()
         else:
-            _abi._saved_tensors_hooks_disable(prev)
+            _ext.disable_saved_tensors_hooks(prev)
 
 
 def increment_version(tensor) -> None:
@@ -106,4 +106,4 @@ def increment_version(tensor) -> None:
     except TypeError:
         raise RuntimeError("increment_version expect a Iterable[Tensor] as input, got "
                            f"{type(tensor).__name__}") from None
-    _abi._increment_version(tensors)
+    _ext.increment_version(tensors)

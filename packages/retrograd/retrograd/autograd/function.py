@@ -15,8 +15,8 @@ import inspect
 import itertools
 import warnings
 
-from retrograd.core import abi as _abi
-from retrograd.core.abi import Tensor
+from retrograd.core import Tensor
+from retrograd.core import extending as _ext
 from retrograd.core.grad_mode import no_grad, is_grad_enabled
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable"]
@@ -67,7 +67,7 @@ class FunctionCtx:
             "tracked.", FutureWarning, stacklevel=2)
 
 
-class BackwardCFunction(_abi._FunctionBase, FunctionCtx):
+class BackwardCFunction(_ext.FunctionBase, FunctionCtx):
     """Base of every ``<Name>Backward`` node class (internal)."""
 
     def _get_user_fn(self):
@@ -179,11 +179,11 @@ class Function(metaclass=FunctionMeta):
         """Run ``forward`` on ``args`` and record one node for the call."""
         if kwargs or cls.setup_context is not _BASE_SETUP_CONTEXT:
             args, kwargs = _bind(cls, args, kwargs)
-        return _abi._function_apply(cls, args, kwargs)
+        return _ext.function_apply(cls, args, kwargs)
 
 
 _BASE_SETUP_CONTEXT = Function.setup_context
-_abi._register_function_defaults(_BASE_SETUP_CONTEXT)
+_ext.register_function_defaults(_BASE_SETUP_CONTEXT)
 
 
 def _bind(cls, args, kwargs):
@@ -231,6 +231,6 @@ def once_differentiable(fn):
         if not requires_grad:
             return outputs
         outputs_ = outputs if isinstance(outputs, tuple) else (outputs,)
-        return _abi._delayed_error(_ONCE_DIFFERENTIABLE_MSG, tuple(outputs_))
+        return _ext.delayed_error(_ONCE_DIFFERENTIABLE_MSG, tuple(outputs_))
 
     return wrapper

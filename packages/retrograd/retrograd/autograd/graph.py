@@ -1,8 +1,8 @@
 """retrograd.autograd.graph: the graph's node type (``torch.autograd.graph``)."""
 import abc
 
-from retrograd.core import abi as _abi
-from retrograd.core.abi import Edge, RemovableHandle  # noqa: F401
+import retrograd.core as _core
+from retrograd.core import Edge, RemovableHandle  # noqa: F401
 
 
 class Node(abc.ABC):
@@ -38,7 +38,7 @@ class Node(abc.ABC):
 
     @classmethod
     def __subclasshook__(cls, subclass):
-        if cls is Node and isinstance(subclass, type) and issubclass(subclass, _abi.Node):
+        if cls is Node and isinstance(subclass, type) and issubclass(subclass, _core.Node):
             return True
         return NotImplemented
 

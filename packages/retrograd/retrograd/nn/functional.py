@@ -7,7 +7,7 @@ table ops (so their gradients, and higher-order ones, come from the table).
 """
 from __future__ import annotations
 
-from retrograd.core.abi import composite_op
+from retrograd.core.extending import composite_op, max_pool2d_indices, wrap as _wrap
 import warnings
 
 import operator
@@ -15,9 +15,8 @@ import operator
 import numpy as np
 
 import retrograd.core as _c
-from retrograd.core import abi as _abi
 from retrograd.core import Tensor
-from retrograd.core._creation import get_rng
+from retrograd.core import get_rng
 
 __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
@@ -253,8 +252,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out = _c.max_pool2d(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
     if not return_indices:
         return out
-    idx = _abi._max_pool2d_indices(_arr(input), kernel_size, stride, padding, dilation, bool(ceil_mode))
-    return out, _abi._wrap(idx, device=out.device)
+    idx = max_pool2d_indices(_arr(input), kernel_size, stride, padding, dilation, bool(ceil_mode))
+    return out, _wrap(idx, device=out.device)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

@@ -17,10 +17,10 @@ import warnings
 import numpy as np
 
 from retrograd.autograd.function import Function
-from retrograd.core import _creation
-from retrograd.core.abi import Tensor
+from retrograd.core import get_rng as _get_rng
+from retrograd.core import Tensor
 from retrograd.core.grad_mode import enable_grad, no_grad
-from retrograd.core._autograd import backward as _backward
+from retrograd.core import backward as _backward
 
 __all__ = ["CheckpointFunction"]
 
@@ -28,11 +28,11 @@ __all__ = ["CheckpointFunction"]
 def _get_rng_state():
     # retrograd's generator (rg.manual_seed replaces it; what matters is the
     # state of the one in use) and NumPy's legacy global state.
-    return _creation.get_rng().bit_generator.state, np.random.get_state()
+    return _get_rng().bit_generator.state, np.random.get_state()
 
 
 def _set_rng_state(state):
-    _creation.get_rng().bit_generator.state = state[0]
+    _get_rng().bit_generator.state = state[0]
     np.random.set_state(state[1])
 
 

@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from retrograd.core import enable_grad
-from retrograd.core import _creation
+from retrograd.core import get_rng as _get_rng
 from retrograd.autograd._saved_hooks import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError",
@@ -76,13 +76,13 @@ class _Holder:
 
 
 def _rng_state():
-    return np.random.get_state(), _creation.get_rng().bit_generator.state
+    return np.random.get_state(), _get_rng().bit_generator.state
 
 
 def _set_rng_state(state):
     np_state, rg_state = state
     np.random.set_state(np_state)
-    _creation.get_rng().bit_generator.state = rg_state
+    _get_rng().bit_generator.state = rg_state
 
 
 def _metadata(t):

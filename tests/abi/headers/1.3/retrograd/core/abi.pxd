@@ -19,10 +19,11 @@
 # and write only those, and only as documented.
 
 from libc.stdint cimport uint64_t, int64_t
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 1
+    RG_ABI_MINOR = 3
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
@@ -91,6 +92,7 @@ cdef class Tensor:
 cdef class NodeExtras:
     # What few nodes have, kept out of Node so that the common node stays
     # small (a graph may hold millions) and the engine checks one field.
+    # Consumers reach the fields only through the rg_node_* accessors below.
     cdef list pre_hooks                 # node pre-hooks: (handle_id, fn(grad_outputs))
     cdef list post_hooks                # node post-hooks: (handle_id, fn(grad_inputs, grad_outputs))
     cdef list tensor_pre_hooks          # (handle_id, input_nr, fn(grad))
@@ -99,6 +101,7 @@ cdef class NodeExtras:
     cdef object anomaly_trace           # forward traceback (anomaly mode), or None
     cdef tuple more_metadata            # InputMetadata of node inputs 1.., or None
     cdef tuple more_edges               # flat (fn, nr) pairs of next edges 2.., or None
+    cdef dict fw_grads                  # forward AD: {id(saved array): its tensor's _fw_grads}, or None
 
 
 cdef class Node:
@@ -197,7 +200,16 @@ ctypedef object (*rg_engine_execute_fn)(tuple roots, tuple grads, bint keep_grap
                                         bint accumulate_grad) except *
 
 # forward-grad slot (forward_ad): called after an op's forward when a dual
-# level is active, with the op name, its tensor inputs and its outputs.
+# level is active, with the op name, its arguments exactly as the op got
+# them (tensors and plain values), its outputs, and `attrs`: the op's JVP,
+# a callable (args, tangents, outputs) -> tuple of output tangents (or None
+# when all are zero), where `tangents` has one entry per argument (a Tensor or
+# None; a list of them for a tensor-list argument). Core also calls it with
+# op "_inplace", args (self, res), outputs (self,) and attrs None after `res`
+# (computed out of place) was written into `self` by an in-place op, and
+# with op "_snapshot", args (self,), outputs (copy,) when it copies a tensor
+# before an in-place op. The consumer registers it only while a level is
+# active (rg_register_forward_grad(NULL) empties the slot).
 ctypedef int (*rg_forward_grad_fn)(str op, tuple inputs, tuple outputs,
                                    object attrs) except -1
 
@@ -234,3 +246,159 @@ cdef enum:
 
 cdef int rg_anomaly_flags() noexcept nogil
 cdef void rg_set_anomaly_flags(int flags) noexcept nogil
+
+# Anomaly mode: the engine sets the node it runs on this thread (borrowed;
+# NULL outside apply) so that nodes created meanwhile (create_graph) know
+# their parent. Returns the previous value, which the engine restores.
+cdef void* rg_exchange_current_node(void* node) noexcept nogil
+
+# Op-event slot, continued (profiler; see _op_events.pxi). The outputs
+# callback receives an op's outputs just before its exit (profile_memory).
+# The engine reports each node it runs through rg_op_event_enter/exit
+# (sequence_nr: the node's, UINT64_MAX for AccumulateGrad; inputs: the
+# gradients, or None), after checking rg_op_events_active().
+ctypedef int (*rg_op_outputs_fn)(object token, object outputs) except -1
+cdef int rg_register_op_outputs(rg_op_outputs_fn fn) except -1
+cdef bint rg_op_events_active() noexcept nogil
+cdef object rg_op_event_enter(str name, uint64_t sequence_nr, tuple inputs)
+cdef int rg_op_event_exit(object token, object outputs) except -1
+
+
+# ---------------------------------------------------------------------------
+# ABI 1.3: accessors. What other distributions need of core's objects, with
+# the rule for each; nothing else of core's is theirs to touch (the seam test,
+# tests/abi/test_seam.py, fails on any other use).
+
+# The handshake. Every consumer calls it first thing at import (its module
+# body's first statement): it raises ImportError, naming both versions and
+# what to do, unless the running core has this header's major and at least
+# its minor. Only compile-time constants are compiled in, so it is safe on
+# any core.
+cdef inline int import_core(str consumer) except -1:
+    import retrograd.core
+    retrograd.core.check_abi(consumer, (RG_ABI_MAJOR, RG_ABI_MINOR), retrograd.core.ABI_VERSION)
+    return 0
+
+
+# Looking up a core function newer than the consumer's floor at run time:
+# the address of exported function `name` if its capsule's signature (the C
+# signature Cython records, as in tests/abi/abi_golden.json "functions") is
+# `signature`; NULL if this core has no such function; ImportError if it has
+# one of another signature (calling through it would corrupt the stack).
+cdef inline void* rg_core_function(str name, str signature) except? NULL:
+    import retrograd.core.abi as core_abi
+    cap = getattr(core_abi, "__pyx_capi__", {}).get(name)
+    if cap is None:
+        return NULL
+    found = (<bytes>PyCapsule_GetName(cap)).decode()
+    if found != signature:
+        raise ImportError(f"retrograd-core's {name} has the C signature {found!r}, not "
+                          f"{signature!r} as this extension was compiled for: rebuild it "
+                          "against the installed retrograd-core")
+    return PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
+
+
+# Batched backward (grad(..., is_grads_batched=True)): a second engine slot.
+# Every gradient carries a leading batch dim of `batch_size` (> 0); returns
+# the captured gradients of `inputs` (never accumulates into .grad).
+ctypedef object (*rg_engine_execute_batched_fn)(tuple roots, tuple grads, bint keep_graph,
+                                                bint create_graph, tuple inputs,
+                                                Py_ssize_t batch_size) except *
+cdef int rg_register_engine_batched(rg_engine_execute_batched_fn fn) except -1
+
+# How a node runs in a batched backward: RG_BATCH_SAFE, its apply takes the
+# batched gradients as they are (its formulas only broadcast against grad);
+# RG_BATCH_RULE, rg_apply_batched runs its batching formulas; RG_BATCH_LOOP,
+# the engine applies it once per batch element and stacks the results.
+cdef enum:
+    RG_BATCH_LOOP = 0
+    RG_BATCH_SAFE = 1
+    RG_BATCH_RULE = 2
+
+cdef int rg_node_batching(Node node) except -1
+# RG_BATCH_RULE nodes only: `grads` as for Node.apply, each with the batch
+# dim in front; returns one batched gradient (or None) per next edge, broadcast
+# dims left for the engine to sum away (keeping the batch dim).
+cdef list rg_apply_batched(Node node, list grads, bint create_graph)
+# Whether op's forward (JVP) formula only broadcasts tangents against its
+# primals (the table's `batched: true`): forward AD runs a batched level's
+# tangents through it once instead of once per batch element.
+cdef bint rg_op_batched(str op) except -1
+
+# The GraphRoot node a backward starts from: one input per root edge,
+# passing `grads` (one per root) through unchanged. Its next edges are `roots`.
+cdef Node rg_graph_root(tuple roots, tuple grads)
+
+# Make `view` a view of `base` for autograd (shared version counter, _base
+# set to base's root), as core's own view ops do; view's array must already
+# share base's memory.
+cdef int rg_set_view_of(Tensor view, Tensor base) except -1
+
+# This thread's saved-tensor hook stack as an opaque value, and setting it
+# back: the engine restores the caller's stack after running user code on
+# a thread (hooks entered inside a backward do not outlive it).
+cdef object rg_saved_tensors_hooks_state()
+cdef int rg_set_saved_tensors_hooks_state(object state) except -1
+
+
+# Tensor: tangent storage (forward AD only). A dict {level key: tangent
+# Tensor} or None; forward_ad owns its contents, core only carries it (and
+# drops it with the tensor).
+cdef inline object rg_forward_grads(Tensor t):
+    return t._fw_grads
+
+
+cdef inline void rg_set_forward_grads(Tensor t, object grads):
+    t._fw_grads = grads
+
+
+# Tensor: the tensor `t` is a view of (its root base), or None. Read only.
+cdef inline Tensor rg_view_base(Tensor t):
+    return t._base
+
+
+# Node extras, read only (the engine): each is None when the node has none.
+cdef inline bint rg_node_has_extras(Node n) noexcept:
+    # one test before the others: nearly every node has no extras
+    return n._extra is not None
+
+
+cdef inline list rg_node_pre_hooks(Node n):
+    # (handle_id, fn(grad_outputs) -> new grad_outputs or None), in order
+    return n._extra.pre_hooks if n._extra is not None else None
+
+
+cdef inline list rg_node_post_hooks(Node n):
+    # (handle_id, fn(grad_inputs, grad_outputs) -> new grad_inputs or None)
+    return n._extra.post_hooks if n._extra is not None else None
+
+
+cdef inline dict rg_node_retains_grad_hooks(Node n):
+    # input_nr -> fn(grad): stores .grad of the non-leaf whose gradient
+    # arrives at that input (retain_grad); runs after the tensor pre-hooks
+    return n._extra.retains_grad_hooks if n._extra is not None else None
+
+
+cdef inline object rg_node_anomaly_trace(Node n):
+    # the forward's traceback (formatted lines) recorded in anomaly mode
+    return n._extra.anomaly_trace if n._extra is not None else None
+
+
+cdef inline dict rg_node_metadata(Node n):
+    # the user's Node.metadata dict
+    return n._extra.metadata if n._extra is not None else None
+
+
+# Forward AD: the tangents of the tensors a node saved, {id(saved array):
+# that tensor's forward grads}, for a create_graph backward (forward over
+# reverse). Created on first use; forward_ad writes it, core reads it.
+cdef inline dict rg_node_saved_forward_grads(Node n):
+    cdef NodeExtras x = n.extras()
+    if x.fw_grads is None:
+        x.fw_grads = {}
+    return x.fw_grads
+
+
+# Whether two numpy.ndarrays (both must be exactly that type) have the same
+# shape, compared in C without building shape tuples.
+cdef bint rg_same_dims(object a, object b) noexcept

@@ -1,0 +1,64 @@
+"""What the ``retrograd`` package (and any other extension of core) builds on.
+
+The compiled classes and the ops are in :mod:`retrograd.core` itself; these
+are the lower-level entry points that ``rg.autograd`` (custom Functions,
+saved-tensor hooks, the graph API), ``rg.nn`` and ``rg.utils`` need. They
+are public and keep their meaning within a core ABI major; other
+distributions use nothing else of core's Python side (the seam test,
+tests/abi/test_seam.py, checks it).
+"""
+from __future__ import annotations
+
+from retrograd.core import abi as _abi
+
+__all__ = [
+    "FunctionBase", "function_apply", "register_function_defaults", "delayed_error",
+    "push_saved_tensors_hooks", "pop_saved_tensors_hooks", "saved_tensors_hooks_disabled_message",
+    "disable_saved_tensors_hooks", "enable_saved_tensors_hooks", "increment_version",
+    "gradient_edge", "grad_accumulator", "wrap", "composite_op", "max_pool2d_indices",
+]
+
+# -- custom autograd Functions (rg.autograd.Function) -------------------------------
+#: The compiled node base class of a custom Function's backward node
+#: (``BackwardCFunction`` subclasses it, with the user's ``ctx`` methods).
+FunctionBase = _abi._FunctionBase
+#: ``function_apply(cls, args, kwargs)``: run ``cls.forward`` and record the node.
+function_apply = _abi._function_apply
+#: ``register_function_defaults(setup_context)``: the default ``setup_context``,
+#: which tells a Function that overrides it from one that does not.
+register_function_defaults = _abi._register_function_defaults
+#: ``delayed_error(message, outputs)``: outputs whose backward raises
+#: RuntimeError(message) (once_differentiable under create_graph).
+delayed_error = _abi._delayed_error
+
+# -- saved-tensor hooks (rg.autograd.graph.saved_tensors_hooks) ----------------------
+#: ``push_saved_tensors_hooks(pack_hook, unpack_hook)``: enter a pair on this thread.
+push_saved_tensors_hooks = _abi._push_saved_tensors_hooks
+#: ``pop_saved_tensors_hooks()``: leave the innermost pair.
+pop_saved_tensors_hooks = _abi._pop_saved_tensors_hooks
+#: ``saved_tensors_hooks_disabled_message()``: the message set by
+#: disable_saved_tensors_hooks on this thread, or None when hooks are allowed.
+saved_tensors_hooks_disabled_message = _abi._saved_tensors_hooks_get_disabled_error_message
+#: ``disable_saved_tensors_hooks(message)``: entering hooks raises RuntimeError(message).
+disable_saved_tensors_hooks = _abi._saved_tensors_hooks_disable
+#: ``enable_saved_tensors_hooks()``: undo disable_saved_tensors_hooks.
+enable_saved_tensors_hooks = _abi._saved_tensors_hooks_enable
+#: ``increment_version(tensors)``: bump the version counters as an in-place op would.
+increment_version = _abi._increment_version
+
+# -- the graph (rg.autograd.graph) ----------------------------------------------------
+#: ``gradient_edge(t)``: the Edge a gradient for ``t`` flows into, or None.
+gradient_edge = _abi._gradient_edge
+#: ``grad_accumulator(t)``: the AccumulateGrad node of leaf ``t``.
+grad_accumulator = _abi._grad_accumulator
+
+# -- tensors and ops ------------------------------------------------------------------
+#: ``wrap(array, device=None, requires_grad=False)``: a new leaf Tensor around a
+#: NumPy or CuPy array, without a copy.
+wrap = _abi._wrap
+#: ``@composite_op(name)``: a Python function made of ops, named ``aten::<name>``
+#: in profiles.
+composite_op = _abi.composite_op
+#: ``max_pool2d_indices(x, kernel_size, stride, padding, dilation, ceil_mode)``:
+#: the flat indices max_pool2d picks (return_indices=True), as an int64 array.
+max_pool2d_indices = _abi._max_pool2d_indices
