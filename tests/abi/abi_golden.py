@@ -10,7 +10,15 @@ What the ABI is (core/retrograd/core/abi.pxd, rules at its top):
   compile its struct layout in), its fields and its cdef methods, in order
   (the vtable is positional);
 - the ``ctypedef``s (slot function types) and the ``cdef enum`` constants of
-  abi.pxd, which consumers compile in.
+  abi.pxd, which consumers compile in;
+- the meaning of every slot type and function: its contract (the comment
+  above its declaration in abi.pxd, which says what it receives and
+  returns) and its semantics version (``(semantics N)`` in that comment, 1
+  when absent). A signature the compiler checks is not enough: a slot whose
+  arguments keep their types but change their meaning breaks consumers as
+  surely. A new semantics version is a break (a new slot or function
+  instead, or a major bump); a reworded contract whose meaning did not
+  change is recorded with ``--update --reword NAME``.
 
 A removal or a change of anything recorded breaks every compiled consumer:
 it needs a new ABI major. An addition is allowed within a major only with a
@@ -88,6 +96,39 @@ def parse_pxd(text: str) -> dict:
     return {"classes": classes, "ctypedefs": ctypedefs, "constants": constants}
 
 
+_DECLARATION = re.compile(r"(?:ctypedef \w[\w ]*\(\*\s*(\w+)\)|cdef (?:inline )?[\w *]*?\b(rg_\w+|import_core)\()")
+_SEMANTICS = re.compile(r"\(semantics (\d+)\)")
+
+
+def parse_contracts(text: str) -> dict:
+    """{name: {"semantics": N, "contract": text}} for every slot type and
+    top-level function of abi.pxd: the comment block right above its
+    declaration (declarations with no blank line between them share it)."""
+    contracts, block, last_was_comment = {}, [], False
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped:
+            block, last_was_comment = [], False
+            continue
+        if line.startswith("#"):
+            if not last_was_comment:
+                block = []
+            block.append(stripped.lstrip("#").strip())
+            last_was_comment = True
+            continue
+        last_was_comment = False
+        if raw[:1].isspace():
+            continue
+        m = _DECLARATION.match(stripped)
+        if m:
+            contract = " ".join(" ".join(block).split())
+            sem = _SEMANTICS.search(contract)
+            contracts[m.group(1) or m.group(2)] = {"semantics": int(sem.group(1)) if sem else 1,
+                                                   "contract": contract}
+    return contracts
+
+
 def _capsule_signature(capsule) -> str:
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype = ctypes.c_char_p
@@ -101,7 +142,9 @@ def current_abi() -> dict:
     from retrograd.core import abi
 
     pxd = pathlib.Path(retrograd.core.get_include(), "retrograd", "core", "abi.pxd")
-    parsed = parse_pxd(pxd.read_text())
+    text = pxd.read_text()
+    parsed = parse_pxd(text)
+    parsed["contracts"] = parse_contracts(text)
     for name, entry in parsed["classes"].items():
         entry["basicsize"] = getattr(abi, name).__basicsize__
     return {
@@ -115,10 +158,27 @@ def current_abi() -> dict:
 
 # -- comparing ------------------------------------------------------------------
 
-def compare(old: dict, new: dict) -> tuple[list, list]:
+def compare(old: dict, new: dict, reworded=()) -> tuple[list, list]:
     """(breaks, additions) from the recorded ABI ``old`` to ``new``, each a
-    list of human-readable lines."""
+    list of human-readable lines. ``reworded``: names whose contract text
+    changed without a change of meaning (``--reword``)."""
     breaks, additions = [], []
+    o_con, n_con = old.get("contracts", {}), new.get("contracts", {})
+    for name, oc in o_con.items():
+        nc = n_con.get(name)
+        if nc is None:
+            continue                    # a removal: reported with its declaration
+        if nc["semantics"] != oc["semantics"]:
+            breaks.append(f"{name}: semantics {oc['semantics']} -> {nc['semantics']} (its meaning "
+                          "changed: a new slot or function, or a new major)")
+        elif nc["contract"] != oc["contract"] and name not in reworded:
+            breaks.append(f"{name}: contract changed without a new semantics version: "
+                          f"{oc['contract']!r} -> {nc['contract']!r}. If only the wording changed, "
+                          f"record it with {UPDATE_COMMAND} --reword {name}; if the meaning did, "
+                          "declare a new slot or function instead")
+    for name in n_con:
+        if name not in o_con and name in old.get("functions", {}) | old.get("ctypedefs", {}):
+            additions.append(f"{name}: contract recorded")
     same_pointer_size = old.get("pointer_size") == new["pointer_size"]
 
     def mapping(section, what):
@@ -165,12 +225,14 @@ def compare(old: dict, new: dict) -> tuple[list, list]:
     return breaks, additions
 
 
-def verdict(old: dict, new: dict) -> tuple[bool, str]:
+def verdict(old: dict, new: dict, reworded=()) -> tuple[bool, str]:
     """(ok, explanation): is ``new`` exactly what the golden file ``old`` records?"""
-    breaks, additions = compare(old, new)
+    breaks, additions = compare(old, new, reworded)
     ov, nv = tuple(old["abi_version"]), tuple(new["abi_version"])
     v = "{}.{}".format
     if not breaks and not additions and ov == nv:
+        if old.get("contracts", {}) != new.get("contracts", {}):
+            return False, f"reworded contracts: record them with {UPDATE_COMMAND} --reword NAME"
         return True, f"ABI {v(*nv)} matches {GOLDEN.name}"
     lines = []
     if breaks and nv[0] == ov[0]:
@@ -189,13 +251,13 @@ def verdict(old: dict, new: dict) -> tuple[bool, str]:
     return False, "\n".join(lines)
 
 
-def update_allowed(old: dict, new: dict) -> tuple[bool, str]:
-    breaks, additions = compare(old, new)
+def update_allowed(old: dict, new: dict, reworded=()) -> tuple[bool, str]:
+    breaks, additions = compare(old, new, reworded)
     ov, nv = tuple(old["abi_version"]), tuple(new["abi_version"])
     if breaks and nv[0] == ov[0]:
-        return False, verdict(old, new)[1]
+        return False, verdict(old, new, reworded)[1]
     if additions and nv[:2] == ov[:2]:
-        return False, verdict(old, new)[1]
+        return False, verdict(old, new, reworded)[1]
     return True, ""
 
 
@@ -212,11 +274,14 @@ def main(argv=None) -> int:
     parser.add_argument("--update", action="store_true",
                         help="rewrite the golden file (refused for a break within a major, or "
                              "an addition without a minor bump)")
+    parser.add_argument("--reword", action="append", default=[], metavar="NAME",
+                        help="with --update: NAME's contract comment changed in wording only, "
+                             "not in meaning")
     args = parser.parse_args(argv)
     new = current_abi()
     if args.update:
         if GOLDEN.exists():
-            ok, why = update_allowed(load_golden(), new)
+            ok, why = update_allowed(load_golden(), new, tuple(args.reword))
             if not ok:
                 print(why, file=sys.stderr)
                 return 1

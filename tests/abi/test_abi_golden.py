@@ -135,3 +135,49 @@ def test_pxd_parser_joins_statements_and_drops_comments():
     assert parsed["classes"]["A"] == {"base": "B", "fields": ["cdef int f"],
                                       "methods": ["cdef list g(self, list x)"]}
     assert parsed["ctypedefs"] == {"fn_t": "ctypedef int (*fn_t)(int a, int b) except -1"}
+
+
+def test_every_slot_and_function_has_a_recorded_contract(current):
+    # what a slot receives is part of the ABI: each slot type and function of
+    # abi.pxd says it in the comment above it, and the golden file keeps it
+    golden = abi_golden.load_golden()
+    names = set(golden["functions"]) | set(golden["ctypedefs"])
+    assert names <= set(golden["contracts"]), names - set(golden["contracts"])
+    for name, entry in golden["contracts"].items():
+        assert entry["contract"], f"{name} has no contract comment in abi.pxd"
+    assert golden["contracts"]["rg_forward_grad_fn"]["semantics"] == 2
+    assert "batch_size" in golden["contracts"]["rg_engine_execute_batched_fn"]["contract"]
+
+
+def test_a_new_meaning_under_the_same_signature_is_a_break(current):
+    new = copy.deepcopy(current)
+    new["contracts"]["rg_engine_execute_fn"]["semantics"] += 1
+    breaks, _ = abi_golden.compare(current, new)
+    assert breaks and "semantics" in breaks[0]
+    assert abi_golden.update_allowed(current, _bumped(new, minor=1))[0] is False
+    assert abi_golden.update_allowed(current, _bumped(new, major=1))[0] is True
+
+
+def test_a_changed_contract_needs_a_new_version_or_a_reword(current):
+    new = copy.deepcopy(current)
+    new["contracts"]["rg_sum_to"]["contract"] += " Now also transposes."
+    breaks, _ = abi_golden.compare(current, new)
+    assert breaks and "--reword rg_sum_to" in breaks[0]
+    ok, why = abi_golden.verdict(current, new)
+    assert not ok and "--reword" in why
+    # a wording-only change is recorded when named
+    assert abi_golden.compare(current, new, reworded=("rg_sum_to",)) == ([], [])
+    assert abi_golden.update_allowed(current, new, ("rg_sum_to",))[0] is True
+
+
+def test_contract_parser_reads_the_comment_above_each_declaration():
+    parsed = abi_golden.parse_contracts(
+        "# first slot (semantics 3)\n# says more\n"
+        "ctypedef int (*a_fn)(int x) except -1\n"
+        "cdef int rg_set_a(a_fn f) except -1\n\n"
+        "cdef int rg_bare()\n\n"
+        "# inline one\ncdef inline int rg_inl(int x):\n    # body comment\n    return x\n")
+    assert parsed["a_fn"] == {"semantics": 3, "contract": "first slot (semantics 3) says more"}
+    assert parsed["rg_set_a"] == parsed["a_fn"]
+    assert parsed["rg_bare"] == {"semantics": 1, "contract": ""}
+    assert parsed["rg_inl"]["contract"] == "inline one"

@@ -72,6 +72,26 @@ def test_downstream_project_runs(built):
     assert res.stdout.split("\n")[:2] == ["('SumBackward0', [('MulBackward0', 0)]) None", "True"]
 
 
+def test_run_time_lookup_checks_the_signature(built):
+    # rg_core_function: the capsule's C signature must be the one compiled
+    # for, or the lookup refuses (calling through it would corrupt the stack)
+    res = _run(built, """
+        import numpy as np
+        import rg_downstream as ds
+        print(ds.sum_to_by_lookup(np.ones((2, 3)), (1, 3)).tolist())
+        print(ds.lookup("rg_sum_to", "PyObject *(PyObject *, PyObject *)"))
+        print(ds.lookup("rg_not_in_this_core", "int (void)"))
+        try:
+            ds.lookup("rg_sum_to", "int (PyObject *)")
+        except ImportError as exc:
+            print("REFUSED", exc)
+    """)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[:3] == ["[[2.0, 2.0, 2.0]]", "True", "False"], res.stdout
+    assert lines[3].startswith("REFUSED") and "rg_sum_to" in lines[3] and "rebuild" in lines[3]
+
+
 def test_downstream_for_another_major_is_refused(tmp_path):
     """The headers of a hypothetical next major: built against them, the
     project's import check names both versions and what to do."""

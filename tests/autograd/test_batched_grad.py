@@ -12,7 +12,6 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
 
 import retrograd as rg  # noqa: E402
-from retrograd.engine import _engine  # noqa: E402
 from op_samples import DIFF_OPS, all_samples, make_tensors  # noqa: E402
 
 B = 3

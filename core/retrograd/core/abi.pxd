@@ -143,8 +143,9 @@ cdef class Node:
     cpdef str name(self)
 
 
+# The node edge i of `n` leads to (None: no gradient flows there), and
+# which input of that node it feeds. 0 <= i < n._num_edges.
 cdef inline Node rg_next_fn(Node n, int i):
-    # The node edge i of `n` leads to (None: no gradient flows there).
     if i == 0:
         return n._fn0
     if i == 1:
@@ -152,6 +153,7 @@ cdef inline Node rg_next_fn(Node n, int i):
     return <Node>n._extra.more_edges[2 * (i - 2)]
 
 
+# (see rg_next_fn)
 cdef inline int rg_next_nr(Node n, int i):
     if i == 0:
         return n._nr0
@@ -190,8 +192,15 @@ cdef class SavedVariable:
 # ---------------------------------------------------------------------------
 # Slots: how optional distributions plug into core without core importing
 # them. Each is a C global in core; an empty slot costs one branch.
+#
+# Every slot type and function below has its contract in the comment right
+# above it: what it receives, returns and may do. The golden file records
+# the contracts (tests/abi/abi_golden.py): a change of meaning under an
+# unchanged signature is a new slot or function (or a new major), never a
+# silent minor change. A contract whose meaning changed since ABI 1.0 says
+# `(semantics N)`.
 
-# engine slot: run a backward. roots: tuple of Edge; grads: tuple (one per
+# Engine slot: run a backward. roots: tuple of Edge; grads: tuple (one per
 # root, arrays or Tensors); inputs: tuple of Edge whose gradients to capture
 # (autograd.grad) or to restrict accumulation to (backward(inputs=)).
 # Returns the captured gradients (a list) or None.
@@ -199,24 +208,31 @@ ctypedef object (*rg_engine_execute_fn)(tuple roots, tuple grads, bint keep_grap
                                         bint create_graph, tuple inputs,
                                         bint accumulate_grad) except *
 
-# forward-grad slot (forward_ad): called after an op's forward when a dual
-# level is active, with the op name, its arguments exactly as the op got
-# them (tensors and plain values), its outputs, and `attrs`: the op's JVP,
-# a callable (args, tangents, outputs) -> tuple of output tangents (or None
-# when all are zero), where `tangents` has one entry per argument (a Tensor or
-# None; a list of them for a tensor-list argument). Core also calls it with
-# op "_inplace", args (self, res), outputs (self,) and attrs None after `res`
-# (computed out of place) was written into `self` by an in-place op, and
-# with op "_snapshot", args (self,), outputs (copy,) when it copies a tensor
-# before an in-place op. The consumer registers it only while a level is
-# active (rg_register_forward_grad(NULL) empties the slot).
+# Forward-grad slot (forward_ad), (semantics 2). Called after an op's
+# forward when a dual level is active, with the op name, its arguments
+# exactly as the op got them (tensors and plain values), its outputs, and
+# `attrs`: the op's JVP, a callable (args, tangents, outputs) -> tuple of
+# output tangents (or None when all are zero), where `tangents` has one entry
+# per argument (a Tensor or None; a list of them for a tensor-list
+# argument). Core also calls it with op "_inplace", args (self, res),
+# outputs (self,) and attrs None after `res` (computed out of place) was
+# written into `self` by an in-place op, and with op "_snapshot", args
+# (self,), outputs (copy,) when it copies a tensor before an in-place op.
+# The consumer registers it only while a level is active
+# (rg_register_forward_grad(NULL) empties the slot). Semantics 1 (ABI 1.1)
+# passed no JVP in `attrs` and made no "_inplace"/"_snapshot" calls; ABI 1.2
+# changed that without a new slot, before contracts were recorded.
 ctypedef int (*rg_forward_grad_fn)(str op, tuple inputs, tuple outputs,
                                    object attrs) except -1
 
-# op-event slot (profiler): enter returns a token handed back to exit.
+# Op-event slot (profiler): enter(name, sequence_nr, inputs) runs before an
+# op (or a composite, or a node the engine runs) and returns a token that
+# exit(token) receives after it, also when it raised.
 ctypedef object (*rg_op_enter_fn)(str name, uint64_t sequence_nr, tuple inputs) except *
 ctypedef int (*rg_op_exit_fn)(object token) except -1
 
+# Fill a slot (NULL empties it). The last registration wins; core calls the
+# slot on whichever thread runs the op or the backward.
 cdef int rg_register_engine(rg_engine_execute_fn fn) except -1
 cdef int rg_register_forward_grad(rg_forward_grad_fn fn) except -1
 cdef int rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except -1
@@ -225,15 +241,26 @@ cdef int rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except 
 # ---------------------------------------------------------------------------
 # Free functions (frozen signatures within an ABI major).
 
-cdef Tensor rg_wrap(object array, Device device)            # a new leaf, no copy
+# A new leaf Tensor around `array` (a numpy or cupy ndarray) on `device`,
+# without a copy.
+cdef Tensor rg_wrap(object array, Device device)
+# A new non-leaf Tensor: output `output_nr` of `grad_fn`.
 cdef Tensor rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int output_nr)
+# This thread's grad mode (no_grad / enable_grad), read and set.
 cdef bint rg_grad_enabled() noexcept nogil
 cdef void rg_set_grad_enabled(bint enabled) noexcept nogil
+# The next sequence number of a node (process-wide, increasing).
 cdef uint64_t rg_next_sequence_nr() noexcept nogil
+# Whether this thread is in anomaly mode (detect_anomaly).
 cdef bint rg_anomaly_enabled() noexcept nogil
+# The CPU device (cpu, index -1), shared.
 cdef Device rg_cpu_device()
+# How many virtual CPU devices (cpu:1, ...) are configured.
 cdef int rg_num_virtual_cpu_devices() noexcept
+# A zero array of the shape, dtype and device `meta` describes.
 cdef object rg_zeros_like_metadata(InputMetadata meta)
+# `array` summed over its broadcast dims down to `shape` (a gradient
+# reduced to its input's shape); `array` itself when they already agree.
 cdef object rg_sum_to(object array, tuple shape)
 
 # Anomaly mode (thread-local): the calling thread's state as RG_ANOMALY_*
@@ -244,6 +271,8 @@ cdef enum:
     RG_ANOMALY_CHECK_NAN = 2
     RG_ANOMALY_CHECK_INF = 4
 
+# Anomaly mode (thread-local): the calling thread's RG_ANOMALY_* bits, read
+# and set.
 cdef int rg_anomaly_flags() noexcept nogil
 cdef void rg_set_anomaly_flags(int flags) noexcept nogil
 
@@ -252,13 +281,16 @@ cdef void rg_set_anomaly_flags(int flags) noexcept nogil
 # their parent. Returns the previous value, which the engine restores.
 cdef void* rg_exchange_current_node(void* node) noexcept nogil
 
-# Op-event slot, continued (profiler; see _op_events.pxi). The outputs
+# Op-event slot, continued (profiler; see _op_events.pxi): the outputs
 # callback receives an op's outputs just before its exit (profile_memory).
-# The engine reports each node it runs through rg_op_event_enter/exit
-# (sequence_nr: the node's, UINT64_MAX for AccumulateGrad; inputs: the
-# gradients, or None), after checking rg_op_events_active().
 ctypedef int (*rg_op_outputs_fn)(object token, object outputs) except -1
 cdef int rg_register_op_outputs(rg_op_outputs_fn fn) except -1
+
+# Node events (the engine reports each node it runs): rg_op_events_active()
+# says whether a profile records, and only then does the engine call
+# rg_op_event_enter (sequence_nr: the node's, UINT64_MAX for AccumulateGrad;
+# inputs: the gradients, or None) and rg_op_event_exit (outputs: the node's
+# gradients, or None).
 cdef bint rg_op_events_active() noexcept nogil
 cdef object rg_op_event_enter(str name, uint64_t sequence_nr, tuple inputs)
 cdef int rg_op_event_exit(object token, object outputs) except -1
@@ -315,6 +347,7 @@ cdef enum:
     RG_BATCH_SAFE = 1
     RG_BATCH_RULE = 2
 
+# How `node` runs in a batched backward: one of RG_BATCH_* above.
 cdef int rg_node_batching(Node node) except -1
 # RG_BATCH_RULE nodes only: `grads` as for Node.apply, each with the batch
 # dim in front; returns one batched gradient (or None) per next edge, broadcast
@@ -341,15 +374,20 @@ cdef object rg_saved_tensors_hooks_state()
 cdef int rg_set_saved_tensors_hooks_state(object state) except -1
 
 
-# Tensor: tangent storage (forward AD only). A dict {level key: tangent
-# Tensor} or None; forward_ad owns its contents, core only carries it (and
-# drops it with the tensor).
+# Tensor: tangent storage (forward AD only), read and set. A dict {level
+# key: tangent Tensor} or None; forward_ad owns its contents, core only
+# carries it (and drops it with the tensor).
 cdef inline object rg_forward_grads(Tensor t):
     return t._fw_grads
-
-
 cdef inline void rg_set_forward_grads(Tensor t, object grads):
     t._fw_grads = grads
+
+
+# Tensor: record an in-place write to t's data made outside an op (forward
+# AD writing a tangent in place): bumps the version counter t shares with
+# its views and detach()es, so saved copies of it are known stale.
+cdef inline void rg_bump_version(Tensor t):
+    t._version_counter.version += 1
 
 
 # Tensor: the tensor `t` is a view of (its root base), or None. Read only.
@@ -357,35 +395,26 @@ cdef inline Tensor rg_view_base(Tensor t):
     return t._base
 
 
-# Node extras, read only (the engine): each is None when the node has none.
+# Node extras, read only (the engine). rg_node_has_extras: whether the node
+# has any (nearly every node has none: one test before the others). The
+# others return None when the node has none: pre_hooks, (handle_id,
+# fn(grad_outputs) -> new grad_outputs or None) in registration order;
+# post_hooks, (handle_id, fn(grad_inputs, grad_outputs) -> new grad_inputs
+# or None); retains_grad_hooks, {input_nr: fn(grad)} storing .grad of the
+# non-leaf whose gradient arrives at that input (run after the tensor
+# pre-hooks); anomaly_trace, the forward's traceback recorded in anomaly
+# mode (a list of formatted frames); metadata, the user's Node.metadata.
 cdef inline bint rg_node_has_extras(Node n) noexcept:
-    # one test before the others: nearly every node has no extras
     return n._extra is not None
-
-
 cdef inline list rg_node_pre_hooks(Node n):
-    # (handle_id, fn(grad_outputs) -> new grad_outputs or None), in order
     return n._extra.pre_hooks if n._extra is not None else None
-
-
 cdef inline list rg_node_post_hooks(Node n):
-    # (handle_id, fn(grad_inputs, grad_outputs) -> new grad_inputs or None)
     return n._extra.post_hooks if n._extra is not None else None
-
-
 cdef inline dict rg_node_retains_grad_hooks(Node n):
-    # input_nr -> fn(grad): stores .grad of the non-leaf whose gradient
-    # arrives at that input (retain_grad); runs after the tensor pre-hooks
     return n._extra.retains_grad_hooks if n._extra is not None else None
-
-
 cdef inline object rg_node_anomaly_trace(Node n):
-    # the forward's traceback (formatted lines) recorded in anomaly mode
     return n._extra.anomaly_trace if n._extra is not None else None
-
-
 cdef inline dict rg_node_metadata(Node n):
-    # the user's Node.metadata dict
     return n._extra.metadata if n._extra is not None else None
 
 

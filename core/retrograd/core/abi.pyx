@@ -76,4 +76,3 @@ def _gradient_edge(Tensor t):
 
 def _grad_accumulator(Tensor t):
     return t.grad_accumulator()
-

@@ -16,6 +16,7 @@ __all__ = [
     "push_saved_tensors_hooks", "pop_saved_tensors_hooks", "saved_tensors_hooks_disabled_message",
     "disable_saved_tensors_hooks", "enable_saved_tensors_hooks", "increment_version",
     "gradient_edge", "grad_accumulator", "wrap", "composite_op", "max_pool2d_indices",
+    "conv2d", "conv2d_bias",
 ]
 
 # -- custom autograd Functions (rg.autograd.Function) -------------------------------
@@ -62,3 +63,10 @@ composite_op = _abi.composite_op
 #: ``max_pool2d_indices(x, kernel_size, stride, padding, dilation, ceil_mode)``:
 #: the flat indices max_pool2d picks (return_indices=True), as an int64 array.
 max_pool2d_indices = _abi._max_pool2d_indices
+#: ``conv2d(input, weight, stride, padding, dilation, groups)``: the table's
+#: 2-D convolution (NCHW, stride/padding/dilation as pairs), what
+#: ``rg.nn.functional.conv2d`` builds on after checking its arguments.
+conv2d = _abi._conv2d
+#: ``conv2d_bias(input, weight, bias, stride, padding, dilation, groups)``: the
+#: same with a bias of the input's dtype added in the kernel.
+conv2d_bias = _abi._conv2d_bias

@@ -61,7 +61,7 @@ from retrograd.core.abi cimport (
     rg_anomaly_flags, rg_set_anomaly_flags, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF,
     rg_exchange_current_node, rg_op_events_active, rg_op_event_enter, rg_op_event_exit,
     rg_register_engine_batched, rg_node_batching, rg_apply_batched,
-    RG_BATCH_LOOP, RG_BATCH_SAFE, RG_BATCH_RULE,
+    RG_BATCH_SAFE, RG_BATCH_RULE,
     rg_graph_root, rg_saved_tensors_hooks_state, rg_set_saved_tensors_hooks_state,
     rg_node_has_extras, rg_node_pre_hooks, rg_node_post_hooks, rg_node_retains_grad_hooks,
     rg_node_anomaly_trace, rg_node_metadata, rg_same_dims,

@@ -29,7 +29,7 @@ from retrograd.core.abi cimport (
     RG_ABI_MAJOR, RG_ABI_MINOR, import_core,
     Tensor, Node, Device, rg_register_forward_grad, rg_wrap, rg_set_view_of, rg_op_batched,
     rg_forward_grads, rg_set_forward_grads, rg_view_base, rg_node_saved_forward_grads,
-    rg_same_dims,
+    rg_same_dims, rg_bump_version,
 )
 
 # The ABI handshake (abi.pxd), before anything else runs.
@@ -485,7 +485,7 @@ cdef int _on_inplace(Tensor self, Tensor res) except -1:
             sa[...] = 0
         else:
             sa[...] = (<Tensor>rt)._array
-        (<Tensor>st)._version_counter.version += 1
+        rg_bump_version(<Tensor>st)
     return 0
 
 

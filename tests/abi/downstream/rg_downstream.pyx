@@ -30,3 +30,22 @@ def graph_of(Tensor t):
         nxt = rg_next_fn(n, i)
         edges.append((None if nxt is None else nxt.name(), rg_next_nr(n, i)))
     return n.name(), edges
+
+
+# A core function newer than a consumer's floor is looked up at run time,
+# by name and C signature (abi.pxd's rg_core_function), not cimported.
+from retrograd.core.abi cimport rg_core_function  # noqa: E402
+
+ctypedef object (*_sum_to_t)(object, tuple)
+
+
+def sum_to_by_lookup(array, tuple shape):
+    """rg_sum_to, found at run time with its signature checked."""
+    cdef _sum_to_t fn = <_sum_to_t>rg_core_function("rg_sum_to",
+                                                    "PyObject *(PyObject *, PyObject *)")
+    return fn(array, shape)
+
+
+def lookup(str name, str signature):
+    """Whether core exports `name` (ImportError if with another signature)."""
+    return rg_core_function(name, signature) != NULL

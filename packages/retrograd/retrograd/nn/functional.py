@@ -7,6 +7,7 @@ table ops (so their gradients, and higher-order ones, come from the table).
 """
 from __future__ import annotations
 
+from retrograd.core import extending as _ext
 from retrograd.core.extending import composite_op, max_pool2d_indices, wrap as _wrap
 import warnings
 
@@ -189,11 +190,11 @@ def _conv2d_biased(x, w, bias, st, pad, dl, groups):
     # (_conv2d_bias adds it in the kernel, one pass less); any other bias
     # is a broadcast add, dtype promotion included
     if bias is None:
-        return _c._conv2d(x, w, st, pad, dl, groups)
+        return _ext.conv2d(x, w, st, pad, dl, groups)
     b = _t(bias)
     if b.ndim == 1 and b.dtype == x.dtype == w.dtype:
-        return _c._conv2d_bias(x, w, b, st, pad, dl, groups)
-    return _c.add(_c._conv2d(x, w, st, pad, dl, groups), _c.reshape(b, (-1, 1, 1)))
+        return _ext.conv2d_bias(x, w, b, st, pad, dl, groups)
+    return _c.add(_ext.conv2d(x, w, st, pad, dl, groups), _c.reshape(b, (-1, 1, 1)))
 
 
 @composite_op('conv2d')
