@@ -47,6 +47,8 @@ BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.
 TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6"]
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
+# mypy: the typing session checks the stubs and a typed user program (tests/typing)
+TYPING_REQUIREMENTS = ["mypy>=1.8"]
 # The previous core ABI minor, kept as headers: the engine is built against it
 # and run on the current core (session old_headers).
 OLD_CORE_HEADERS = ROOT / "tests" / "abi" / "headers" / "1.1"
@@ -329,8 +331,10 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typing(session: nox.Session) -> None:
     """mypy on the umbrella as installed (with the compiled modules' stubs and
-    py.typed); then the stub tests, which also type-check user code."""
-    _install(session, "all", "mypy>=1.8", *TEST_REQUIREMENTS)
+    py.typed); mypy --strict on a typed user program (tests/typing), whose
+    assert_type lines fail where the public API is typed Any; then the stub
+    tests, which check each built stub against its module."""
+    _install(session, "all", *TYPING_REQUIREMENTS, *TEST_REQUIREMENTS)
     # mypy reports errors only in the modules it is given as sources, and an
     # installed package is not one; the installed tree (every portion of the
     # `retrograd` namespace joined) is copied and given as the source.
@@ -341,6 +345,9 @@ def typing(session: nox.Session) -> None:
     shutil.copytree(site, tree / "retrograd", ignore=shutil.ignore_patterns("*.so", "__pycache__", "include"))
     session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental", "-p", "retrograd",
                 env={"MYPYPATH": str(tree)})
+    # a user's program against the installed distributions (site-packages)
+    session.run("mypy", "--strict", "--no-incremental", "--config-file", "", "--python-version", "3.10",
+                "tests/typing/typed_usage.py")
     _pytest(session, "tests/install/test_stubs.py")
 
 

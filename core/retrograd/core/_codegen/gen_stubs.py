@@ -19,6 +19,7 @@ a type in the table or a line here.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -97,10 +98,8 @@ def _returns(e) -> str:
     return "tuple[" + ", ".join("Tensor" for _ in kinds) + "]"
 
 
-def _param(e, p, first=False) -> str:
-    # the first Tensor of a function is the tensor the op is about; the
-    # others also take scalars and arrays, as Tensor's operators do
-    typ = "Tensor" if first and p.type == "Tensor" and p.default is None else _type(e, p)
+def _param(e, p) -> str:
+    typ = _type(e, p)
     return f"{p.name}: {typ}" + ("" if p.default is None else " = " + _default(p.default))
 
 
@@ -109,19 +108,19 @@ def _default(value: str) -> str:
     return value if value in ("None", "True", "False") or value.lstrip("-").isdigit() else "..."
 
 
-def _params(e, params, first_tensor: bool) -> list:
+def _params(e, params) -> list:
     out, star = [], False
-    for i, p in enumerate(params):
+    for p in params:
         if p.kwonly and not star:
             out.append("*")
             star = True
-        out.append(_param(e, p, first=first_tensor and i == 0))
+        out.append(_param(e, p))
     return out
 
 
 def function(e) -> str:
     doc = f"# {e.raw['name']}: derivatives.yaml line {e.line}\n"
-    return doc + f"def {e.name}({', '.join(_params(e, e.params, True))}) -> {_returns(e)}: ...\n"
+    return doc + f"def {e.name}({', '.join(_params(e, e.params))}) -> {_returns(e)}: ...\n"
 
 
 def methods(e) -> list:
@@ -138,14 +137,14 @@ def methods(e) -> list:
         elif mname.startswith("__"):
             out.append(f"    def {mname}(self) -> {ret}: ...\n")
         else:
-            params = ["self"] + _params(e, e.params[1:], False)
+            params = ["self"] + _params(e, e.params[1:])
             out.append(f"    def {mname}({', '.join(params)}) -> {ret}: ...\n")
     for mname in e.raw.get("__inplace__", []):
         if mname.startswith("__"):
             other = f", other: {_type(e, e.params[1])}" if binary else ""
             out.append(f"    def {mname}(self{other}) -> Tensor: ...\n")
         else:
-            params = ["self"] + _params(e, e.params[1:], False)
+            params = ["self"] + _params(e, e.params[1:])
             out.append(f"    def {mname}({', '.join(params)}) -> Tensor: ...\n")
     return out
 
@@ -178,6 +177,12 @@ def render(entries, template: str) -> str:
         return before + body + after.split("\n", 1)[1]
 
     text = put(template, MARK_METHODS, "".join(meths).rstrip("\n"))
+    # in class Tensor, `int`, `float`, `bool` name its conversion methods
+    # (Tensor.int(), ...): the types are spelled through builtins there
+    before, rest = text.split("\nclass Tensor:", 1)
+    body, after = rest.split("\n\n\n", 1)
+    body = re.sub(r"(?<![\w.])(?<!def )(int|float|bool)\b(?!\()", r"builtins.\1", body)
+    text = before + "\nclass Tensor:" + body + "\n\n\n" + after
     text = put(text, MARK_NODES, "".join(nodes).rstrip("\n"))
     text = put(text, MARK_OPS, "\n".join(ops) + f"\n__all__ += {sorted(names)!r}\n")
     return head + text

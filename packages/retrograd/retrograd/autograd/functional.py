@@ -380,7 +380,7 @@ def jacobian(func: _Func, inputs: _Tensors, create_graph: bool = False, strict: 
 
         jac = []
         for i, out in enumerate(outputs):
-            jac_i = tuple([] for _ in inputs)
+            jac_i: tuple[list[Tensor], ...] = tuple([] for _ in inputs)
             flat = out.reshape(-1)
             for k in range(out.numel()):
                 vj = _autograd_grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)

@@ -671,7 +671,7 @@ def gradgradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor
     if grad_outputs is None:
         rng = np.random.default_rng(2)
         outputs = _differentiable_outputs(func(*tupled_inputs))
-        tupled_grad_outputs = []
+        made: list[Tensor] = []
         for x in outputs:
             dtype = x.dtype if x.dtype.kind in "fc" else np.float64
             g = rng.uniform(-1, 1, tuple(x.shape)).astype(dtype)
@@ -680,8 +680,8 @@ def gradgradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor
                 wide = np.empty(g.shape[:-1] + (2 * g.shape[-1],), dtype=dtype)
                 wide[..., ::2] = g
                 g = wide[..., ::2]
-            tupled_grad_outputs.append(_tensor(g, device=x.device, requires_grad=True))
-        tupled_grad_outputs = tuple(tupled_grad_outputs)
+            made.append(_tensor(g, device=x.device, requires_grad=True))
+        tupled_grad_outputs = tuple(made)
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(tupled_grad_outputs)
