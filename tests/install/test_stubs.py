@@ -29,10 +29,12 @@ DIST_OF = {"retrograd.core.abi": "retrograd-core", "retrograd.engine._engine": "
 # modules call (test_private_stub_names_are_used checks they still do)
 PRIVATE_ALLOWED = {"retrograd.engine._engine": {"_register", "_shutdown_device_threads"},
                    "retrograd.forward_ad._dual": {"_enter_batched_dual_level"}}
-# dunders a class stub must declare when the runtime class defines them
+# dunders a class stub must declare when the runtime class defines them (not
+# the ordering ones: Cython fills every rich-comparison slot of a class that
+# defines __eq__, and they return NotImplemented)
 PROTOCOL_DUNDERS = {"__init__", "__call__", "__getitem__", "__setitem__", "__iter__", "__len__",
                     "__bool__", "__int__", "__float__", "__index__", "__enter__", "__exit__",
-                    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+                    "__eq__", "__ne__"}
 
 
 def _module(mod_name):
@@ -125,6 +127,8 @@ def _stub_names(fn: ast.FunctionDef):
 
 
 def _check_function(where, runtime, defs, problems):
+    if type(runtime).__name__ == "wrapper_descriptor":
+        return      # a C slot (Cython's __add__, __init__ of a cdef class): generic (self, value) names
     names = _signature_names(runtime)
     if names is None:
         return
@@ -222,7 +226,7 @@ def test_generated_ops_are_typed_from_the_table():
     tensor = text.split("\nclass Tensor:\n", 1)[1].split("\nclass ", 1)[0]
     assert "    def __add__(self, other: Tensor | ArrayLike) -> Tensor: ...\n" in tensor
     assert "    def exp_(self) -> Tensor: ...\n" in tensor
-    assert "@@GENERATED" not in text
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("# @@GENERATED")]
     for name in mod.GENERATED_OPS:
         if not name.startswith("_"):
             assert f"\ndef {name}(" in text, name
@@ -254,8 +258,9 @@ def test_generator_types_parameters_from_the_signature(tmp_path):
     assert "\ndef scale(self: Tensor | ArrayLike, other: Tensor | ArrayLike, dim: int | tuple[int, ...] | None = None, " \
            "keepdim: bool = False, *, alpha: float = ...) -> Tensor: ...\n" in text
     assert "    def __mul__(self, other: Tensor | ArrayLike) -> Tensor: ...\n" in text
-    assert "    def scale_(self, other: Tensor | ArrayLike, dim: int | tuple[int, ...] | None = None, " \
-           "keepdim: bool = False, *, alpha: float = ...) -> Tensor: ...\n" in text
+    # in class Tensor, whose methods int/float/bool shadow the builtins
+    assert "    def scale_(self, other: Tensor | ArrayLike, dim: builtins.int | tuple[builtins.int, ...] | None " \
+           "= None, keepdim: builtins.bool = False, *, alpha: builtins.float = ...) -> Tensor: ...\n" in text
     assert "\nclass ScaleBackward0(Node): ...\n" in text
     assert "__all__ += ['scale']" in text
 
