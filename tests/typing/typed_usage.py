@@ -56,6 +56,21 @@ def ops_and_methods(x: rg.Tensor) -> rg.Tensor:
     return s
 
 
+@rg.no_grad()
+def frozen(t: rg.Tensor) -> rg.Tensor:
+    return t * 2
+
+
+def grad_modes(x: rg.Tensor) -> rg.Tensor:
+    assert_type(frozen(x), rg.Tensor)       # a grad-mode decorator keeps the signature
+    with rg.no_grad():
+        y = x * 3
+    with rg.enable_grad():
+        z = y + x
+    assert not y.requires_grad
+    return z
+
+
 def main() -> None:
     x = rg.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
     w = rg.tensor([[0.1, 0.2, 0.3], [0.0, -0.1, 0.2]], requires_grad=True)
@@ -66,6 +81,7 @@ def main() -> None:
     h = second_derivative(rg.tensor([1.0, 2.0], requires_grad=True))
     assert isinstance(h, rg.Tensor) and h.shape == (2, 2)
     assert isinstance(ops_and_methods(rg.tensor([1.0, 2.0], requires_grad=True)), rg.Tensor)
+    assert grad_modes(rg.tensor([1.0], requires_grad=True)).requires_grad
 
 
 if __name__ == "__main__":
