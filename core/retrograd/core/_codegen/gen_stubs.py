@@ -158,7 +158,10 @@ def render(entries, template: str) -> str:
             if line.startswith("    def ")}
     meths, nodes, ops, names = [], [], [], []
     for e in entries:
-        for line in methods(e):
+        lines = methods(e)
+        if lines:
+            meths.append(f"    # {e.raw['name']}: derivatives.yaml line {e.line}\n")
+        for line in lines:
             name = line.split("def ", 1)[1].split("(", 1)[0]
             if name in hand:
                 raise TableError(f"line {e.line}: {e.name}: method {name} is also written by hand in "
@@ -181,7 +184,9 @@ def render(entries, template: str) -> str:
     # (Tensor.int(), ...): the types are spelled through builtins there
     before, rest = text.split("\nclass Tensor:", 1)
     body, after = rest.split("\n\n\n", 1)
-    body = re.sub(r"(?<![\w.])(?<!def )(int|float|bool)\b(?!\()", r"builtins.\1", body)
+    body = "\n".join(line if line.lstrip().startswith(("#", '"""')) else
+                     re.sub(r"(?<![\w.])(?<!def )(int|float|bool)\b(?!\()", r"builtins.\1", line)
+                     for line in body.split("\n"))
     text = before + "\nclass Tensor:" + body + "\n\n\n" + after
     text = put(text, MARK_NODES, "".join(nodes).rstrip("\n"))
     text = put(text, MARK_OPS, "\n".join(ops) + f"\n__all__ += {sorted(names)!r}\n")
