@@ -173,7 +173,7 @@ def render(entries, template: str) -> str:
             ops.append(function(e))
             names.append(e.name)
     head = ("# Generated at build time by retrograd-core/_codegen/gen_stubs.py from abi.pyi.in and\n"
-            "# derivatives.yaml. Do not edit: edit those.\n")
+            "# derivatives.yaml. Do not edit: edit those. (The comment below is abi.pyi.in's.)\n")
 
     def put(text, mark, body):
         before, after = text.split(mark, 1)
