@@ -408,6 +408,7 @@ def sdists(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def dev(session: nox.Session) -> None:
     """A development environment: one editable build of everything (`pip install -e .`)."""
-    session.install(*BUILD_REQUIREMENTS, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS)
+    # mypy: tests/install/test_stubs.py type-checks tests/typing against the built stubs
+    session.install(*BUILD_REQUIREMENTS, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *TYPING_REQUIREMENTS)
     session.install("--no-build-isolation", "-e", ".")
     session.log(f"activate with: source {os.path.join(session.virtualenv.location, 'bin', 'activate')}")
