@@ -47,6 +47,8 @@ BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.
 TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6"]
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
+# mypy: the typing session checks the stubs and a typed user program (tests/typing)
+TYPING_REQUIREMENTS = ["mypy>=1.8"]
 # The engine's floor (the oldest core ABI minor it supports), kept as headers:
 # the engine is built against it and run on the current core (session
 # old_headers).
@@ -330,8 +332,10 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typing(session: nox.Session) -> None:
     """mypy on the umbrella as installed (with the compiled modules' stubs and
-    py.typed); then the stub tests, which also type-check user code."""
-    _install(session, "all", "mypy>=1.8", *TEST_REQUIREMENTS)
+    py.typed); mypy --strict on a typed user program (tests/typing), whose
+    assert_type lines fail where the public API is typed Any; then the stub
+    tests, which check each built stub against its module."""
+    _install(session, "all", *TYPING_REQUIREMENTS, *TEST_REQUIREMENTS)
     # mypy reports errors only in the modules it is given as sources, and an
     # installed package is not one; the installed tree (every portion of the
     # `retrograd` namespace joined) is copied and given as the source.
@@ -342,6 +346,9 @@ def typing(session: nox.Session) -> None:
     shutil.copytree(site, tree / "retrograd", ignore=shutil.ignore_patterns("*.so", "__pycache__", "include"))
     session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental", "-p", "retrograd",
                 env={"MYPYPATH": str(tree)})
+    # a user's program against the installed distributions (site-packages)
+    session.run("mypy", "--strict", "--no-incremental", "--config-file", "", "--python-version", "3.10",
+                "tests/typing/typed_usage.py")
     _pytest(session, "tests/install/test_stubs.py")
 
 
@@ -402,6 +409,7 @@ def sdists(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def dev(session: nox.Session) -> None:
     """A development environment: one editable build of everything (`pip install -e .`)."""
-    session.install(*BUILD_REQUIREMENTS, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS)
+    # mypy: tests/install/test_stubs.py type-checks tests/typing against the built stubs
+    session.install(*BUILD_REQUIREMENTS, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *TYPING_REQUIREMENTS)
     session.install("--no-build-isolation", "-e", ".")
     session.log(f"activate with: source {os.path.join(session.virtualenv.location, 'bin', 'activate')}")

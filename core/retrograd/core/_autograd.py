@@ -173,8 +173,10 @@ def _warn_level():
     return level
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             grad_variables=None, inputs=None):
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables: Tensor | Sequence[Tensor | None] | None = None,
+             inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate into ``.grad`` of the leaves the gradients of ``tensors``
     (``torch.autograd.backward``)."""
     if grad_variables is not None:
@@ -209,8 +211,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     _abi._run_backward(roots, grads, bool(retain_graph), bool(create_graph), in_edges, True)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Tensor | Sequence[Tensor | None] | None = None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Tensor, ...]:
     """Return the gradients of ``outputs`` w.r.t. ``inputs`` without touching
     ``.grad`` (``torch.autograd.grad``)."""
     if materialize_grads and allow_unused is False:

@@ -1,6 +1,7 @@
 # Tensor: an ndarray (or cupy array) plus its autograd metadata. Part of abi.pyx,
 # through gen_ops.py, which copies this file into the build directory with the
-# op methods of derivatives.yaml inserted at the @@GENERATED_METHODS@@ line.
+# op methods of derivatives.yaml inserted at the @@GENERATED_METHODS@@ line
+# (see there for where to read them).
 #
 # A Tensor never copies the array it wraps. Operator and op methods are
 # generated from derivatives.yaml; the autograd API lives here.
@@ -795,7 +796,10 @@ cdef class Tensor:
         from retrograd.core._composites_reductions_linalg import min as _min
         return _min(self, dim, keepdim)
 
-    # @@GENERATED_METHODS@@ (gen_ops.py puts the methods of derivatives.yaml here)
+    # @@GENERATED_METHODS@@ gen_ops.py puts here one method per `methods:`/`inplace:` name of
+    # derivatives.yaml (each calls its op's _op_<name>). To read them: the entry in
+    # derivatives.yaml; typed, in `class Tensor` of the installed abi.pyi (written by
+    # _codegen/gen_stubs.py); as code, in the build directory's _tensor_generated.pxi.
 
 
 _np_protocol = None

@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from retrograd.core import abi as _abi
 
@@ -17,11 +19,14 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
 is_grad_enabled = _abi.is_grad_enabled
 is_inference_mode_enabled = _abi.is_inference_mode_enabled
 
+# what a grad mode decorates: the decorated function has the same signature
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 
 class _DecoratorContextManager:
     """A context manager that can also decorate functions and generators."""
 
-    def __call__(self, func):
+    def __call__(self, func: _F) -> _F:
         if inspect.isclass(func):
             # torch 2.x still accepts a class (deprecated): the result is a
             # plain function that constructs the class under the mode, so
@@ -82,28 +87,28 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 class no_grad(_NoParamDecoratorContextManager):
     """Disable graph recording on this thread (``torch.no_grad``)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prev = False
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.prev = _abi.is_grad_enabled()
         _abi._set_grad_enabled(False)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _abi._set_grad_enabled(self.prev)
 
 
 class enable_grad(_NoParamDecoratorContextManager):
     """Enable graph recording on this thread (``torch.enable_grad``)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prev = False
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.prev = _abi.is_grad_enabled()
         _abi._set_grad_enabled(True)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _abi._set_grad_enabled(self.prev)
 
 
@@ -118,14 +123,14 @@ class set_grad_enabled(_DecoratorContextManager):
         self.mode = mode
         _abi._set_grad_enabled(mode)
 
-    def __call__(self, func):
+    def __call__(self, func: _F) -> _F:
         _abi._set_grad_enabled(self.prev)
         return super().__call__(func)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         _abi._set_grad_enabled(self.mode)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _abi._set_grad_enabled(self.prev)
 
     def clone(self):
@@ -147,7 +152,7 @@ class inference_mode(_DecoratorContextManager):
             return cls()(mode)
         return super().__new__(cls)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.prev_inf = _abi.is_inference_mode_enabled()
         self.prev_grad = _abi.is_grad_enabled()
         # torch's InferenceMode(enabled) sets grad mode to `not enabled`:
@@ -155,7 +160,7 @@ class inference_mode(_DecoratorContextManager):
         _abi._set_inference_mode(self.mode)
         _abi._set_grad_enabled(not self.mode)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _abi._set_inference_mode(self.prev_inf)
         _abi._set_grad_enabled(self.prev_grad)
 

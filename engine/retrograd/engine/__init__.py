@@ -31,16 +31,16 @@ class set_multithreading_enabled:
     (True, the default). Takes effect at once; as a context manager it
     restores the previous setting on exit (``torch.autograd.set_multithreading_enabled``)."""
 
-    def __init__(self, mode: bool):
+    def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
             raise TypeError(f"set_multithreading_enabled(mode) expects a bool, got {type(mode).__name__}")
         self.prev = _engine.is_multithreading_enabled()
         _engine.set_multithreading_enabled_(mode)
 
-    def __enter__(self):
+    def __enter__(self) -> "set_multithreading_enabled":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _engine.set_multithreading_enabled_(self.prev)
 
 

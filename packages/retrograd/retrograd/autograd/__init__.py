@@ -19,8 +19,13 @@ from retrograd.autograd import graph  # noqa: F401,E402
 
 from types import ModuleType as _ModuleType  # noqa: E402
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from retrograd.engine import set_multithreading_enabled as _engine_set_multithreading_enabled
+del TYPE_CHECKING
 
-def set_multithreading_enabled(mode: bool):
+
+def set_multithreading_enabled(mode: bool) -> "_engine_set_multithreading_enabled":
     """Run every backward node on the calling thread (False), or each on its
     device's worker thread (True, the default). Usable as a context manager."""
     from retrograd.engine import set_multithreading_enabled as _impl

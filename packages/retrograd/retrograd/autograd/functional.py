@@ -13,6 +13,9 @@ function captures from outside are told apart from its arguments.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any, overload
+
 import numpy as np
 
 from retrograd.core import (
@@ -27,6 +30,11 @@ from retrograd.core import (
 )
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+# what the functions take, as torch's: a Tensor or a tuple of them (the
+# results mirror it), and a function of them returning one or several
+_Tensors = Tensor | Sequence[Tensor]
+_Func = Callable[..., Tensor | Sequence[Tensor]]
 
 
 # ---------------------------------------------------------------------------
@@ -204,7 +212,8 @@ def _prepare_v(v, refs, is_refs_tuple, fn_name, create_graph, what):
 # ---------------------------------------------------------------------------
 # public API
 
-def vjp(func, inputs, v=None, create_graph=False, strict=False):
+def vjp(func: _Func, inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
     """(func(*inputs), v^T J): the vector-Jacobian product at ``inputs``."""
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
@@ -223,7 +232,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
 
 
-def jvp(func, inputs, v=None, create_graph=False, strict=False):
+def jvp(func: _Func, inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
     """(func(*inputs), J v): the Jacobian-vector product.
 
     With retrograd-forward-ad installed it is computed in forward mode (one
@@ -324,8 +334,8 @@ def _require_forward_ad(what):
     return fw
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(func: _Func, inputs: _Tensors, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Tensor | tuple[Any, ...]:
     """The Jacobian of ``func`` at ``inputs``: for output i and input j, a
     Tensor of shape output_i.shape + input_j.shape."""
     if strategy not in ("forward-mode", "reverse-mode"):
@@ -370,7 +380,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
         jac = []
         for i, out in enumerate(outputs):
-            jac_i = tuple([] for _ in inputs)
+            jac_i: tuple[list[Tensor], ...] = tuple([] for _ in inputs)
             flat = out.reshape(-1)
             for k in range(out.numel()):
                 vj = _autograd_grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
@@ -477,8 +487,16 @@ def _jacobian_vectorized(inputs, outputs, create_graph, is_inputs_tuple, is_outp
     return _tuple_postprocess(jac_output_input, (is_outputs_tuple, is_inputs_tuple))
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+@overload
+def hessian(func: Callable[..., Tensor], inputs: Tensor, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Tensor: ...
+@overload
+def hessian(func: Callable[..., Tensor], inputs: tuple[Tensor, ...] | list[Tensor], create_graph: bool = False,
+            strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> tuple[tuple[Tensor, ...], ...]: ...
+def hessian(func: Callable[..., Tensor], inputs: _Tensors, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> Tensor | tuple[tuple[Tensor, ...], ...]:
     """The Hessian of a scalar function: for inputs i, j a Tensor of shape
     input_i.shape + input_j.shape."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
@@ -533,7 +551,8 @@ def _scalar_fn_gradient(func, inputs, v, create_graph, strict, fn_name):
     return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
+def vhp(func: Callable[..., Tensor], inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Any]:
     """(func(*inputs), v^T H): vector-Hessian product of a scalar function."""
     with enable_grad():
         (is_inputs_tuple, inputs, v, is_outputs_tuple, outputs,
@@ -546,7 +565,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(result, is_inputs_tuple)
 
 
-def hvp(func, inputs, v=None, create_graph=False, strict=False):
+def hvp(func: Callable[..., Tensor], inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Any]:
     """(func(*inputs), H v): Hessian-vector product of a scalar function
     (double-backward trick, as torch)."""
     with enable_grad():

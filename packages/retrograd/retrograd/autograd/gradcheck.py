@@ -10,6 +10,8 @@ as torch lays them out.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -616,10 +618,12 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     return True
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_batched_forward_grad=False,
-              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+def gradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor | Sequence[Any], *,
+              eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
+              nondet_tol: float = 0.0, check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True, fast_mode: bool = False,
+              masked: bool | None = None) -> bool:
     """Check the gradients of ``func`` at ``inputs`` (those with
     ``requires_grad=True``) against central finite differences
     (``torch.autograd.gradcheck``). Returns True, or raises GradcheckError
@@ -647,11 +651,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return _gradcheck_helper(**args)
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
-                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
-                  masked=False):
+def gradgradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor | Sequence[Any],
+                  grad_outputs: Tensor | Sequence[Tensor] | None = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+                  check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
     """Check the second derivatives of ``func``: gradcheck of the function
     (inputs, grad_outputs) -> grad(func(inputs), inputs, grad_outputs,
     create_graph=True) (``torch.autograd.gradgradcheck``)."""
@@ -665,7 +671,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if grad_outputs is None:
         rng = np.random.default_rng(2)
         outputs = _differentiable_outputs(func(*tupled_inputs))
-        tupled_grad_outputs = []
+        made: list[Tensor] = []
         for x in outputs:
             dtype = x.dtype if x.dtype.kind in "fc" else np.float64
             g = rng.uniform(-1, 1, tuple(x.shape)).astype(dtype)
@@ -674,8 +680,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                 wide = np.empty(g.shape[:-1] + (2 * g.shape[-1],), dtype=dtype)
                 wide[..., ::2] = g
                 g = wide[..., ::2]
-            tupled_grad_outputs.append(_tensor(g, device=x.device, requires_grad=True))
-        tupled_grad_outputs = tuple(tupled_grad_outputs)
+            made.append(_tensor(g, device=x.device, requires_grad=True))
+        tupled_grad_outputs = tuple(made)
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(tupled_grad_outputs)

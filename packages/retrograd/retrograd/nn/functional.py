@@ -12,6 +12,8 @@ from retrograd.core.extending import composite_op, max_pool2d_indices, wrap as _
 import warnings
 
 import operator
+from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 
@@ -19,12 +21,20 @@ import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core import get_rng
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+del TYPE_CHECKING
+
 __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
     "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
     "dropout", "layer_norm", "embedding", "relu", "relu_", "gelu", "silu", "softplus",
     "sigmoid", "tanh", "pad",
 ]
+
+# an int, or one per spatial dim (torch's _size_2_t)
+_Size2 = int | tuple[int, int]
 
 # torch.nn.functional.pad: core's shape op (the same function as rg.pad)
 pad = _c.pad
@@ -112,7 +122,7 @@ def _reduce(loss, reduction):
 # --- linear and convolution ------------------------------------------------------
 
 @composite_op('linear')
-def linear(input, weight, bias=None):
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias, weight of shape (out_features, in_features)."""
     w = _t(weight)
     out = _c.matmul(input, _c.transpose(w, 0, 1) if w.ndim == 2 else w)
@@ -123,20 +133,20 @@ def linear(input, weight, bias=None):
 
 # -- activations (torch.nn.functional's spellings of the elementwise ops) ------
 
-def relu(input, inplace=False):
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0); with inplace=True, in place (relu_)."""
     return _t(input).relu_() if inplace else _c.relu(_t(input))
 
 
-def relu_(input):
+def relu_(input: Tensor) -> Tensor:
     return _t(input).relu_()
 
 
-def gelu(input, approximate="none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return _c.gelu(_t(input), approximate=approximate)
 
 
-def silu(input, inplace=False):
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     if not inplace:
         return _c.silu(_t(input))
     # No in-place kernel: silu saves its input, so it runs on a copy whose
@@ -145,15 +155,15 @@ def silu(input, inplace=False):
     return input
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return _c.softplus(_t(input), beta=beta, threshold=threshold)
 
 
-def sigmoid(input):
+def sigmoid(input: Tensor) -> Tensor:
     return _c.sigmoid(_t(input))
 
 
-def tanh(input):
+def tanh(input: Tensor) -> Tensor:
     return _c.tanh(_t(input))
 
 
@@ -198,7 +208,9 @@ def _conv2d_biased(x, w, bias, st, pad, dl, groups):
 
 
 @composite_op('conv2d')
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | tuple[int, int] = 1,
+           padding: int | tuple[int, int] | str = 0, dilation: int | tuple[int, int] = 1,
+           groups: int = 1) -> Tensor:
     """2-d convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input
     with weight (out_channels, in_channels / groups, kH, kW)."""
     x, w = _t(input), _t(weight)
@@ -220,7 +232,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 @composite_op('conv1d')
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | tuple[int] = 1,
+           padding: int | tuple[int] | str = 0, dilation: int | tuple[int] = 1, groups: int = 1) -> Tensor:
     """1-d convolution of (N, C, L) or (C, L) input: a conv2d of height 1."""
     x, w = _t(input), _t(weight)
     if x.ndim not in (2, 3):
@@ -245,8 +258,17 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 # --- pooling -----------------------------------------------------------------------
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+@overload
+def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0,
+               dilation: _Size2 = 1, ceil_mode: bool = False,
+               return_indices: Literal[False] = False) -> Tensor: ...
+@overload
+def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0,
+               dilation: _Size2 = 1, ceil_mode: bool = False, *,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0,
+               dilation: _Size2 = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Max over windows; the gradient goes to each window's argmax (the first
     on ties, as torch). With return_indices, also each maximum's flat index
     h * W + w within its input plane (int64, as torch's)."""
@@ -257,8 +279,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out, _wrap(idx, device=out.device)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
     return _c.avg_pool2d(input, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
                          divisor_override)
 
@@ -271,7 +294,8 @@ def _softmax_dim(name, ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: DTypeLike | None = None) -> Tensor:
     x = _t(input)
     if dim is None:
         dim = _softmax_dim("softmax", x.ndim)
@@ -280,7 +304,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _c.softmax(x, dim)
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: DTypeLike | None = None) -> Tensor:
     x = _t(input)
     if dim is None:
         dim = _softmax_dim("log_softmax", x.ndim)
@@ -289,7 +314,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _c.log_softmax(x, dim)
 
 
-def logsigmoid(input):
+def logsigmoid(input: Tensor) -> Tensor:
     return _c.logsigmoid(input)
 
 
@@ -375,8 +400,8 @@ def _mean_over_weight(total, denom):
 
 
 @composite_op('nll_loss')
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices; 'mean' is the weighted mean
     sum(-w[t] * x[t]) / sum(w[t]) over non-ignored elements, as torch."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -397,8 +422,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 @composite_op('cross_entropy')
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over the class dim (1, or 0 for unbatched input), then the
     negative log-likelihood of class indices (integer target) or the cross
     entropy with class probabilities (float target of the input's shape)."""
@@ -473,7 +499,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 @composite_op('mse_loss')
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean") -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     if np.shape(_arr(input)) != np.shape(_arr(target)):
         warnings.warn(f"Using a target size ({list(np.shape(_arr(target)))}) that is different to the "
@@ -484,8 +511,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 @composite_op('binary_cross_entropy_with_logits')
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """(1 - y) * x - (1 + (pos_weight - 1) * y) * logsigmoid(x): stable for any
     logit (logsigmoid is a table op computed as min(x, 0) - log1p(exp(-|x|)))."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -507,7 +535,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 # --- regularization, normalization, embedding -----------------------------------------
 
 @composite_op('dropout')
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p (retrograd's generator:
     rg.manual_seed) and scale the rest by 1 / (1 - p)."""
     if p < 0.0 or p > 1.0:
@@ -529,7 +557,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 @composite_op('layer_norm')
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims
     (biased variance), then * weight + bias."""
     x = _t(input)
@@ -554,8 +583,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 @composite_op('embedding')
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """weight[input]; repeated indices accumulate their gradients, and the
     row padding_idx gets none. max_norm renormalizes the rows that input
     references IN PLACE (no grad) to a norm_type-norm of at most max_norm;
