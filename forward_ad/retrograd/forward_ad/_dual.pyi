@@ -12,3 +12,6 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 # a level whose tangents carry a leading batch dimension (autograd.functional's jacobian)
 def _enter_batched_dual_level(batch: int) -> int: ...
+
+# the core ABI (major, minor) this module was compiled against
+BUILT_AGAINST: tuple[int, int]
