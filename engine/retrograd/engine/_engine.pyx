@@ -112,9 +112,12 @@ cdef extern from *:
     PyObject* rg_tls_current_graph_task
 
 
-DEF NO_DEVICE = -2
-DEF CPU_DEVICE = -1
-DEF MAX_DEVICES = 512
+# rg_tls_worker_device values besides a device worker's Device.key(), and the
+# size of the device-queue table (keys are below it).
+cdef enum:
+    NO_DEVICE = -2
+    CPU_DEVICE = -1
+    MAX_DEVICES = 512
 
 # Past this many nested reentrant backwards on one thread, continue on a pool
 # thread (PyTorch uses 60 too).
