@@ -73,7 +73,7 @@ def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION)
 
     Compatible means: same major, and the running minor is at least the one
     built against (minors only append). Every consumer calls this at import,
-    before touching any core type (abi.pxd, rule 3).
+    before touching any core type (abi.pxd, rule 3; docs/design.md, "The ABI").
     """
     bmaj, bmin = built_against
     rmaj, rmin = running
