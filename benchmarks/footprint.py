@@ -3,7 +3,7 @@ distributions, and what `import retrograd` costs on top of `import numpy`.
 
     python benchmarks/footprint.py [--runs N] [--torch]
 
-Targets (issue 7; benchmarks, never tests): all distributions together at
+Targets (benchmarks, never tests): all distributions together at
 most 10 MB installed; `python -c "import retrograd"` at most NumPy's import
 time + 50 ms. Measure on wheels as users install them (`nox -s bench`), not
 on the development install (which checks its build on import). asv also

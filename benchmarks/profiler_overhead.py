@@ -1,5 +1,5 @@
-"""The profiler's cost when no profile records (issue 6: within 2 % of the
-figure without retrograd-profiler) and its per-op cost while one records,
+"""The profiler's cost when no profile records (the target: within 2 % of
+the figure without retrograd-profiler) and its per-op cost while one records,
 beside torch.profiler's.
 
     python benchmarks/profiler_overhead.py [--rounds 7]

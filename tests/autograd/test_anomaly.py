@@ -1,4 +1,4 @@
-"""Anomaly mode (issue 4): detect_anomaly / set_detect_anomaly against torch,
+"""Anomaly mode: detect_anomaly / set_detect_anomaly against torch,
 forward tracebacks on nodes, the NaN / Inf checks with their (new) gradient
 ranges, errors that show the forward traceback, and (new) the traceback of
 the in-place change that invalidated a saved tensor."""

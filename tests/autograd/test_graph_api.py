@@ -1,4 +1,4 @@
-"""The graph API of issue 4, against torch where torch has it: queue_callback
+"""The graph API (rg.autograd.graph and the engine's callbacks), against torch where torch has it: queue_callback
 (final callbacks, also under reentrant backward), GradientEdge and
 get_gradient_edge (with autograd.grad), register_multi_grad_hook, removable
 handles of every hook kind, PyTorch's hook order, and that hooks closing over

@@ -298,7 +298,7 @@ def test_pickle_round_trip_of_a_leaf():
     x = leaf()
     y = pickle.loads(pickle.dumps(x))
     assert y.requires_grad and y.tolist() == x.tolist()
-    # as torch: a non-leaf pickles to a leaf that requires grad (issue 14)
+    # as torch: a non-leaf pickles to a leaf that requires grad
     z = pickle.loads(pickle.dumps(x * 2))
     assert z.is_leaf and z.requires_grad and z.grad_fn is None
 
@@ -506,7 +506,7 @@ def test_autograd_attributes_match_torch():
 
 
 def test_numpy_functions_without_counterpart_raise_and_metadata_works():
-    # issue 3: a NumPy function with no retrograd counterpart raises TypeError
+    # a NumPy function with no retrograd counterpart raises TypeError
     # naming it even when no graph is at stake; metadata queries and
     # bool/integer-valued comparisons run on the arrays
     a = np.arange(6.0).reshape(2, 3)

@@ -259,7 +259,7 @@ def test_grad_outputs_complex_for_real_output_raises():
 def test_grad_outputs_non_numeric_dtype_raises():
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="dtype"):
-        # rg.tensor refuses strings (issue 14); a wrapped string array still must not pass
+        # rg.tensor refuses strings; a wrapped string array still must not pass
         rg.autograd.grad(x * 2.0, x, rg.from_numpy(np.array(["a", "b"])))
 
 

@@ -1,4 +1,4 @@
-"""The names a torch user types first (issue 14, §5): dtype names, __format__,
+"""The names a torch user types first: dtype names, __format__,
 .float()/.double()/..., and Tensor.to's forms, checked against torch 2.13."""
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ def test_unary_loops_gradient_layouts(op, layout, dtype):
 
 
 def test_sigmoid_big_endian_is_not_read_as_garbage():
-    # the reproducer: byte-swapped doubles read natively were tiny
+    # byte-swapped doubles read natively were tiny
     # numbers, and sigmoid(tiny) is 0.5
     x = rg.from_numpy(np.array([1.0, 2.0, 3.0], dtype=">f8"))
     np.testing.assert_allclose(np.asarray(rg.sigmoid(x)), 1 / (1 + np.exp(-np.array([1.0, 2.0, 3.0]))),
@@ -139,7 +139,7 @@ def test_max_min_backward_layouts(op, layout, dtype):
 
 
 def test_minimum_of_big_endian_sum_backward():
-    # the second reproducer, both operands big-endian
+    # both operands big-endian, through a sum's backward
     x = rg.from_numpy(np.array([0.1, 0.5, 0.2, 0.3], dtype=">f8")).requires_grad_()
     y = rg.from_numpy(np.full(4, 0.3, dtype=">f8"))
     rg.minimum(x, y).sum().backward()

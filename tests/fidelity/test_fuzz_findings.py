@@ -1,5 +1,5 @@
-"""Cases the full-size fuzz (`nox -s fuzz`) found after the issue-14 branches
-met, each checked against torch 2.13."""
+"""Cases the full-size fuzz (`nox -s fuzz`) found, each checked against torch
+2.13."""
 import numpy as np
 import pytest
 

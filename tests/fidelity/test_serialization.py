@@ -1,4 +1,4 @@
-"""pickle, copy.copy and copy.deepcopy of tensors as torch 2.13 (issue 14, §4).
+"""pickle, copy.copy and copy.deepcopy of tensors as torch 2.13.
 
 pickle and copy.copy give a leaf that requires grad when the original does
 (also for a non-leaf or a view, which lose their graph); copy.copy shares

@@ -1,4 +1,4 @@
-"""The API fuzz, side by side with torch (issue 14, §3): generated calls over
+"""The API fuzz, side by side with torch: generated calls over
 retrograd's public API, valid and invalid, run in subprocesses (crashes and
 hangs are caught) and compared with torch 2.13.
 

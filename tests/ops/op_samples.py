@@ -483,7 +483,7 @@ OP_DB: list[OpInfo] = [
            torch_fn=lambda torch, *a, **k: torch.nn.functional.avg_pool2d(*a, **k)),
 ]
 
-# --- shape and indexing (issue 3) ---
+# --- shape and indexing ---
 # Composite ops (written in terms of table ops: retrograd.core.SHAPE_COMPOSITES)
 # are sampled here as well; TensorList ops take their tensors as separate
 # positional arrays (so make_tensors turns them into leaves) and the list is
@@ -750,7 +750,7 @@ OP_DB += [
 ]
 
 
-# --- elementwise ops (issue 3) ---------------------------------------------------
+# --- elementwise ops -------------------------------------------------------------
 # Values stay away from singularities, kinks and ties (finite differences),
 # except the samples that test ties on purpose (maximum/minimum split the
 # gradient half/half, which central differences also give). Integer samples

@@ -1,4 +1,4 @@
-"""Empty-tensor samples of the op registry (issue 3): every sample of
+"""Empty-tensor samples of the op registry: every sample of
 op_samples.OP_DB with an array argument gives up to two variants with a
 zero-size dimension, its first axis or its last axis emptied in every array
 argument that shares that axis (so broadcasting partners stay compatible).

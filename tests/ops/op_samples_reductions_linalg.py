@@ -76,7 +76,7 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
 
     def extreme_samples(g):
         # ties (split evenly) are checked against torch in
-        # test_reductions_linalg_extra.py: finite differences of the second
+        # test_reductions_linalg_composites.py: finite differences of the second
         # order are meaningless at a kink
         return red(g)
 

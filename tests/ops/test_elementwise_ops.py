@@ -1,4 +1,4 @@
-"""Elementwise ops of issue 3 beyond the registry's float samples: integer and
+"""Elementwise ops beyond the registry's float samples: integer and
 float16 inputs, ties of maximum/minimum, the zero-derivative ops, clamp's
 bounds, erf's accuracy, operators, and NumPy's ufunc protocol on tensors."""
 import math
@@ -202,7 +202,7 @@ def test_ufuncs_without_counterpart_refuse_to_drop_the_graph(call):
 
 
 def test_ufuncs_without_counterpart_raise_even_without_graph():
-    # issue 3: no silent fallback, whether or not a tensor requires grad
+    # no silent fallback, whether or not a tensor requires grad
     a = np.array([0.5, 1.5, 2.5])
     x = rg.tensor(a)
     with pytest.raises(TypeError, match=r"numpy\.add\.reduce.*np\.asarray\(t\)"):

@@ -1,4 +1,4 @@
-"""Shape and indexing ops (issue 3) beyond the sample registry: views and
+"""Shape and indexing ops beyond the sample registry: views and
 version counters, TensorList graph structure, advanced indexing with repeated
 indices (vs torch), NumPy's function protocol (vs torch), generator errors."""
 import os
@@ -383,7 +383,7 @@ def test_numpy_function_without_counterpart():
         np.nancumsum(a)
     with pytest.raises(TypeError, match="out="):
         np.sum(a, out=np.zeros(3))
-    # issue 3: raised whether or not a graph is at stake; the message says
+    # raised whether or not a graph is at stake; the message says
     # what to do (plain arrays first)
     with pytest.raises(TypeError, match=r"numpy.nancumsum.*np.asarray\(t\)"):
         np.nancumsum(a.detach())

@@ -73,7 +73,7 @@ def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION)
 
     Compatible means: same major, and the running minor is at least the one
     built against (minors only append). Every consumer calls this at import,
-    before touching any core type (abi.pxd, rule 3).
+    before touching any core type (abi.pxd, rule 3; docs/design.md, "The ABI").
     """
     bmaj, bmin = built_against
     rmaj, rmin = running
@@ -144,12 +144,12 @@ from retrograd.core import linalg  # noqa: E402,F401
 
 __all__ += ["max", "min", "einsum", "tensordot", "return_types", "linalg"]
 
-# --- elementwise ops (issue 3) ---------------------------------------------------
+# --- elementwise ops -------------------------------------------------------------
 # torch's alias: clip is clamp (same op, same ClampBackward0 node).
 clip = clamp  # noqa: F405,F821 (a generated op, set in globals() above)
 __all__.append("clip")
 
-# --- dtype names (issue 14): torch's names for NumPy dtypes. Imported last:
+# --- dtype names: torch's names for NumPy dtypes. Imported last:
 # `float`, `int` and `bool` are among them and would shadow the builtins in
 # this module's code above.
 from retrograd.core import _dtypes  # noqa: E402

@@ -7,7 +7,8 @@
 
 # At most this many in-place tracebacks are kept per version counter (a
 # tensor updated in place in a long loop must not grow without bound).
-DEF _MAX_INPLACE_TRACES = 16
+cdef enum:
+    _MAX_INPLACE_TRACES = 16
 
 
 cdef list _format_stack(int skip):

@@ -1,4 +1,4 @@
-# Shape and indexing ops written in terms of table ops (issue 3): each is a
+# Shape and indexing ops written in terms of table ops: each is a
 # few recorded primitives (reshape, permute, getitem, cat, where, gather), so
 # their backward and double backward come from those. Part of abi.pyx.
 #

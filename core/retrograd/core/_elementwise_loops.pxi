@@ -1,5 +1,5 @@
 # One-pass C loops for elementwise kernels and backward formulas whose NumPy
-# form takes several ufunc calls (issue 3, per-op overhead): maximum/minimum's
+# form takes several ufunc calls (each costs a dispatch): maximum/minimum's
 # backward, softplus forward and backward, sigmoid and silu forward and
 # backward (their exp stays NumPy's, one ufunc call, so values are unchanged);
 # and the forward of add, sub, mul, div and neg, where the ufunc's dispatch

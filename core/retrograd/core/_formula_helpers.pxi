@@ -275,7 +275,7 @@ def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
 
 
 
-# --- shape and indexing (issue 3) ---
+# --- shape and indexing ---
 
 def cat_backward(ns, grad, tuple shapes, dim):
     # One slice of grad per input along dim: views in array mode, getitem
@@ -1004,7 +1004,7 @@ def _wrap_dim_py(dim, ndim):
 
 
 
-# --- elementwise ops (issue 3) ---------------------------------------------------
+# --- elementwise ops -------------------------------------------------------------
 
 cdef object _op_zeros_like(object x):
     # zeros shaped like a gradient: a constant in both modes

@@ -8,8 +8,8 @@ np.ndim, ...) read only shapes and dtypes, and comparisons and index queries
 (``NONDIFFERENTIABLE``: np.allclose, np.argmax, ...) give results without a
 gradient: both run on the arrays. Any other
 NumPy function raises TypeError naming it, whether or not a tensor needs
-grad (issue 3: the graph is never dropped silently, and a result never
-depends on whether grad happened to be on): convert with np.asarray(t)
+grad (the graph is never dropped silently, and a result never depends
+on whether grad happened to be on): convert with np.asarray(t)
 first, or use the retrograd op.
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ cdef inline bint _is_cupy(object a):
     return _cupy_ndarray is not None and type(a) is _cupy_ndarray
 
 
-# --- dtypes that ops compute in (torch's rules, issue 14) --------------------
+# --- dtypes that ops compute in (torch's rules) -----------------------------
 # The kernels are NumPy expressions, and NumPy's ufuncs pick their own loop:
 # np.exp(uint8) computes in float16, np.exp(int64) in float64, sigmoid's
 # -x wraps in uint8 first, np.sign(complex) is z/|z| and max/relu order
@@ -867,7 +867,7 @@ cdef object k_index_put(object a, object index, object values):
 
 
 
-# --- shape and indexing (issue 3) ---
+# --- shape and indexing ---
 # Python's builtins by their full name: the table's ops (sum, max, min, abs,
 # round, ...) are module-level functions of this module and shadow them.
 import builtins as _bi
@@ -2074,7 +2074,7 @@ cdef object k_svd_vh(object a):
 
 
 
-# --- elementwise ops (issue 3) ---------------------------------------------------
+# --- elementwise ops -------------------------------------------------------------
 
 cdef inline object _float_type(object a):
     # the floating type a float op computes in: float inputs keep theirs,

@@ -731,7 +731,7 @@ cdef class Tensor:
         if tok is not None:
             _op_event_exit(tok, None)
 
-    # --- shape and indexing (issue 3): composites of _composites_shape.pxi ---
+    # --- shape and indexing: composites of _composites_shape.pxi ---
     def squeeze(self, dim=None):
         return squeeze(self, dim)
 

@@ -5,8 +5,8 @@
 # promotion and broadcasting are what the kernels do), so the result is a
 # Tensor that records the graph. Must never silently drop a graph: a ufunc
 # or ufunc method (reduce, accumulate, at, outer, ...) without a retrograd
-# counterpart raises TypeError naming it whenever a tensor takes part
-# (issue 3), grad or not. Predicates whose results are bool or integer
+# counterpart raises TypeError naming it whenever a tensor takes part,
+# grad or not. Predicates whose results are bool or integer
 # (_ARRAY_UFUNCS: np.isnan(t), np.logical_and(m, n)) carry no gradient and
 # are their own counterparts: they run on the arrays and give Tensors. A
 # ufunc with a counterpart called with keywords (out=, where=, dtype=)

@@ -12,11 +12,47 @@
 #   not make a task's evaluation atomic (NumPy releases it inside large
 #   additions, the interpreter switches threads inside hooks), so the
 #   GraphTask bookkeeping (dependencies, input buffers) is done under the
-#   graph task's own mutex, as in PyTorch; plain C counters and flags are
-#   read-modify-written between two Python calls and need only the GIL.
-#   A node's apply never runs
+#   graph task's own mutex, as in PyTorch; plain C counters and flags need
+#   only the GIL (Note [What the GIL protects]). A node's apply never runs
 #   concurrently with itself within a graph task; AccumulateGrad locks to
-#   extend that across graph tasks (see core's _node.pxi).
+#   extend that across graph tasks (see core's _node.pxi). The design rules
+#   behind this: docs/design.md, "Threading".
+#
+# Note [What the GIL protects]
+#   These are plain C fields and globals, not atomics. Every thread that
+#   reads or writes them holds the GIL, and each read-modify-write is C code
+#   with no Python call between the read and the write (nothing that could
+#   run Python code, such as a decref, and so let the interpreter switch
+#   threads): the GIL changes hands only inside Python calls and in `with
+#   nogil` blocks, so no thread sees a half-done update. The `with nogil`
+#   blocks of this module (RgReadyQueue.pop(), RgMutex.lock(),
+#   RgEvent.wait(), _claim_node's usleep) touch none of them.
+#   - GraphTask.outstanding_tasks: +1 in _push (any thread, for any push),
+#     -1 in _thread_main once a task is done, and completed() reads it right
+#     after that decrement. A node's successors are pushed (+1) before its
+#     own task is counted down (-1), so it reaches 0 only when no work is
+#     left.
+#   - GraphTask.has_error, error, completed_flag, completing: each set once
+#     by a check-then-set with no Python call in between
+#     (_thread_on_exception, _pool_thread_main, _mark_completed).
+#   - _next_graph_task_id: the graph task ids (_execute_task).
+#   - _consumed_nodes/_consumed_by (Note [Consuming a node]): _claim_node's
+#     scan and its push_back have no Python call between them; when it waits
+#     (without the GIL) it scans again afterwards.
+#   - _device_queues[]: each entry written once, under _device_lock (which
+#     serialises the creation of a worker) and the GIL; read with the GIL
+#     only.
+#   - _multithreading_enabled, _shutting_down, MAX_REENTRANT_DEPTH: flags.
+#   - GraphTask.nodes_in_graph: built on first use; two threads may both
+#     build it, and they build the same set.
+#   What the GIL does NOT protect, because Python code runs in the middle of
+#   the update (NumPy releases the GIL inside large additions; hooks are
+#   Python): a graph task's dependencies, not_ready buffers and
+#   final_callbacks take GraphTask.mutex; the ready queues have their own
+#   C++ mutex (ready_queue.h). Free-threaded CPython: this module does not
+#   declare itself free-threading compatible, so importing it turns the GIL
+#   back on and all of the above keeps holding; declaring it would first
+#   need these counters made atomic.
 #
 # Note [Reentrant backwards]
 #   A backward started inside a node or hook (on any thread) runs its graph
@@ -122,9 +158,12 @@ cdef extern from *:
     PyObject* rg_tls_current_graph_task
 
 
-DEF NO_DEVICE = -2
-DEF CPU_DEVICE = -1
-DEF MAX_DEVICES = 512
+# rg_tls_worker_device values besides a device worker's Device.key(), and the
+# size of the device-queue table (keys are below it).
+cdef enum:
+    NO_DEVICE = -2
+    CPU_DEVICE = -1
+    MAX_DEVICES = 512
 
 # Past this many nested reentrant backwards on one thread, continue on a pool
 # thread (PyTorch uses 60 too).

@@ -61,7 +61,7 @@ PRIMITIVES.update({
 NS_HELPERS.add("as_strided_backward")
 
 
-# --- shape and indexing (issue 3) ---
+# --- shape and indexing ---
 PRIMITIVES.update({
     "diagonal": ("k_diagonal", "_op_diagonal"),
     "gather": ("k_gather", "_op_gather"),
@@ -106,7 +106,7 @@ NS_HELPERS |= {
 }
 
 
-# --- elementwise ops (issue 3) ---------------------------------------------------
+# --- elementwise ops -------------------------------------------------------------
 PRIMITIVES.update({
     "sqrt": ("np.sqrt", "_op_sqrt"),
     "sinh": ("np.sinh", "_op_sinh"),

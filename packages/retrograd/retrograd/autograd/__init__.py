@@ -75,7 +75,7 @@ from retrograd.autograd.gradcheck import (  # noqa: E402,F401
 )
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError", "functional"]
-# --- anomaly mode and the graph API (issue 4) -------------------------------
+# --- anomaly mode and the graph API --------------------------------------------
 from retrograd.core.anomaly_mode import (  # noqa: E402,F401
     detect_anomaly, set_detect_anomaly,
 )

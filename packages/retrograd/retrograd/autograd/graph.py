@@ -51,7 +51,7 @@ from retrograd.autograd._saved_report import (  # noqa: E402,F401
 __all__ = ["Node", "Edge", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
            "disable_saved_tensors_hooks", "increment_version", "saved_tensors_report"]
 
-# --- gradient edges, multi-grad hooks, final callbacks (issue 4) -------------
+# --- gradient edges, multi-grad hooks, final callbacks -----------------------
 from retrograd.autograd._graph_api import (  # noqa: E402,F401
     GradientEdge, get_gradient_edge, queue_callback, register_multi_grad_hook,
 )

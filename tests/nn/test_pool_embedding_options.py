@@ -1,4 +1,4 @@
-"""nn.functional gaps of issue 3 against torch: max_pool2d(return_indices)
+"""Pooling and embedding options of nn.functional against torch: max_pool2d(return_indices)
 and ceil_mode, avg_pool2d(ceil_mode) with count_include_pad /
 divisor_override, and embedding's max_norm and scale_grad_by_freq."""
 import itertools
