@@ -793,13 +793,18 @@ def cumprod_jvp(ns, t, self, result, dim):
     return _ns_permute(ns, jk, inverse_permutation(perm, xd.ndim))
 
 
-cdef inline object _index_data(object indices):
-    # max(dim)'s saved indices: a tensor (its result) in tensor mode
-    return (<Tensor>indices)._array if type(indices) is Tensor else indices
+cdef object _kept_indices(object indices, object dim, Py_ssize_t ndim):
+    # max(dim)'s saved indices (a tensor in tensor mode, squeezed without
+    # keepdim) as what k_take_dim takes: an array with `dim` kept
+    if type(indices) is Tensor:
+        indices = (<Tensor>indices)._array
+    if ndim > 0 and np.ndim(indices) == ndim - 1:
+        indices = np.expand_dims(indices, _wrap_dim(dim, ndim))
+    return indices
 
 
 def take_dim_backward(ns, grad, indices, dim, bint keepdim, tuple shape, dtype):
-    indices = _index_data(indices)
+    indices = _kept_indices(indices, dim, len(shape))
     if ns is A:
         return k_take_dim_backward(grad, indices, dim, keepdim, shape, dtype)
     return _op__take_dim_backward(grad, indices, dim, keepdim, shape, dtype)
@@ -958,7 +963,7 @@ def cholesky_jvp(ns, t, L):
 
 
 def take_dim(ns, grad, indices, dim, bint keepdim):
-    indices = _index_data(indices)
+    indices = _kept_indices(indices, dim, np.ndim(ns.data(grad)))
     if ns is A:
         return k_take_dim(grad, indices, dim, keepdim)
     return _op__take_dim(grad, indices, dim, keepdim)
