@@ -69,9 +69,10 @@ def _extreme(name, input, dim, keepdim, other):
         return (_abi.amax if name == "max" else _abi.amin)(x, None)
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(): dim must be an int (use amax/amin to reduce several dims)")
-    if x.numel() == 0:
+    d = _abi._wrap_dim_py(dim, x.ndim)                   # IndexError for a bad dim, as torch
+    if x.ndim and x.shape[d] == 0:
+        # (an empty tensor reduced along a non-empty dim gives empty results)
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-    _abi._wrap_dim_py(dim, x.ndim)                       # IndexError for a bad dim, as torch
     op = _abi._max_dim_op if name == "max" else _abi._min_dim_op
     return getattr(return_types, name)(*op(x, dim, keepdim))
 
