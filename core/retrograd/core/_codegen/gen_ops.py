@@ -7,7 +7,8 @@ release_variables, apply in array mode and in tensor mode), the C-level op
 `_op_<name>` (kernel, graph recording, view bookkeeping, slot calls), a
 Python function `<name>` and the Tensor methods the entry lists. Every
 formula is parsed here: a typo or an unknown name fails the build with the
-file and line of its entry. Nothing generated is committed.
+file and line of its entry. Nothing generated is committed. Entries with
+several results (`-> (Tensor a, Tensor b)`) are emitted by gen_multi.py.
 """
 from __future__ import annotations
 
