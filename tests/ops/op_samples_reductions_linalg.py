@@ -1,6 +1,6 @@
 """Op samples of the reductions and linear algebra entries (prod, amax, amin,
-var, std, logsumexp, norm, cumsum, cumprod, argmax, argmin, max/min's
-_take_dim, mm, bmm, dot, outer, einsum, linalg.*), spliced into
+var, std, logsumexp, norm, cumsum, cumprod, argmax, argmin, max/min with a
+dim and their _take_dim, mm, bmm, dot, outer, einsum, linalg.*), spliced into
 op_samples.OP_DB. Kept in their own module so the registry's list only
 gains one line; the classes are passed in (no circular import)."""
 from __future__ import annotations
@@ -274,6 +274,30 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         vh = lib.linalg.svd(a, full_matrices=False).Vh
         return vh * vh[..., :, :1].sign()
 
+    # the three factors of one SVD (one node, three gradients in): U and Vh
+    # sign-fixed as above, all three flattened into one result
+    def svd_all(lib, a):
+        U, S, Vh = lib.linalg.svd(a, full_matrices=False)
+        U = U * U[..., :1, :].sign()
+        Vh = Vh * Vh[..., :, :1].sign()
+        bs = tuple(S.shape[:-1])
+        return lib.cat([U.reshape(bs + (-1,)), S, Vh.reshape(bs + (-1,))], -1)
+
+    # max/min with a dim: the values (indices carry no gradient; checked
+    # against torch in tests/fidelity/test_multi_output_ops.py)
+    def dim_samples(g):
+        return [S((g(3, 4), 1), desc="dim"), S((g(3, 4), 0, True), desc="keepdim"),
+                S((g(2, 3, 4), -1), desc="negative_dim"), S((g(5,), 0), desc="vector"),
+                S((g(), 0), desc="zero_d")]
+
+    def extreme_dim(name):
+        def op(x, dim, keepdim=False):
+            return getattr(rg, name)(x, dim, keepdim).values
+
+        def torch_fn(torch, x, dim, keepdim=False):
+            return getattr(torch, name)(x, dim, keepdim).values
+        return op, torch_fn
+
     return [
         OpInfo("prod", prod_samples, torch_fn=torch_red("prod", seq_dims=True)),
         OpInfo("amax", extreme_samples, torch_fn=torch_red("amax")),
@@ -287,6 +311,8 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         OpInfo("argmax", arg_samples, differentiable=False),
         OpInfo("argmin", arg_samples, differentiable=False),
         OpInfo("_take_dim", take_samples, op=take_op, torch_fn=torch_take),
+        OpInfo("_max_dim", dim_samples, op=extreme_dim("max")[0], torch_fn=extreme_dim("max")[1]),
+        OpInfo("_min_dim", dim_samples, op=extreme_dim("min")[0], torch_fn=extreme_dim("min")[1]),
         OpInfo("mm", mm_samples),
         OpInfo("bmm", bmm_samples),
         OpInfo("dot", dot_samples),
@@ -296,7 +322,7 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
                torch_fn=lambda torch, a: torch.linalg.inv(a), f32_rtol=1e-3),
         OpInfo("_linalg_det", square_samples, op=rg.linalg.det,
                torch_fn=lambda torch, a: torch.linalg.det(a), f32_rtol=1e-3),
-        OpInfo("_linalg_logabsdet", square_samples, op=lambda a: rg.linalg.slogdet(a).logabsdet,
+        OpInfo("_linalg_slogdet", square_samples, op=lambda a: rg.linalg.slogdet(a).logabsdet,
                torch_fn=lambda torch, a: torch.linalg.slogdet(a).logabsdet, f32_rtol=1e-3),
         OpInfo("_linalg_solve", solve_samples, op=rg.linalg.solve,
                torch_fn=lambda torch, a, b: torch.linalg.solve(a, b), f32_rtol=1e-3),
@@ -304,10 +330,6 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         # input so finite differences see torch's (symmetric) gradient
         OpInfo("_linalg_cholesky", chol_samples, op=lambda a: rg.linalg.cholesky(sym(a)),
                torch_fn=lambda torch, a: torch.linalg.cholesky(sym(a)), f32_rtol=1e-3),
-        OpInfo("_linalg_svdvals", svd_samples, op=rg.linalg.svdvals,
-               torch_fn=lambda torch, a: torch.linalg.svdvals(a), f32_rtol=1e-3),
-        OpInfo("_linalg_svd_u", svd_samples, op=lambda a: svd_u(rg, a),
-               torch_fn=lambda torch, a: svd_u(torch, a), f32_rtol=1e-3, f32_atol=1e-4),
-        OpInfo("_linalg_svd_vh", svd_samples, op=lambda a: svd_vh(rg, a),
-               torch_fn=lambda torch, a: svd_vh(torch, a), f32_rtol=1e-3, f32_atol=1e-4),
+        OpInfo("_linalg_svd", svd_samples, op=lambda a: svd_all(rg, a),
+               torch_fn=lambda torch, a: svd_all(torch, a), f32_rtol=1e-3, f32_atol=1e-4),
     ]

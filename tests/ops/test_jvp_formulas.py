@@ -146,10 +146,11 @@ def _fd_jvp(op, sample, tangents, eps=1e-6):
 
 # (composites have no formula of their own; TensorList ops are checked in
 # tests/ops/test_shape_indexing_ops.py)
-# (the SVD's U and Vh are sampled through a sign-fixing op, which the raw
-# formula does not apply: their JVPs are checked in tests/ops/test_linalg_svd.py)
+# (entries with several results have one formula per result and are sampled
+# through one of them: their JVPs are checked in tests/ops/test_linalg_svd.py
+# and tests/fidelity/test_multi_output_ops.py)
 JVP_OPS = [o for o in DIFF_OPS if o.name in TABLE and TABLE[o.name]["jvp"] is not None
-           and not TABLE[o.name].get("tensorlist") and o.name not in ("_linalg_svd_u", "_linalg_svd_vh")]
+           and not TABLE[o.name].get("tensorlist") and not TABLE[o.name].get("outputs")]
 
 
 def test_every_differentiable_op_has_a_jvp():

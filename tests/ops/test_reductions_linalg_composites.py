@@ -276,7 +276,10 @@ def test_slogdet_sign_and_named_tuple():
     assert res._fields == ("sign", "logabsdet")
     ref = torch.linalg.slogdet(torch.tensor(a))
     assert res.sign.item() == ref.sign.item() == -1.0
-    assert not res.sign.requires_grad and res.logabsdet.requires_grad
+    # both results require grad, as torch's (the sign's gradient is ignored)
+    tref = torch.linalg.slogdet(torch.tensor(a, requires_grad=True))
+    assert res.sign.requires_grad == tref.sign.requires_grad and res.logabsdet.requires_grad
+    assert res.sign.grad_fn is res.logabsdet.grad_fn and res.sign.grad_fn.name() == tref.sign.grad_fn.name()
     np.testing.assert_allclose(res.logabsdet.item(), ref.logabsdet.item())
 
 

@@ -2,10 +2,10 @@
 einsum and tensordot, written over entries of derivatives.yaml (no entries
 of their own; their gradients come from the entries they call).
 
-- max/min with a dim: indices from argmax/argmin (no gradient), values from
-  the private `_take_dim` entry, so the gradient goes to the one selected
-  element as torch's max(dim) does; without a dim, amax/amin (ties share the
-  gradient evenly, as torch's max()).
+- max/min with a dim: the private `_max_dim` / `_min_dim` entries, values
+  and indices in one pass (indices carry no gradient; the gradient goes to
+  the one selected element as torch's max(dim) does); without a dim,
+  amax/amin (ties share the gradient evenly, as torch's max()).
 - einsum: the equation is canonicalized (ellipses and implicit outputs
   turned into explicit letters, size-1 dims broadcast) and the operands are
   contracted left to right, two at a time, with the private `_einsum` entry,
@@ -69,19 +69,12 @@ def _extreme(name, input, dim, keepdim, other):
         return (_abi.amax if name == "max" else _abi.amin)(x, None)
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(): dim must be an int (use amax/amin to reduce several dims)")
-    if x.numel() == 0:
+    d = _abi._wrap_dim_py(dim, x.ndim)                   # IndexError for a bad dim, as torch
+    if x.ndim and x.shape[d] == 0:
+        # (an empty tensor reduced along a non-empty dim gives empty results)
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-    arr = x._array                                       # ndarray (or cupy array: np.* dispatch)
-    d = _abi._wrap_dim_py(dim, arr.ndim)                 # IndexError for a bad dim, as torch
-    if arr.ndim:
-        idx = (np.argmax if name == "max" else np.argmin)(arr, axis=d, keepdims=True).astype(np.int64)
-    else:
-        idx = np.zeros((), dtype=np.int64)
-    values = _abi._take_dim_op(x, idx, dim, keepdim)
-    if arr.ndim and not keepdim:
-        idx = np.squeeze(idx, axis=d)
-    indices = _abi._wrap(idx, device=x.device)
-    return getattr(return_types, name)(values, indices)
+    op = _abi._max_dim_op if name == "max" else _abi._min_dim_op
+    return getattr(return_types, name)(*op(x, dim, keepdim))
 
 
 @composite_op('max')

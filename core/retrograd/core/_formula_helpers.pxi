@@ -809,7 +809,18 @@ def cumprod_jvp(ns, t, self, result, dim):
     return _ns_permute(ns, jk, inverse_permutation(perm, xd.ndim))
 
 
+cdef object _kept_indices(object indices, object dim, Py_ssize_t ndim):
+    # max(dim)'s saved indices (a tensor in tensor mode, squeezed without
+    # keepdim) as what k_take_dim takes: an array with `dim` kept
+    if type(indices) is Tensor:
+        indices = (<Tensor>indices)._array
+    if ndim > 0 and np.ndim(indices) == ndim - 1:
+        indices = np.expand_dims(indices, _wrap_dim(dim, ndim))
+    return indices
+
+
 def take_dim_backward(ns, grad, indices, dim, bint keepdim, tuple shape, dtype):
+    indices = _kept_indices(indices, dim, len(shape))
     if ns is A:
         return k_take_dim_backward(grad, indices, dim, keepdim, shape, dtype)
     return _op__take_dim_backward(grad, indices, dim, keepdim, shape, dtype)
@@ -900,8 +911,12 @@ def det_jvp(ns, t, self, result):
     return result * _trace_last2(ns, _ns_solve(ns, self, t))
 
 
-def logabsdet_backward(ns, grad, self):
-    return _batch_mat(ns, grad) * ns.mT(_ns_inv(ns, self))
+def slogdet_backward(ns, grad_sign, grad_logabsdet, self):
+    # a real matrix's sign is piecewise constant: its gradient is ignored
+    # (torch's slogdet_backward); no logabsdet gradient, no gradient
+    if grad_logabsdet is None:
+        return None
+    return _batch_mat(ns, grad_logabsdet) * ns.mT(_ns_inv(ns, self))
 
 
 def logabsdet_jvp(ns, t, self):
@@ -964,6 +979,7 @@ def cholesky_jvp(ns, t, L):
 
 
 def take_dim(ns, grad, indices, dim, bint keepdim):
+    indices = _kept_indices(indices, dim, np.ndim(ns.data(grad)))
     if ns is A:
         return k_take_dim(grad, indices, dim, keepdim)
     return _op__take_dim(grad, indices, dim, keepdim)
@@ -985,10 +1001,6 @@ def _linalg_inv_op(x):
 
 def _linalg_det_op(x):
     return _op__linalg_det(x)
-
-
-def _linalg_logabsdet_op(x):
-    return _op__linalg_logabsdet(x)
 
 
 def _linalg_solve_op(a, b):
@@ -1174,21 +1186,11 @@ def fill_jvp(result, value_t):
 
 
 
-# --- SVD (the _linalg_svd_u / _linalg_svdvals / _linalg_svd_vh entries) ---
+# --- SVD (the _linalg_svd entry) ---
 # torch's svd_backward and linalg_svd_jvp for real inputs and
-# full_matrices=False, split by factor (both are linear in the incoming
-# gradients / the tangent, so one factor at a time sums to torch's result).
-# Like torch, the gradients are only defined for distinct non-zero singular
+# full_matrices=False, over the factors the forward saved (no new SVD). Like
+# torch, the gradients are only defined for distinct non-zero singular
 # values; with repeated ones the division by E gives inf/nan, as torch's.
-
-cdef tuple _svd_factors(object ns, object a):
-    # A = U diag(S) Vh; differentiable factors when building a graph, so the
-    # backward is itself differentiable (gradgrad), as torch's
-    if ns is A:
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
-        return u, s, vh
-    return _op__linalg_svd_u(a), _op__linalg_svdvals(a), _op__linalg_svd_vh(a)
-
 
 cdef object _svd_E(object ns, object s, tuple bs, Py_ssize_t k):
     # E[i, j] = s_j^2 - s_i^2 off the diagonal and 1 on it (torch's E)
@@ -1197,78 +1199,98 @@ cdef object _svd_E(object ns, object s, tuple bs, Py_ssize_t k):
     return ns.reshape(s2, bs + (1, k)) - ns.reshape(s2, bs + (k, 1)) + eye
 
 
-def svd_backward(ns, grad, self, int which):
-    """The gradient of A from the gradient of U (which=0), S (1) or Vh (2)."""
-    u, s, vh = _svd_factors(ns, self)
-    shape = tuple(np.shape(ns.data(self)))
-    bs = shape[:-2]
-    m, n = shape[-2], shape[-1]
-    k = min(m, n)
+def svd_backward(ns, gU, gS, gVh, u, s, vh):
+    """The gradient of A from those of U, S and Vh (None: that factor got no
+    gradient, a zero). It is linear in them: the sum of their terms."""
+    m = np.shape(ns.data(u))[-2]
+    n = np.shape(ns.data(vh))[-1]
+    k = np.shape(ns.data(s))[-1]
+    bs = tuple(np.shape(ns.data(s))[:-1])
     s_row = ns.reshape(s, bs + (1, k))
     s_col = ns.reshape(s, bs + (k, 1))
-    if which == 1:
-        # svdvals: U diag(gS) Vh
-        return ns.matmul(u * ns.reshape(grad, bs + (1, k)), vh)
+    out = None
+    if gS is not None:
+        # U diag(gS) Vh
+        out = ns.matmul(u * ns.reshape(gS, bs + (1, k)), vh)
+    if gU is None and gVh is None:
+        return out
     E = _svd_E(ns, s, bs, k)
-    if which == 0:
-        utg = ns.matmul(ns.mT(u), grad)
+    if gU is not None:
+        utg = ns.matmul(ns.mT(u), gU)
         ga = (utg - ns.mT(utg)) / E * s_row
         if m > k:
             # U gA Vh + (I - U U^T) gU S^-1 Vh
-            gus = grad / s_row
-            return ns.matmul(ns.matmul(u, ga) + gus - ns.matmul(u, ns.matmul(ns.mT(u), gus)), vh)
-        return ns.matmul(u, ns.matmul(ga, vh))
-    gv = ns.mT(grad)
-    vhgv = ns.matmul(vh, gv)
-    ga = s_col * ((vhgv - ns.mT(vhgv)) / E)
-    if n > k:
-        # U [gA Vh + S^-1 gV^T (I - V Vh)]
-        gvst = ns.mT(gv / s_row)
-        return ns.matmul(u, ns.matmul(ga, vh) + gvst - ns.matmul(ns.matmul(gvst, ns.mT(vh)), vh))
-    return ns.matmul(u, ns.matmul(ga, vh))
+            gus = gU / s_row
+            term = ns.matmul(ns.matmul(u, ga) + gus - ns.matmul(u, ns.matmul(ns.mT(u), gus)), vh)
+        else:
+            term = ns.matmul(u, ns.matmul(ga, vh))
+        out = term if out is None else out + term
+    if gVh is not None:
+        gv = ns.mT(gVh)
+        vhgv = ns.matmul(vh, gv)
+        ga = s_col * ((vhgv - ns.mT(vhgv)) / E)
+        if n > k:
+            # U [gA Vh + S^-1 gV^T (I - V Vh)]
+            gvst = ns.mT(gv / s_row)
+            term = ns.matmul(u, ns.matmul(ga, vh) + gvst - ns.matmul(ns.matmul(gvst, ns.mT(vh)), vh))
+        else:
+            term = ns.matmul(u, ns.matmul(ga, vh))
+        out = term if out is None else out + term
+    return out
 
 
-def svd_jvp(ns, t, self, int which):
-    """The tangent of U (which=0), S (1) or Vh (2) from the tangent t of A."""
-    if isinstance(t, float):
-        return 0.0
-    u, s, vh = _svd_factors(ns, self)
-    shape = tuple(np.shape(ns.data(self)))
-    bs = shape[:-2]
-    m, n = shape[-2], shape[-1]
-    k = min(m, n)
+def svd_jvp(ns, t, u, s, vh):
+    """The tangents (dU, dS, dVh) from the tangent t of A."""
+    m = np.shape(ns.data(u))[-2]
+    n = np.shape(ns.data(vh))[-1]
+    k = np.shape(ns.data(s))[-1]
+    bs = tuple(np.shape(ns.data(s))[:-1])
     s_row = ns.reshape(s, bs + (1, k))
     s_col = ns.reshape(s, bs + (k, 1))
     v = ns.mT(vh)
     eye = _xp(ns.data(s)).eye(k, dtype=ns.data(s).dtype)
     dp = ns.matmul(ns.mT(u), ns.matmul(t, v))          # U^T dA V
-    if which == 1:
-        return _ns_sum(ns, dp * eye, -1, False)        # its diagonal
+    ds = _ns_sum(ns, dp * eye, -1, False)              # its diagonal
     dp = dp - dp * eye
     E = _svd_E(ns, s, bs, k)
-    if which == 0:
-        x = dp * s_row
-        du = ns.matmul(u, (x + ns.mT(x)) / E)
-        if m > k:
-            davs = ns.matmul(t, v / s_row)
-            du = du + davs - ns.matmul(u, ns.matmul(ns.mT(u), davs))
-        return du
+    x = dp * s_row
+    du = ns.matmul(u, (x + ns.mT(x)) / E)
+    if m > k:
+        davs = ns.matmul(t, v / s_row)
+        du = du + davs - ns.matmul(u, ns.matmul(ns.mT(u), davs))
     y = s_col * dp
     dvh = ns.matmul(-((y + ns.mT(y)) / E), vh)
     if n > k:
         uhdas = ns.matmul(ns.mT(u) / s_col, t)
         dvh = dvh + uhdas - ns.matmul(ns.matmul(uhdas, v), vh)
-    return dvh
+    return du, ds, dvh
 
 
-# Python entry points for linalg.py (private ops get no def).
+# Python entry points for linalg.py and _composites_reductions_linalg.py
+# (private ops get no def of their own in the exported namespace).
+def _linalg_svd_op(x, compute_uv=True):
+    return _op__linalg_svd(x, compute_uv)
+
+
+def _linalg_slogdet_op(x):
+    return _op__linalg_slogdet(x)
+
+
+def _max_dim_op(x, dim, keepdim):
+    return _op__max_dim(x, dim, keepdim)
+
+
+def _min_dim_op(x, dim, keepdim):
+    return _op__min_dim(x, dim, keepdim)
+
+
 def _linalg_svdvals_op(x):
-    return _op__linalg_svdvals(x)
-
-
-def _linalg_svd_u_op(x):
-    return _op__linalg_svd_u(x)
-
-
-def _linalg_svd_vh_op(x):
-    return _op__linalg_svd_vh(x)
+    # torch's linalg_svdvals: U and Vh are computed only where a derivative
+    # may need them (grad mode and a tensor that requires grad, or a
+    # tangent while forward AD is active)
+    cdef Tensor t = <Tensor>x if type(x) is Tensor else None
+    cdef bint uv = t is not None and (
+        (rg_tls_grad_enabled and _needs(t)) or
+        (_forward_grad_slot != NULL and (t._fw_grads is not None or
+                                         (t._base is not None and t._base._fw_grads is not None))))
+    return _op__linalg_svd(x, uv)[1]

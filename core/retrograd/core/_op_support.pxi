@@ -1997,9 +1997,11 @@ cdef object k_det(object a):
     return np.linalg.det(a)
 
 
-cdef object k_logabsdet(object a):
+cdef tuple k_slogdet(object a):
+    # (sign, logabsdet); NumPy gives scalars for one matrix, CuPy 0-d arrays
     _check_square(a, "slogdet")
-    return np.linalg.slogdet(a)[1]
+    sign, logabsdet = np.linalg.slogdet(a)
+    return _arr(sign), _arr(logabsdet)
 
 
 cdef bint _solve_vector_case(object a, object b):
@@ -2042,35 +2044,38 @@ cdef object k_cholesky(object a):
                           "is not positive-definite.") from None
 
 
-# The reduced SVD (full_matrices=False), one factor per entry: svd_backward is
-# linear in (gU, gS, gVh), so three single-output nodes give torch's gradient.
-# LAPACK is deterministic, so the three calls agree on the signs of U and Vh.
-cdef object _svd(object a, str name):
+# The reduced SVD (full_matrices=False), one LAPACK call: (U, S, Vh), or
+# (empty, S, empty) without compute_uv (svdvals with nothing to
+# differentiate), as torch's _linalg_svd.
+cdef tuple k_linalg_svd(object a, bint compute_uv):
+    cdef str name = "svd" if compute_uv else "svdvals"
     if np.ndim(a) < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
     try:
-        return np.linalg.svd(a, full_matrices=False)
+        if compute_uv:
+            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            return u, s, vh
+        s = np.linalg.svd(a, compute_uv=False)
     except np.linalg.LinAlgError:
         raise LinAlgError(f"linalg.{name}: The algorithm failed to converge because the input matrix "
                           "is ill-conditioned or has too many repeated singular values") from None
+    empty = _xp(s).zeros((0,), dtype=_arr(a).dtype)
+    return empty, s, empty.copy()
 
 
-cdef object k_svdvals(object a):
-    if np.ndim(a) < 2:
-        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
-    try:
-        return np.linalg.svd(a, compute_uv=False)
-    except np.linalg.LinAlgError:
-        raise LinAlgError("linalg.svdvals: The algorithm failed to converge because the input matrix "
-                          "is ill-conditioned or has too many repeated singular values") from None
-
-
-cdef object k_svd_u(object a):
-    return _svd(a, "svd")[0]
-
-
-cdef object k_svd_vh(object a):
-    return _svd(a, "svd")[2]
+# max(dim) / min(dim): (values, indices), indices int64 as torch's. NaN is
+# the extreme where there is one (argmax/argmin find the first NaN).
+cdef tuple k_extreme_dim(object a, object dim, bint keepdim, bint is_max):
+    arr = _arr(a)
+    if arr.ndim == 0:
+        _wrap_dim(dim, 0)
+        return arr.copy(), _xp(arr).zeros((), dtype=np.int64)
+    d = _wrap_dim(dim, arr.ndim)
+    idx = (np.argmax if is_max else np.argmin)(arr, axis=d, keepdims=True).astype(np.int64)
+    values = np.take_along_axis(arr, idx, axis=d)
+    if not keepdim:
+        return np.squeeze(values, axis=d), np.squeeze(idx, axis=d)
+    return values, idx
 
 
 

@@ -189,11 +189,38 @@ cdef inline object _unpack_output(Node owner, object data, VersionCounter vc, Py
     return t
 
 
+cdef object _unpack_output_nr(Node owner, object data, VersionCounter vc, Py_ssize_t ver,
+                              int output_nr, int position, bint as_tensor):
+    # Result `position` of an op with several results (gen_multi.py), saved
+    # by its own node: `output_nr` is its input number on the node, or -1 for
+    # a result that carries no gradient (max's indices: a plain tensor).
+    cdef Tensor t
+    cdef Tensor r
+    if type(data) is _PackedSaved:
+        r = _call_unpack(<_PackedSaved>data)
+        if not as_tensor:
+            return r._array
+        data, vc = r._array, r._version_counter
+    else:
+        if vc.version != ver:
+            _raise_modified_inline(owner, data, vc, ver, -1 - position)
+        if not as_tensor:
+            return data
+    if output_nr < 0:
+        t = rg_wrap(data, owner._meta0.device)
+    else:
+        t = rg_wrap_with_grad_fn(data, owner._meta0.device, owner, output_nr)
+    t._version_counter = vc
+    _fw_attach_saved(owner, t, data)
+    return t
+
+
 cdef object _raise_modified_inline(Node owner, object data, VersionCounter vc, Py_ssize_t ver,
                                    int edge_index):
     producer = ""
     if edge_index < 0:
-        producer = f", which is output 0 of {owner.name()}"
+        # (-1 - k: the owner's own result k)
+        producer = f", which is output {-1 - edge_index} of {owner.name()}"
     else:
         fn = rg_next_fn(owner, edge_index)
         if fn is not None:

@@ -787,7 +787,8 @@ cdef class Tensor:
         return triu(self, diagonal)
 
     # --- reductions and linear algebra ---
-    # max/min return (values, indices) with a dim: composites, not table ops.
+    # max/min return (values, indices) with a dim: composites (argument
+    # checks, named tuples) over the _max_dim / _min_dim entries.
     def max(self, dim=None, keepdim=False):
         from retrograd.core._composites_reductions_linalg import max as _max
         return _max(self, dim, keepdim)

@@ -35,13 +35,10 @@ def det(A, *, out=None):
 
 @composite_op('linalg_slogdet')
 def slogdet(A, *, out=None):
-    """``(sign, logabsdet)`` of each square matrix of ``A``; ``sign`` has no gradient."""
-    A = _tensor(A)
-    logabsdet = _abi._linalg_logabsdet_op(A)
-    sign = np.linalg.slogdet(A._array)[0]
-    if isinstance(sign, np.generic):        # NumPy gives a scalar for one matrix; CuPy a 0-d array
-        sign = np.asarray(sign)
-    return return_types.slogdet(_abi._wrap(sign, device=A.device), logabsdet)
+    """``(sign, logabsdet)`` of each square matrix of ``A``, from one
+    factorization. Both require grad when ``A`` does, as torch's; a real
+    matrix's sign is piecewise constant (zero gradient)."""
+    return return_types.slogdet(*_abi._linalg_slogdet_op(_tensor(A)))
 
 
 @composite_op('linalg_solve')
@@ -68,8 +65,12 @@ def cholesky(A, *, upper=False, out=None):
 @composite_op('linalg_svdvals')
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix of ``A`` (..., m, n), descending;
-    the gradient is ``U diag(g) Vh``, as torch's."""
-    return _abi._linalg_svdvals_op(_tensor(A))
+    the gradient is ``U diag(g) Vh``, as torch's (U and Vh are computed only
+    when a derivative may need them)."""
+    A = _tensor(A)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
+    return _abi._linalg_svdvals_op(A)
 
 
 @composite_op('linalg_svd')
@@ -81,9 +82,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     if full_matrices:
         raise ValueError("linalg.svd: only full_matrices=False (the reduced SVD) is supported; pass "
                          "full_matrices=False")
-    A = _tensor(A)
-    return return_types.svd(_abi._linalg_svd_u_op(A), _abi._linalg_svdvals_op(A),
-                            _abi._linalg_svd_vh_op(A))
+    # one SVD: the three factors come from one kernel call and one node
+    return return_types.svd(*_abi._linalg_svd_op(_tensor(A)))
 
 
 @composite_op('linalg_vector_norm')

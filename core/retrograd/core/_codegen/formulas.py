@@ -101,7 +101,7 @@ NS_HELPERS |= {
     "prod_backward", "prod_jvp", "extreme_backward", "extreme_jvp", "var_backward", "var_jvp",
     "std_backward", "std_jvp", "logsumexp_backward", "logsumexp_jvp", "norm_backward", "norm_jvp",
     "cumsum_backward", "cumprod_backward", "cumprod_jvp", "take_dim_backward", "take_dim", "einsum_backward",
-    "einsum_jvp", "det_backward", "det_jvp", "logabsdet_backward", "logabsdet_jvp", "solve_backward",
+    "einsum_jvp", "det_backward", "det_jvp", "slogdet_backward", "logabsdet_jvp", "solve_backward",
     "solve_jvp", "cholesky_backward", "cholesky_jvp",
 }
 

@@ -251,6 +251,10 @@ def emit_jvp(e, out):
     if e.tensorlist is not None:
         emit_list_jvp(e, w)
         return
+    if e.outputs:
+        import gen_multi
+        gen_multi.emit_jvp(e, out)
+        return
     src = jvp_source(e)
     diff = [p.name for p in e.tensors if p.name not in e.nondiff_inputs]
     derived = set()

@@ -7,7 +7,8 @@ release_variables, apply in array mode and in tensor mode), the C-level op
 `_op_<name>` (kernel, graph recording, view bookkeeping, slot calls), a
 Python function `<name>` and the Tensor methods the entry lists. Every
 formula is parsed here: a typo or an unknown name fails the build with the
-file and line of its entry. Nothing generated is committed.
+file and line of its entry. Nothing generated is committed. Entries with
+several results (`-> (Tensor a, Tensor b)`) are emitted by gen_multi.py.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import formulas as V  # noqa: E402
 import gen_jvp  # noqa: E402
+import gen_multi  # noqa: E402
 
 
 class TableError(Exception):
@@ -60,6 +62,9 @@ class Entry:
     public: bool
     line: int
     raw: dict = field(default_factory=dict)
+    # several results (gen_multi.py): their names, which carry a gradient
+    outputs: list = field(default_factory=list)
+    output_diff: list = field(default_factory=list)
 
     @property
     def tensors(self):
@@ -152,6 +157,9 @@ KNOWN_KEYS.add("node")
 # `fast_kernel: expr`: a C loop tried before `kernel` (same result, bit for
 # bit, where it applies; None where it does not: see _elementwise_loops.pxi)
 KNOWN_KEYS.add("fast_kernel")
+# `name: op(...) -> (Tensor a, Tensor b)`, `output_differentiability:`, JVP
+# formulas keyed by result name: entries with several results (gen_multi.py)
+KNOWN_KEYS |= gen_multi.KNOWN_KEYS
 
 
 def load(path):
@@ -176,15 +184,17 @@ def load(path):
         where = f"{path}:{line}"
         if "name" not in raw or "kernel" not in raw:
             raise TableError(f"{where}: every entry needs `name:` and `kernel:`")
-        name, params = parse_signature(raw["name"], where)
+        sig, outputs = gen_multi.split_returns(raw["name"], where)
+        name, params = parse_signature(sig, where)
         if name in seen:
             raise TableError(f"{where}: op {name!r} is defined twice (one entry per op)")
         seen.add(name)
         _check_tensorlist(name, params, raw, where)
         tnames = {p.name for p in params if p.is_tensor or p.is_tensorlist}
         formulas = {}
+        jvps = gen_multi.jvp_keys(raw, outputs, where)
         for k, v in raw.items():
-            if k in KNOWN_KEYS:
+            if k in KNOWN_KEYS or k in jvps:
                 continue
             if k not in tnames:
                 raise TableError(f"{where}: {k!r} is neither a known key nor a Tensor parameter of {name}")
@@ -222,6 +232,8 @@ def load(path):
                   device_param=raw.get("device"), nondifferentiable=nondiff,
                   nondiff_inputs=nondiff_inputs, public=raw.get("public", True), line=line, raw=raw)
         e.raw["__inplace__"] = inplace
+        if outputs:
+            gen_multi.configure(e, raw, outputs, jvps, where)
         e.raw["__batched__"] = _batching_formulas(e, where)
         check_entry(e, where, kernels)
         check_methods(e, where)
@@ -335,6 +347,8 @@ def formula_names(entry):
                 names[f"{p.name}_{suffix}"] = suffix
     if entry.tensorlist is not None:
         del names["result"]
+    if entry.outputs:
+        gen_multi.add_formula_names(entry, names)
     return names
 
 
@@ -373,6 +387,8 @@ def check_formula(entry, src, where, what):
 
 
 def check_entry(e, where, kernels=None):
+    if e.outputs:
+        return gen_multi.check_entry(e, where, kernels)
     if e.nondifferentiable:
         check_kernel(e, where, kernels)
         return
@@ -468,7 +484,7 @@ class _Rename(ast.NodeTransformer):
                 return ast.Name(id=("a_" if p.is_tensor or p.is_tensorlist else "v_") + node.id,
                                 ctx=node.ctx)
             return node
-        if node.id == "grad":
+        if node.id in ("grad", "grads"):
             return node
         if node.id in self.known:
             return ast.Name(id="v_" + node.id, ctx=node.ctx)
@@ -719,7 +735,8 @@ def emit_op(e, saved, uses, out):
     # NumPy's errors said as torch's (exceptions cost nothing until raised):
     # a broadcasting ValueError is torch's RuntimeError; a ufunc with no loop
     # for the dtype (complex trunc, bool silu) is torch's NotImplementedError
-    kernel_call = f"out = _ensure_array({rewrite(e, e.kernel, 'kernel')})"
+    # (a kernel with several results returns a tuple: gen_multi wraps each)
+    kernel_call = f"out = {'' if e.outputs else '_ensure_array'}({rewrite(e, e.kernel, 'kernel')})"
     if tensors:
         w(f"{ind}try:")
         w(f"{ind}    {kernel_call}")
@@ -736,6 +753,9 @@ def emit_op(e, saved, uses, out):
         ind = ind[:-4]
         w(f"{ind}finally:")
         w(f"{ind}    _fp_kernel_exit(fpq)")
+    if e.outputs:
+        gen_multi.emit_op_tail(e, saved, uses, w)
+        return
     if e.nondifferentiable:
         w("    result = rg_wrap(out, dev)")
     else:
@@ -1058,6 +1078,8 @@ def main(argv):
         else:
             if e.nondifferentiable:
                 saved, uses = [], {}
+            elif e.outputs:
+                saved, uses = gen_multi.emit_node(e, ops)
             else:
                 saved, uses = emit_node(e, ops)
             emit_op(e, saved, uses, ops)
@@ -1080,6 +1102,9 @@ def main(argv):
             # True: runs once on a batch as it is; a dict: its batching formulas
             "batched": e.raw.get("__batched__") or e.raw.get("batched") is True,
         }
+        if e.outputs:
+            info[e.name]["outputs"] = list(e.outputs)
+            info[e.name]["output_differentiability"] = list(e.output_diff)
     for e in entries:
         if not e.nondifferentiable and e.jvp is not None:
             gen_jvp.emit_jvp(e, ops)
@@ -1105,6 +1130,10 @@ def main(argv):
         f.write('"""Generated from derivatives.yaml: what the table declares, for tests and tools."""\n')
         f.write(f"OPS = {info!r}\n")
     return 0
+
+
+# gen_multi shares this module's helpers (it cannot import it: this runs as __main__)
+gen_multi.G = sys.modules[__name__]
 
 
 if __name__ == "__main__":
