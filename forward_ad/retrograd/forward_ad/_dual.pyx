@@ -50,7 +50,8 @@ cdef extern from *:
     """
     unsigned long long rg_fw_suppressed
 
-DEF MAX_LEVELS = 64
+cdef enum:
+    MAX_LEVELS = 64
 
 cdef class _Level:
     cdef readonly int index               # what users see (0 = outermost)

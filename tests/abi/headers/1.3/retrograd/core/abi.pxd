@@ -1,19 +1,23 @@
 # retrograd-core's ABI layer: the ONE header other distributions cimport.
 # Implemented by abi.pyx (which stitches the topic .pxi files together).
 #
-# Rules (README, "The ABI: bumping it and the golden file"):
+# Rules (why: docs/design.md, "The ABI"; how to bump: README, "The ABI:
+# bumping it and the golden file"):
 # 1. Within an ABI major, free function signatures are frozen (add a `_v2`
 #    rather than change one); class fields and cdef methods are append-only.
 #    Bump RG_ABI_MINOR for every addition, RG_ABI_MAJOR for anything else.
 # 2. No other distribution subclasses a class declared here: appending a
 #    field to a base silently corrupts a foreign subclass's fields, and a new
 #    method shifts its vtable. Concrete node types live in core.
-# 3. Every consumer compares, at import and before touching any type, core's
-#    running (major, minor) with the pair it was compiled against (the
-#    constants below) and raises ImportError naming both (see
-#    retrograd.core.check_abi). Cython's own size check only warns.
-# 4. tests/abi/abi_golden.json records this layer; tests fail on a removal or
-#    a change, and on an addition without a minor bump.
+# 3. Every consumer compares, at import and before using any core type or
+#    function, core's running (major, minor) with the pair it was compiled
+#    against (the constants below) and raises ImportError naming both:
+#    import_core() below, the first statement of its compiled module.
+#    Cython's own size check only warns.
+# 4. tests/abi/abi_golden.json records this layer, with the contract of
+#    every slot and function (the comment above it); tests fail on a
+#    removal or a change, a changed contract included, and on an addition
+#    without a minor bump.
 #
 # Fields are private to core unless the comment says "ABI": consumers read
 # and write only those, and only as documented.
