@@ -128,8 +128,8 @@ def test_formula_vocabulary_is_implemented():
     finally:
         sys.path.remove(CODEGEN)
     folder = os.path.join(ROOT, "core", "retrograd", "core")
-    src = "".join(open(os.path.join(folder, f)).read()
-                  for f in ("_formula_helpers.pxi", "_batched_formulas.pxi"))
+    src = "".join(open(os.path.join(folder, f)).read() for f in os.listdir(folder)
+                  if f.startswith("_formula_helpers") or f == "_batched_formulas.pxi")
     for name in formulas.NS_HELPERS:
         assert f"def {name}(ns," in src, f"NS helper {name} has no implementation"
     for name in formulas.VALUE_HELPERS:

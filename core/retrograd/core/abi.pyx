@@ -33,14 +33,22 @@ include "_node.pxi"
 include "_saved_hooks.pxi"
 include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
+include "_tensor_args.pxi"         # the Tensor's helpers, ops' argument parsing
 include "_conv_kernels.pxi"
 include "_elementwise_loops.pxi"   # one-pass loops for multi-ufunc formulas
 include "_pool_loops.pxi"
 include "_conv_loops.pxi"         # per-image column-matrix convolution (C loops)
-include "_op_support.pxi"
+include "_op_support.pxi"         # argument unwrapping, devices, graph recording
+include "_kernels_core.pxi"        # kernels (the table's `kernel:` code), by topic
+include "_kernels_shape.pxi"
+include "_kernels_nn.pxi"
+include "_kernels_linalg.pxi"
+include "_kernels_elementwise.pxi"
 include "_inplace.pxi"
 include "_copy_slices.pxi"
-include "_formula_helpers.pxi"
+include "_formula_helpers.pxi"     # formula helpers (the table's backward formulas), by topic
+include "_formula_helpers_linalg.pxi"
+include "_formula_helpers_elementwise.pxi"
 include "_batched_formulas.pxi"  # the table's `batched:` formulas
 include "_pool_indices.pxi"
 include "_generated_ops.pxi"

@@ -311,14 +311,20 @@ def _inplace_names(spec, name, where):
 
 
 def _known_kernels(path):
-    """The k_* kernels defined in _op_support.pxi next to the table (None when
-    the table lives elsewhere, e.g. a test's scratch copy: nothing to check)."""
-    support = os.path.join(os.path.dirname(os.path.abspath(path)), "_op_support.pxi")
+    """The k_* kernels defined in _op_support.pxi and the _kernels_*.pxi files
+    next to the table (None when the table lives elsewhere, e.g. a test's
+    scratch copy: nothing to check)."""
+    import glob
+    import re
+    folder = os.path.dirname(os.path.abspath(path))
+    support = os.path.join(folder, "_op_support.pxi")
     if not os.path.exists(support):
         return None
-    import re
-    with open(support) as f:
-        return set(re.findall(r"^c?p?def\s+(?:[\w.]+\s+)?(k_\w+)\s*\(", f.read(), re.M))
+    found = set()
+    for name in [support] + sorted(glob.glob(os.path.join(folder, "_kernels_*.pxi"))):
+        with open(name) as f:
+            found |= set(re.findall(r"^c?p?def\s+(?:[\w.]+\s+)?(k_\w+)\s*\(", f.read(), re.M))
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -439,8 +445,8 @@ def check_kernel(e, where, kernels=None):
                 continue
             if id(node) in calls and node.id.startswith(V.KERNEL_PREFIXES):
                 if kernels is not None and node.id not in kernels:
-                    raise TableError(f"{where}: kernel calls {node.id!r}, which _op_support.pxi does "
-                                     "not define")
+                    raise TableError(f"{where}: kernel calls {node.id!r}, which neither "
+                                     "_op_support.pxi nor a _kernels_*.pxi file defines")
                 continue
             raise TableError(f"{where}: kernel uses unknown name {node.id!r}")
 

@@ -1,0 +1,377 @@
+# Kernels: the array code the `kernel:` expressions of derivatives.yaml call
+# (generic: dims, dtypes, reductions' plumbing). Part of abi.pyx, included
+# after _op_support.pxi; the generator checks every k_* a table entry calls
+# exists in _op_support.pxi or a _kernels_*.pxi file.
+
+cdef object _norm_dims(object dim, int ndim):
+    # torch's dim argument (None, int, or a sequence) as a NumPy axis.
+    # A 0-d tensor accepts dim 0 / -1 (torch's rule); NumPy has no axis there.
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        seen = set()
+        _check_int_list(dim, "dim", None)
+        for d in dim:
+            w = _wrap_dim(d, ndim)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
+        return None if ndim == 0 else tuple(sorted(seen))
+    d = _wrap_dim(dim, ndim)
+    return None if ndim == 0 else d
+
+
+cdef object k_zeros_like(object a):
+    # A zero gradient (floor, sign, ...: torch's zeros_like(grad)).
+    # np.zeros_like is a Python function behind __array_function__ dispatch,
+    # ~1 us on small arrays; a gradient needs only the shape and dtype.
+    if type(a) is ndarray:
+        return _cnp.PyArray_ZEROS(_cnp.PyArray_NDIM(<_cnp.ndarray>a), _cnp.PyArray_DIMS(<_cnp.ndarray>a),
+                                  _cnp.PyArray_TYPE(<_cnp.ndarray>a), 0)
+    return np.zeros_like(a)
+
+
+cdef object k_scale(object other, object alpha):
+    # other * alpha for add/sub's alpha. Python scalars stay Python scalars
+    # (NumPy's weak promotion: float32 + 1.5 * 2 stays float32).
+    if type(other) is float or type(other) is int or type(other) is bool:
+        return other * alpha
+    return np.multiply(other, alpha)
+
+
+cdef object k_sum(object a, object dim, bint keepdim, object dtype):
+    # np.add.reduce is np.sum without its Python-level dispatch (~1.5 us a
+    # call on small arrays); integer and bool inputs keep np.sum's promotion.
+    if type(a) is ndarray and a.ndim > 0 and a.dtype.kind in "fc":
+        return np.add.reduce(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+    return np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+cdef object k_mean(object a, object dim, bint keepdim, object dtype):
+    # As np.mean (pairwise sum, then one division in the input's float type)
+    # without its Python-level overhead; other dtypes go through np.mean.
+    cdef Py_ssize_t count = 1
+    if type(a) is ndarray and a.ndim > 0 and dtype is None and a.dtype.kind == "f" \
+            and a.dtype.itemsize >= 4:
+        axis = _norm_dims(dim, a.ndim)
+        if axis is None:
+            count = a.size
+        elif isinstance(axis, tuple):
+            for ax in axis:
+                count *= a.shape[ax]
+        else:
+            count = a.shape[axis]
+        if count == 0:
+            # the mean of nothing is nan, silently (torch's)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
+        return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
+    if dtype is None and _kind_of(a) == 105:
+        # torch has no mean of integers or bools (NumPy's is float64)
+        raise DtypeRuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {_dtype_str(a)}; convert first (x.float()) or pass dtype=")
+    if np.size(a) == 0:
+        # the mean of nothing is nan, silently (torch's; np.mean warns)
+        import warnings
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.mean(a, axis=_norm_dims(dim, np.ndim(a)), keepdims=keepdim, dtype=dtype)
+    return np.mean(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+cdef inline object _shape_of(object a):
+    return a.shape if type(a) is ndarray else np.shape(a)
+
+
+cdef inline object _dtype_of(object a):
+    return a.dtype if type(a) is ndarray else np.result_type(a)
+
+
+cdef object k_transpose(object a, object d0, object d1):
+    cdef int w0 = _wrap_dim(d0, a.ndim), w1 = _wrap_dim(d1, a.ndim)    # validates 0-d dims too
+    if a.ndim == 0:
+        return a
+    return np.swapaxes(a, w0, w1)
+
+
+cdef object k_permute(object a, object dims):
+    _check_int_list(dims, "dims", "permute")
+    if len(dims) != a.ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
+    wrapped = tuple(_wrap_dim(d, a.ndim) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(a, wrapped)
+
+
+cdef object k_reshape(object a, object shape):
+    _check_int_list(shape, "shape", "reshape")
+    for i, s in enumerate(shape):
+        if s < -1:      # NumPy takes any negative size as -1
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+    try:
+        return np.reshape(a, shape)
+    except ValueError:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.size}") from None
+    except TypeError:
+        raise _shape_type_error("reshape", shape) from None
+
+
+cdef object _shape_type_error(str fn, object shape):
+    # NumPy's "'float' object cannot be interpreted as an integer", said as torch
+    bad = next((x for x in (shape if isinstance(shape, (tuple, list)) else (shape,))
+                if type(x) is not int), shape)
+    return TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found element of type "
+                     f"{_type_name(bad)} ({bad!r})")
+
+
+cdef object k_view(object a, object shape):
+    out = k_reshape(a, shape)
+    if out.size and not np.may_share_memory(out, a):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return out
+
+
+cdef object k_expand(object a, object shape):
+    # torch's expand: -1 keeps a dimension; new leading dimensions may be added.
+    shape = tuple(shape)
+    _check_int_list(shape, "size", "expand")
+    cdef int lead = len(shape) - a.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({a.ndim})")
+    target = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(shape))
+    try:
+        return np.broadcast_to(a, target)
+    except TypeError:
+        raise _shape_type_error("expand", shape) from None
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor must match the existing size at non-singleton "
+            f"dimensions: cannot expand shape {tuple(a.shape)} to {shape}") from None
+
+
+cdef object k_broadcast_to(object a, object shape):
+    try:
+        return np.broadcast_to(a, tuple(shape))
+    except TypeError:
+        raise _shape_type_error("broadcast_to", shape) from None
+    except ValueError:
+        raise RuntimeError(f"cannot broadcast shape {tuple(a.shape)} to {tuple(shape)}") from None
+
+
+cdef inline void _matrix_operands(str fn, object a, object b, str name_a, str name_b) except *:
+    # torch's matmul/mm/bmm/dot/outer take tensors only: a Python number (kept
+    # as a scalar by _arg_array) would otherwise reach NumPy's matmul.
+    if type(a) is not ndarray and not _is_cupy(a):
+        raise TypeError(f"{fn}(): argument '{name_a}' (position 1) must be Tensor, not {_type_name(a)}")
+    if type(b) is not ndarray and not _is_cupy(b):
+        raise TypeError(f"{fn}(): argument '{name_b}' (position 2) must be Tensor, not {_type_name(b)}")
+
+
+cdef object k_matmul(object a, object b):
+    _matrix_operands("matmul", a, b, "input", "other")
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{np.ndim(a)}D and {np.ndim(b)}D")
+    try:
+        return np.matmul(a, b)
+    except ValueError as exc:
+        raise RuntimeError(f"matmul: shapes {np.shape(a)} and {np.shape(b)} cannot be multiplied ({exc})") from None
+
+
+cdef object k_sigmoid(object a):
+    # Stable for large |a|: exp never overflows. 1/(1+e) where a >= 0,
+    # e/(1+e) elsewhere, the latter as r*e in place (two ufunc calls fewer
+    # than a where of both branches: this is most of sigmoid's cost on small
+    # arrays, and silu and softplus's backward use it too).
+    r = _loop_sigmoid(a, 0)             # the same values, one ufunc call
+    if r is not None:
+        return r
+    cdef int kind = _kind_of(a)
+    if kind == 99:
+        # complex: 1 / (1 + exp(-z)), as torch (|z| would drop the imaginary part)
+        return np.reciprocal(np.add(1, np.exp(np.negative(a))))
+    if kind == 105:
+        a = k_float(a)                  # uint8's -x would wrap
+        r = _loop_sigmoid(a, 0)
+        if r is not None:
+            return r
+    e = np.exp(np.negative(np.abs(a)))
+    r = np.divide(1, 1 + e)
+    if type(r) is not ndarray and not _is_cupy(r):    # 0-d input: NumPy gave a scalar
+        r = np.asarray(r)
+    if _is_cupy(r):                     # CuPy's ufuncs take no where=
+        r = np.where(np.less(a, 0), r * e, r)
+    else:
+        np.multiply(r, e, out=r, where=np.less(a, 0))
+    if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>r):
+        return r
+    return r.astype(np.result_type(a, np.float16), copy=False)
+
+
+cdef object k_relu(object a):
+    cdef int kind = _kind_of(a)
+    if kind == 99:
+        k_real(a, "relu")
+    if kind == 105 and _arr(a).dtype == np.bool_:
+        raise DtypeRuntimeError("relu(): Boolean inputs not supported for relu (as in torch); "
+                                "convert the input first, e.g. x.float()")
+    return np.maximum(a, 0).astype(np.result_type(a), copy=False)
+
+
+cdef object _raise_dtype_error(object exc, str op, object a):
+    # A NumPy ufunc without a loop for the input's dtype (or NumPy's refusal of
+    # `-` on bools) is torch's NotImplementedError ("trunc" not implemented
+    # for complex); never NumPy's "ufunc ... not supported for the input types".
+    msg = str(exc)
+    if ("not supported for the input types" in msg or "did not contain a loop" in msg
+            or "numpy boolean" in msg):
+        dt = a.dtype if hasattr(a, "dtype") else np.result_type(a)
+        raise NotImplementedError(f"\"{op}\" is not implemented for {dt} tensors; convert the input with "
+                                  f".double() (or .to(the dtype you need)) first") from None
+
+
+cdef object _raise_shape_error(object exc):
+    # The generated ops with several tensor inputs call this on a kernel's
+    # ValueError: NumPy's "could not be broadcast" is torch's RuntimeError
+    # (the exception type torch raises). Other ValueErrors propagate.
+    if "broadcast" in str(exc):
+        raise RuntimeError(f"{exc}: the shapes must be broadcastable (as in torch)") from None
+
+
+cdef object k_getitem(object a, object index):
+    if _is_cupy(a):
+        return a[_device_index(_unwrap_index(index), a)]
+    try:
+        return a[_unwrap_index(index)]
+    except OverflowError:
+        raise _index_overflow(index) from None
+    except IndexError as exc:
+        # NumPy wraps index values beyond int64 (2**63 becomes -2**63): refuse
+        # them as torch does instead of reporting a wrapped, wrong index
+        if _has_huge_index(index):
+            raise _index_overflow(index) from None
+        raise exc
+
+
+cdef object _index_overflow(object index):
+    return ValueError(f"Overflow when unpacking long long: index {index!r} does not fit in int64; "
+                      "indices must lie in [-2**63, 2**63 - 1]")
+
+
+cdef bint _has_huge_index(object index):
+    items = index if isinstance(index, tuple) else (index,)
+    for i in items:
+        if isinstance(i, list):
+            if _has_huge_index(tuple(i)):
+                return True
+        elif type(i) is int and not (-(1 << 63) <= i < (1 << 63)):
+            return True
+        elif type(i) is ndarray and i.dtype == np.uint64 and i.size and i.max() >= (1 << 63):
+            return True
+    return False
+
+
+cdef object k_index_backward(object g, object shape, object dtype, object index):
+    # zeros on g's device: np.zeros_like dispatches to CuPy for a cupy g
+    z = _xp(g).zeros(shape, dtype=dtype)
+    _add_at(z, _unwrap_index(index), g)
+    return z
+
+
+cdef object _add_at(object z, object index, object g):
+    # Basic indexing never repeats an element: plain assignment-add is exact.
+    # Advanced (integer array) indices may repeat: np.add.at accumulates them.
+    if _is_basic_index(index):
+        z[index] += g
+    else:
+        _accumulate(z, index, g)
+
+
+cdef bint _is_basic_index(object index):
+    if isinstance(index, tuple):
+        for i in index:
+            if not (i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer))):
+                return False
+        return True
+    return index is None or index is Ellipsis or isinstance(index, (int, slice, np.integer))
+
+
+cdef object k_to_dtype(object a, object dtype):
+    return a.astype(dtype)
+
+
+cdef object k_clone(object a):
+    return a.copy()
+
+
+cdef object rg_sum_to(object g, tuple shape):
+    """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""
+    if isinstance(g, Tensor):
+        return _t_sum_to(<Tensor>g, shape)
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    cdef int lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"sum_to: gradient of shape {gshape} cannot be reduced to {shape}")
+    axes = list(range(lead))
+    for i in range(len(shape)):
+        if shape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+        elif shape[i] != gshape[lead + i]:
+            raise RuntimeError(f"sum_to: gradient of shape {gshape} cannot be reduced to {shape}")
+    if axes:
+        g = g.sum(axis=tuple(axes), keepdims=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+cdef Tensor _t_sum_to(Tensor g, tuple shape):
+    gshape = g._array.shape
+    if gshape == shape:
+        return g
+    cdef int lead = len(gshape) - len(shape)
+    axes = list(range(lead))
+    for i in range(len(shape)):
+        if shape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+    out = g
+    if axes:
+        out = _op_sum(out, tuple(axes), True, None)
+    if lead:
+        out = _op_reshape(out, shape)
+    return out
+
+
+cdef bint _expandable_to(tuple shape, tuple target):
+    # Whether `shape` broadcasts to `target` (so a gradient of shape `target`
+    # can be summed back to `shape`).
+    cdef Py_ssize_t n = len(shape), m = len(target)
+    if n > m:
+        return False
+    for i in range(n):
+        s = shape[n - 1 - i]
+        t = target[m - 1 - i]
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def sum_to(g, shape):
+    """Sum an array or tensor down to ``shape`` (the inverse of broadcasting)."""
+    return rg_sum_to(g, tuple(shape))
+
+
+def _expandable(shape, target):
+    return _expandable_to(tuple(shape), tuple(target))

@@ -1,0 +1,150 @@
+# Kernels for elementwise ops. Part of abi.pyx, after _kernels_linalg.pxi.
+
+# --- elementwise ops -------------------------------------------------------------
+
+cdef inline object _float_type(object a):
+    # the floating type a float op computes in: float inputs keep theirs,
+    # integers and bools go to float64 (NumPy's rule for np.exp(int))
+    return np.result_type(a, np.float16)
+
+
+# c_n = 2^n / (1*3*...*(2n+1)): erf(x) = 2/sqrt(pi) exp(-x^2) x sum_n c_n x^(2n)
+_ERF_SERIES = np.cumprod(np.concatenate([[1.0], 2.0 / (2.0 * np.arange(1, 80) + 1.0)]))
+
+
+cdef object _erf_f64(object x):
+    # erf in float64 without scipy, accurate to a few ulp:
+    # |x| <= 3: erf(x) = 2/sqrt(pi) exp(-x^2) x sum_n c_n x^(2n), a series of
+    #           positive terms (no cancellation, unlike Taylor's), by Horner's
+    #           rule with in-place ufuncs (two passes a term);
+    # 3 < |x| < 6: 1 - erfc(x), erfc by its continued fraction
+    #           erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))));
+    # |x| >= 6: +-1 (erfc(6) ~ 2e-17 is below float64's resolution of 1).
+    ax = np.abs(x)
+    if ax.size == 0:
+        return ax
+    amax = float(np.nanmax(ax)) if not np.isnan(ax).all() else 0.0
+    if amax <= 3.0:
+        out = _erf_series(ax, amax)
+    else:
+        out = np.ones_like(ax)
+        small = ax <= 3.0
+        if small.any():
+            s = ax[small]
+            out[small] = _erf_series(s, float(s.max()))
+        mid = (ax > 3.0) & (ax < 6.0)
+        if mid.any():
+            m = ax[mid]
+            t = m.copy()
+            for k in range(60, 0, -1):
+                t = m + (0.5 * k) / t
+            out[mid] = 1.0 - np.exp(-m * m) / (1.7724538509055160 * t)
+    out = np.where(np.isnan(ax), ax, out)
+    return np.copysign(out, x)
+
+
+cdef object _erf_series(object s, double smax):
+    # terms until c_n smax^(2n) is negligible (the count measured to reach
+    # full float64 accuracy at |x| = 3)
+    cdef int n = min(int(2 * smax * smax + 30), 79)
+    s2 = np.array(s * s, dtype=np.float64)     # an array (0-d arithmetic gives scalars)
+    p = np.full(s2.shape, _ERF_SERIES[n])
+    for k in range(n - 1, -1, -1):
+        np.multiply(p, s2, out=p)
+        np.add(p, _ERF_SERIES[k], out=p)
+    np.negative(s2, out=s2)
+    np.exp(s2, out=s2)
+    p *= s2
+    p *= s
+    p *= 1.1283791670955126
+    return p
+
+
+cpdef object k_erf(object a):
+    a = _arr(k_float(k_real(a, "erf")))
+    ft = _float_type(a)
+    if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
+        import cupyx.scipy.special
+        return cupyx.scipy.special.erf(a.astype(ft, copy=False))
+    return np.asarray(_erf_f64(a.astype(np.float64))).astype(ft, copy=False)
+
+
+cdef object k_rsqrt(object a):
+    return np.reciprocal(np.sqrt(k_float(a)))
+
+
+cdef object k_reciprocal(object a):
+    # np.reciprocal of an integer is integer division (1/2 == 0); torch's
+    # reciprocal of an integer is a float, as 1 / a is.
+    return np.reciprocal(k_float(a))
+
+
+cdef object k_gelu(object a, object approximate):
+    k_real_float(a, "gelu")
+    if approximate == "none":
+        return a * 0.5 * (1.0 + k_erf(a * 0.7071067811865476))
+    if approximate == "tanh":
+        inner = 0.7978845608028654 * (a + 0.044715 * (a * a * a))
+        return 0.5 * a * (1.0 + np.tanh(inner))
+    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+
+
+cdef object k_silu(object a):
+    r = _loop_sigmoid(a, 1)             # the same values, one ufunc call
+    if r is not None:
+        return r
+    k_float_only(a, "silu")             # (complex: z * sigmoid(z), as torch)
+    return a * k_sigmoid(a)
+
+
+cdef object k_softplus(object a, object beta, object threshold):
+    # torch's formula: x where x*beta > threshold, else log1p(exp(x*beta))/beta
+    # (the minimum keeps exp from overflowing where the other branch is taken)
+    # log1p(exp(xb)) is computed as logaddexp(0, xb), which never overflows
+    # (one ufunc call instead of minimum, exp and log1p).
+    r = _loop_softplus(a, beta, threshold)      # the same values in one pass
+    if r is not None:
+        return r
+    k_real_float(a, "softplus")
+    xb = a if beta == 1 else a * beta
+    y = np.logaddexp(0, xb)
+    if beta != 1:
+        y = y / beta
+    y = np.where(xb > threshold, a, y)
+    if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>y):
+        return y
+    return y.astype(_float_type(xb), copy=False)
+
+
+cdef object k_clamp(object a, object lo, object hi):
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    k_real(a, "clamp")
+    if lo is not None:
+        k_real(lo, "clamp")
+    if hi is not None:
+        k_real(hi, "clamp")
+    # torch's order: min(max(x, lo), hi), so lo > hi gives hi everywhere
+    out = a if lo is None else np.maximum(a, lo)
+    return out if hi is None else np.minimum(out, hi)
+
+
+cdef object k_lerp(object a, object end, object weight):
+    if _kind_of(a) == 105 and hasattr(end, "dtype") and _dtype_of(end) != _dtype_of(a):
+        # torch checks that start and end agree before it looks for a kernel
+        raise DtypeRuntimeError(f"lerp(): expected dtype {_dtype_of(a)} for `end` but got dtype "
+                                f"{_dtype_of(end)}; convert both to one floating point dtype first")
+    k_float_only(a, "lerp")
+    # torch's formula: exact at weight 0 and weight 1
+    d = np.subtract(end, a)
+    return np.where(np.abs(weight) < 0.5, a + weight * d, end - d * (1 - weight))
+
+
+cdef object k_fill(object a, object value):
+    v = value if _is_cupy(value) else np.asarray(value)
+    if v.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{v.ndim} dimensions.")
+    out = np.empty_like(a)
+    out[...] = v
+    return out

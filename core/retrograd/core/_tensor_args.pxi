@@ -1,0 +1,301 @@
+# Helpers of the Tensor class and of ops' argument parsing (dims, ints,
+# bools, foreign tensors, index unwrapping). Part of abi.pyx, included right
+# after the Tensor class (_tensor.pxi, through _tensor_generated.pxi).
+
+# abi.pxd: new tensors around arrays (leaves, and outputs of a node)
+cdef Tensor rg_wrap(object array, Device device):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._array = array
+    t._device = device
+    t._version_counter = _new_vc()
+    t._is_inference = rg_tls_inference_mode
+    return t
+
+
+cdef Tensor rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int output_nr):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._array = array
+    t._device = device
+    t._version_counter = _new_vc()
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    return t
+
+
+cdef object _op_add2(object a, object b):
+    return _op_add(a, b, 1)
+
+
+cdef object _op_sub2(object a, object b):
+    return _op_sub(a, b, 1)
+
+
+cdef tuple _shape_args(tuple args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return args
+
+
+cdef bint _any_needs_grad(object args, object kwargs):
+    for a in args:
+        if isinstance(a, Tensor) and (<Tensor>a).needs_grad():
+            return True
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Tensor) and (<Tensor>b).needs_grad():
+                    return True
+    for a in kwargs.values():
+        if isinstance(a, Tensor) and (<Tensor>a).needs_grad():
+            return True
+    return False
+
+
+cdef object _arrays_of(object x):
+    # Tensors (also inside lists, tuples and dicts) replaced by their arrays.
+    if isinstance(x, Tensor):
+        return (<Tensor>x)._array
+    if type(x) is tuple or type(x) is list:
+        return type(x)(_arrays_of(i) for i in x)
+    if type(x) is dict:
+        return {k: _arrays_of(v) for k, v in (<dict>x).items()}
+    return x
+
+
+cdef object _unwrap_index(object index):
+    # Tensors inside an index act as their arrays (advanced indexing).
+    if isinstance(index, Tensor):
+        return (<Tensor>index)._array
+    if isinstance(index, tuple):
+        return tuple((<Tensor>i)._array if isinstance(i, Tensor) else i for i in index)
+    if isinstance(index, list) and any(isinstance(i, Tensor) for i in index):
+        return [(<Tensor>i)._array if isinstance(i, Tensor) else i for i in index]
+    return index
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    t = rg_wrap(array, _parse_device(device))
+    t.requires_grad = requires_grad
+    return t
+
+
+cdef object _deepcopy_array(object arr, dict memo):
+    # The array of a deep-copied tensor. Views of one NumPy base (one torch
+    # storage) are rebuilt on ONE copy of that base, kept in deepcopy's memo
+    # under the base's id, so deepcopy((base, view)) keeps them sharing memory.
+    if type(arr) is not ndarray or arr.size == 0:
+        return _copy_mod.deepcopy(arr, memo)
+    root = arr
+    while isinstance(root.base, ndarray):
+        root = root.base
+    if root is arr or root.base is not None or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        new = memo.get(id(arr))
+        if new is None:
+            new = arr.copy(order="K")
+            memo[id(arr)] = new
+            memo.setdefault(id(memo), []).append(arr)      # deepcopy's keep-alive list
+        return new
+    new_root = memo.get(id(root))
+    if new_root is None:
+        new_root = root.copy(order="K")
+        memo[id(root)] = new_root
+        memo.setdefault(id(memo), []).append(root)
+    offset = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    try:
+        out = np.ndarray(arr.shape, arr.dtype, buffer=new_root.ravel(order="K").view(np.uint8),
+                         offset=offset, strides=arr.strides)
+    except (ValueError, TypeError):
+        return arr.copy()
+    if not arr.flags.writeable:
+        out.flags.writeable = False
+    return out
+
+
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_C64 = np.dtype(np.complex64)
+_C128 = np.dtype(np.complex128)
+_I8 = np.dtype(np.int8)
+_U8 = np.dtype(np.uint8)
+_I16 = np.dtype(np.int16)
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
+
+
+cdef object _convert_dtype(Tensor t, object dt):
+    if t._array.dtype == dt:
+        return t
+    if dt.kind not in "fc":
+        # torch: integer and bool results are not differentiable (no graph)
+        return rg_wrap(t._array.astype(dt), t._device)
+    return _op__to_dtype(t, dt)
+
+
+cdef bint _is_device_string(str s):
+    return s.strip().partition(":")[0] in ("cpu", "cuda")
+
+
+cdef bint _is_dtype_name(str s):
+    try:
+        np.dtype(s)
+    except TypeError:
+        return False
+    return True
+
+
+cpdef object _dtype_arg(object dtype, str fn):
+    """``dtype`` (a NumPy dtype, a scalar type such as np.float32 or float,
+    rg.float32, or a name such as "float32") as a NumPy dtype; TypeError for
+    what is not a numeric dtype, and for a torch dtype (libraries mixed)."""
+    if type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
+        raise TypeError(f"{fn}(): got {dtype}, a torch dtype: the libraries were mixed. Pass a "
+                        f"retrograd/NumPy dtype such as rg.{str(dtype).rpartition('.')[2]}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument 'dtype' must be a dtype such as rg.float32, np.float32 or "
+                        f"'float32', not {_type_name(dtype)} {dtype!r}") from None
+    if dt.kind in "OUSVMm":
+        raise TypeError(f"{fn}(): dtype {dt} is not a numeric dtype; pass rg.float32, rg.int64, rg.bool, ...")
+    return dt
+
+
+cdef int _wrap_dim(object dim, int ndim) except? -1:
+    cdef long long d
+    cdef int n = ndim if ndim > 0 else 1
+    if type(dim) is not int:
+        # C's int conversion would truncate 1.5 to 1: refuse what torch refuses
+        dim = _int_arg(dim, "dim")
+    try:
+        d = dim
+    except OverflowError:
+        raise _overflow_error(dim) from None
+    if d < -n or d >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return <int>(d + n if d < 0 else d)
+
+
+cdef object _int_arg(object v, str arg, str fn=None):
+    # torch's int arguments (dims, sizes, diagonals, chunk counts): Python
+    # ints, NumPy integers and one-element integer tensors. int(v) would
+    # silently truncate a float (sum(x, dim=1.5) reducing dim 1), so floats,
+    # bools, None and strings raise TypeError as torch's argument parser does.
+    if type(v) is int:
+        if not (-(1 << 63) <= v < (1 << 63)):
+            raise _overflow_error(v)
+        return v
+    where = f"{fn}(): argument '{arg}'" if fn else f"argument '{arg}'"
+    if isinstance(v, Tensor):
+        if (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
+            return int((<Tensor>v)._array.item())
+        raise TypeError(f"{where} must be int, not a {(<Tensor>v)._array.dtype} tensor of shape "
+                        f"{list((<Tensor>v)._array.shape)}; pass a Python int")
+    if isinstance(v, (bool, np.bool_)) or not hasattr(type(v), "__index__"):
+        raise TypeError(f"{where} must be int, not {_type_name(v)}" +
+                        ("; round it explicitly, e.g. int(x)" if isinstance(v, (float, np.floating)) else ""))
+    v = _operator.index(v)
+    if not (-(1 << 63) <= v < (1 << 63)):
+        raise _overflow_error(v)
+    return v
+
+
+cdef object _check_int_list(object seq, str arg, str fn):
+    # A tuple of ints (sizes, dims): each element an int (TypeError for
+    # floats, strings, None), and within int64 (torch's TypeError "failed to
+    # unpack" for the rest). A loop of C type checks: nothing for plain ints.
+    if not isinstance(seq, (tuple, list)):
+        return
+    for i, v in enumerate(seq):
+        if type(v) is int:
+            if -(1 << 63) <= v < (1 << 63):
+                continue
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' failed to unpack the object at pos "
+                            f"{i}: {v} does not fit in a 64-bit integer")
+        if type(v) is bool or not hasattr(type(v), "__index__"):
+            if isinstance(v, Tensor) and (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
+                continue
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' must be a tuple of ints, but found "
+                            f"element of type {_type_name(v)} at pos {i}")
+
+
+cdef object _bool_arg(object v, str arg, str fn):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{fn}(): argument '{arg}' must be bool, not {_type_name(v)}")
+
+
+cdef object _overflow_error(object v):
+    # torch's class and words for an int argument beyond int64
+    return ValueError(f"Overflow when unpacking long long: {v} does not fit in a 64-bit integer")
+
+
+cdef str _type_name(object v):
+    t = type(v)
+    m = t.__module__
+    return t.__name__ if m in ("builtins", None) else f"{m}.{t.__name__}"
+
+
+cdef object _foreign_tensor_error(object x, str where):
+    # A torch.Tensor (or another library's tensor) passed to a retrograd op:
+    # np.asarray would silently copy it out of its own graph.
+    return TypeError(f"{where} must be a retrograd Tensor, not {_type_name(x)}: the libraries were mixed "
+                     "(a torch tensor in a retrograd op). Convert it with rg.from_numpy(t.detach().numpy()), "
+                     "or keep the computation in one library")
+
+
+cdef inline bint _is_foreign_tensor(object x):
+    return type(x).__name__ == "Tensor" and (type(x).__module__ or "").split(".")[0] == "torch"
+
+
+cdef object _checked_asarray(object x, str where):
+    # A non-Tensor given for a Tensor argument: numbers, sequences of numbers
+    # and arrays are taken as arrays (NumPy's semantics); None, strings and
+    # other objects raise TypeError as torch does, not an object array whose
+    # failure surfaces later as a NumPy ufunc message.
+    if x is None or isinstance(x, (str, bytes)) or _is_foreign_tensor(x):
+        if _is_foreign_tensor(x):
+            raise _foreign_tensor_error(x, where)
+        raise TypeError(f"{where} must be Tensor, not {_type_name(x)}")
+    a = np.asarray(x)
+    if a.dtype.kind in "OUSVMm":
+        if a.dtype.kind == "O" and _builtins.any(_is_foreign_tensor(i) for i in a.reshape(-1)):
+            raise _foreign_tensor_error(next(i for i in a.reshape(-1) if _is_foreign_tensor(i)), where)
+        raise TypeError(f"{where} must be Tensor, or numbers or an array of numbers, not {_type_name(x)}"
+                        + (f" of dtype {a.dtype}" if a.dtype.kind != "O" else ""))
+    return a
+
+
+cdef Tensor _as_tensor_arg(object x, str where="argument 'input'"):
+    if isinstance(x, Tensor):
+        return <Tensor>x
+    return rg_wrap(_ensure_array(_checked_asarray(x, where)), _CPU)
+
+
+cdef class _RetainsGradHook:
+    # Holds the tensor weakly: the hook lives on the tensor's grad_fn, which
+    # the tensor references, so a strong reference would be a cycle.
+    cdef object tensor_ref
+
+    def __call__(self, grad):
+        cdef Tensor t = self.tensor_ref()
+        if t is None:
+            return None
+        if isinstance(grad, Tensor):
+            g = <Tensor>grad
+            if t._grad is None:
+                t._grad = rg_wrap(g._array.copy(), t._device) if g._grad_fn is None else _op_clone(g)
+            else:
+                t._grad = _op_add2(t._grad, g) if (g._grad_fn is not None or (<Tensor>t._grad)._grad_fn is not None) \
+                    else rg_wrap((<Tensor>t._grad)._array + g._array, t._device)
+        return None
+
+
+cdef _install_retains_grad_hook(Tensor t):
+    cdef _RetainsGradHook h = _RetainsGradHook.__new__(_RetainsGradHook)
+    h.tensor_ref = _weakref.ref(t)
+    fn = t._grad_fn
+    cdef NodeExtras ex = (<Node>fn).extras()
+    if ex.retains_grad_hooks is None:
+        ex.retains_grad_hooks = {}
+    ex.retains_grad_hooks[t._output_nr] = h
