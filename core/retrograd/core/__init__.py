@@ -103,6 +103,30 @@ def import_extension(consumer: str, module: str):
     class that only grew (fields appended by a newer minor, abi.pxd rule 1)
     is what the handshake vouches for, so Cython's warning about it is
     silenced.
+
+    Parameters
+    ----------
+    consumer : str
+        The distribution's name, as pip knows it (named in the error).
+    module : str
+        The extension's full module name.
+
+    Returns
+    -------
+    module
+        The imported extension module.
+
+    Raises
+    ------
+    ImportError
+        The extension was built for a core ABI this core cannot serve.
+
+    Example
+    -------
+    In a sibling's ``__init__.py``::
+
+        import retrograd.core as _core
+        _engine = _core.import_extension("retrograd-engine", "retrograd.engine._engine")
     """
     import importlib
     import warnings

@@ -5,7 +5,17 @@ are the lower-level entry points that ``rg.autograd`` (custom Functions,
 saved-tensor hooks, the graph API), ``rg.nn`` and ``rg.utils`` need. They
 are public and keep their meaning within a core ABI major; other
 distributions use nothing else of core's Python side (the seam test,
-tests/abi/test_seam.py, checks it).
+tests/abi/test_seam.py, checks it). Each entry below says what it takes and
+returns.
+
+Example::
+
+    from retrograd.core import extending
+    import numpy as np
+
+    t = extending.wrap(np.ones(3), requires_grad=True)   # a leaf, no copy
+    y = (t * 2).sum()
+    edge = extending.gradient_edge(y)                   # (SumBackward0, 0)
 """
 from __future__ import annotations
 

@@ -245,6 +245,19 @@ def emit_list_jvp(e, w):
     w("")
 
 
+def emit_jvp_header(e, w):
+    """`def _jvp_<op>(args, tans, outputs)` and the unpacking of its
+    arguments (p_/t_ for Tensors, v_ for the rest)."""
+    w(f"def _jvp_{e.name}(tuple args, list tans, tuple outputs):")
+    w(f'    """Forward-mode derivative of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
+    for i, p in enumerate(e.params):
+        if p.is_tensor:
+            w(f"    p_{p.name} = args[{i}]")
+            w(f"    t_{p.name} = tans[{i}]")
+        else:
+            w(f"    v_{p.name} = args[{i}]")
+
+
 def emit_jvp(e, out):
     """Append the JVP function of entry `e` to `out` (a list of lines)."""
     w = out.append
@@ -270,14 +283,7 @@ def emit_jvp(e, out):
     else:
         body = ast.parse(src, mode="eval").body
         branches.append((None, _emit_expr(e, body, derived)))
-    w(f"def _jvp_{e.name}(tuple args, list tans, tuple outputs):")
-    w(f'    """Forward-mode derivative of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
-    for i, p in enumerate(e.params):
-        if p.is_tensor:
-            w(f"    p_{p.name} = args[{i}]")
-            w(f"    t_{p.name} = tans[{i}]")
-        else:
-            w(f"    v_{p.name} = args[{i}]")
+    emit_jvp_header(e, w)
     w("    result = outputs[0]")
     for base, suffix in sorted(derived):
         fn = {"shape": "_shape_of", "dtype": "_dtype_of", "ndim": "np.ndim", "device": "_fw_device"}[suffix]

@@ -372,16 +372,7 @@ def emit_op_tail(e, saved, uses, w):
                 continue
             c = " or ".join(f"e{i} is not None" for i in sorted(uses[n]))
             if kind == "input":
-                w(f"        if {c}:")
-                w(f"            node.s_{n} = a_{n}")
-                w(f"            if t_{n} is not None:")
-                w(f"                if a_{n} is t_{n}._array:")
-                w(f"                    node.s_{n} = t_{n}")
-                w(f"                _check_saveable(t_{n})")
-                w(f"                node.s_{n}_vc = t_{n}._version_counter")
-                w(f"                node.s_{n}_ver = t_{n}._version_counter.version")
-                w("                if rg_tls_saved_hooks:")
-                w(f"                    node.s_{n} = _pack_saved(t_{n})")
+                G.emit_save_input(w, n, c)
                 continue
             if kind == "param":
                 val = f"v_{n}"
@@ -440,14 +431,7 @@ def emit_jvp(e, out):
         tree = gen_jvp._ToTensorMode(e, derived).visit(tree)
         ast.fix_missing_locations(tree)
         exprs.append((names, ast.unparse(tree)))
-    w(f"def _jvp_{e.name}(tuple args, list tans, tuple outputs):")
-    w(f'    """Forward-mode derivative of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
-    for i, p in enumerate(e.params):
-        if p.is_tensor:
-            w(f"    p_{p.name} = args[{i}]")
-            w(f"    t_{p.name} = tans[{i}]")
-        else:
-            w(f"    v_{p.name} = args[{i}]")
+    gen_jvp.emit_jvp_header(e, w)
     w("    if " + " and ".join(f"t_{n} is None" for n in diff) + ":")
     w("        return None")
     if len(diff) > 1:

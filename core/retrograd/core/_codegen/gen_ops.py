@@ -643,6 +643,24 @@ def _emit_saved_accessors(e, w, saved, kinds, freed):
     w("")
 
 
+def emit_save_input(w, n, cond):
+    """Save input `n` on the new node when `cond` (some input that uses it
+    needs a gradient) holds; also used for multi-output entries."""
+    w(f"        if {cond}:")
+    w(f"            node.s_{n} = a_{n}")
+    w(f"            if t_{n} is not None:")
+    # torch's saved_original: an input is kept as the tensor itself, so that
+    # unpacking returns that very object (the array alone where it was moved
+    # to the op's device).
+    w(f"                if a_{n} is t_{n}._array:")
+    w(f"                    node.s_{n} = t_{n}")
+    w(f"                _check_saveable(t_{n})")
+    w(f"                node.s_{n}_vc = t_{n}._version_counter")
+    w(f"                node.s_{n}_ver = t_{n}._version_counter.version")
+    w("                if rg_tls_saved_hooks:")
+    w(f"                    node.s_{n} = _pack_saved(t_{n})")
+
+
 def _unpack_call(e, n, kind, flag):
     if kind == "result":
         return f"_unpack_output(self, self.s_{n}, self.s_{n}_vc, self.s_{n}_ver, {flag})"
@@ -790,19 +808,7 @@ def emit_op(e, saved, uses, out):
             cond = " or ".join(f"e{i} is not None" for i in sorted(uses[n]))
             kind = kinds[n]
             if kind == "input":
-                w(f"        if {cond}:")
-                w(f"            node.s_{n} = a_{n}")
-                w(f"            if t_{n} is not None:")
-                # torch's saved_original: an input is kept as the tensor
-                # itself, so that unpacking returns that very object (the
-                # array alone where it was moved to the op's device).
-                w(f"                if a_{n} is t_{n}._array:")
-                w(f"                    node.s_{n} = t_{n}")
-                w(f"                _check_saveable(t_{n})")
-                w(f"                node.s_{n}_vc = t_{n}._version_counter")
-                w(f"                node.s_{n}_ver = t_{n}._version_counter.version")
-                w("                if rg_tls_saved_hooks:")
-                w(f"                    node.s_{n} = _pack_saved(t_{n})")
+                emit_save_input(w, n, cond)
                 continue
             elif kind == "param":
                 val = f"v_{n}"
