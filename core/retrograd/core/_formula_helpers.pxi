@@ -9,6 +9,10 @@
 # the namespace; formulas never branch on the mode themselves.
 
 
+cdef extern from "numpy/arrayobject.h":
+    _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
+
+
 class _ArrayNS:
     """Primitives over ndarrays (backward without create_graph)."""
     matmul = staticmethod(np.matmul)

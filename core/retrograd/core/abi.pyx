@@ -21,6 +21,18 @@ except Exception:                       # ImportError, or a broken CUDA install
     _cupy = None
     _cupy_ndarray = None
 
+# core's topic modules (each declared by its own .pxd)
+from retrograd.core._elementwise_loops cimport (   # one-pass loops for multi-ufunc formulas
+    _ARITH_ADD, _ARITH_SUB, _ARITH_MUL, _ARITH_DIV, _loop_arith, _loop_neg,
+    _loop_max_min_backward, _loop_softplus, _loop_softplus_backward, _loop_sigmoid,
+    _loop_sigmoid_backward, _loop_silu_backward,
+)
+from retrograd.core._nn_loops cimport (            # convolution and pooling loops
+    _cols_conv_ok, _conv2d_cols, _conv2d_input_grad_cols, _conv2d_weight_grad_cols,
+    _conv2d_shift, _conv2d_input_grad_shift, _conv2d_weight_grad_shift, _shift_worth,
+    _loop_max_pool2d_backward_tiled,
+)
+
 _cnp.import_array()
 
 ABI_VERSION = (RG_ABI_MAJOR, RG_ABI_MINOR)
@@ -34,10 +46,6 @@ include "_saved_hooks.pxi"
 include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
 include "_tensor_args.pxi"         # the Tensor's helpers, ops' argument parsing
-include "_conv_kernels.pxi"
-include "_elementwise_loops.pxi"   # one-pass loops for multi-ufunc formulas
-include "_pool_loops.pxi"
-include "_conv_loops.pxi"         # per-image column-matrix convolution (C loops)
 include "_op_support.pxi"         # argument unwrapping, devices, graph recording
 include "_kernels_core.pxi"        # kernels (the table's `kernel:` code), by topic
 include "_kernels_shape.pxi"

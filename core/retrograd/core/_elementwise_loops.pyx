@@ -15,71 +15,21 @@
 # (broadcasting, mixed dtypes, views, '>f8' data, misaligned buffers)
 # returns None and the caller falls back to its ufunc formula.
 #
-# Included before _op_support.pxi. Must never change a result the ufunc
-# formula would give (ties, NaNs, thresholds, dtypes).
+# Must never change a result the ufunc formula would give (ties, NaNs,
+# thresholds, dtypes). Declared in _elementwise_loops.pxd; the array checks
+# and the fused float type are _loop_support.pxd's.
+
+cimport numpy as _cnp
+import numpy as np
+from retrograd.core._loop_support cimport (
+    _real, _loop_typenum, _loop_same, _loop_scalar, _loop_empty_like,
+)
 
 # aliased: exp, expm1 and log1p are also this module's ops
 from libc.math cimport exp as _c_exp, expf as _c_expf, expm1 as _c_expm1, expm1f as _c_expm1f
 from libc.math cimport log1p as _c_log1p, log1pf as _c_log1pf, fabs as _c_fabs, fabsf as _c_fabsf
 
-cdef extern from "numpy/arrayobject.h":
-    _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
-
-ctypedef fused _real:
-    float
-    double
-
-# what a C loop needs of every array it reads or writes through a pointer
-cdef int _LOOP_FLAGS = _cnp.NPY_ARRAY_C_CONTIGUOUS | _cnp.NPY_ARRAY_ALIGNED
-
-
-cdef inline int _loop_typenum(object x):
-    # NPY_DOUBLE / NPY_FLOAT for a NumPy float array the loops can index as
-    # a plain C array, else -1. The type number alone says nothing of the
-    # layout: a '>f8' array is NPY_DOUBLE too (its bytes are swapped), a view
-    # at an odd byte offset of a buffer is misaligned, a strided or reversed
-    # view is not C-contiguous. One flags test covers contiguity and
-    # alignment; the byte order is the descriptor's.
-    if type(x) is not ndarray:
-        return -1
-    if (_cnp.PyArray_FLAGS(<_cnp.ndarray>x) & _LOOP_FLAGS) != _LOOP_FLAGS:
-        return -1
-    if not _cnp.PyArray_ISNOTSWAPPED(<_cnp.ndarray>x):
-        return -1
-    cdef int t = _cnp.PyArray_TYPE(<_cnp.ndarray>x)
-    return t if t == _cnp.NPY_DOUBLE or t == _cnp.NPY_FLOAT else -1
-
-
-cdef inline bint _loop_same(object x, object y, int typenum):
-    # y is a C-contiguous array of x's float dtype and shape
-    if _loop_typenum(y) != typenum:
-        return False
-    cdef int nd = _cnp.PyArray_NDIM(<_cnp.ndarray>x)
-    if _cnp.PyArray_NDIM(<_cnp.ndarray>y) != nd:
-        return False
-    cdef _cnp.npy_intp* dx = _cnp.PyArray_DIMS(<_cnp.ndarray>x)
-    cdef _cnp.npy_intp* dy = _cnp.PyArray_DIMS(<_cnp.ndarray>y)
-    cdef int i
-    for i in range(nd):
-        if dx[i] != dy[i]:
-            return False
-    return True
-
-
-cdef inline bint _loop_scalar(object v):
-    # a Python number NumPy would cast to the array's dtype (NEP 50 weak
-    # scalar), which a C cast reproduces: floats, and ints a double holds.
-    # (softplus also wants beta > 0: then no step of the ufunc formula can
-    # overflow or divide by zero, so the loop owes no floating-point warning.)
-    if type(v) is float:
-        return True
-    return type(v) is int and -(1 << 53) <= v <= (1 << 53)
-
-
-cdef inline _cnp.ndarray _loop_empty_like(object x):
-    return <_cnp.ndarray>_cnp.PyArray_EMPTY(_cnp.PyArray_NDIM(<_cnp.ndarray>x),
-                                            _cnp.PyArray_DIMS(<_cnp.ndarray>x),
-                                            _cnp.PyArray_TYPE(<_cnp.ndarray>x), 0)
+_cnp.import_array()
 
 
 # --- maximum / minimum backward ---------------------------------------------
@@ -323,12 +273,6 @@ cdef object _loop_sigmoid_backward(object grad, object y):
 # dtype first, as NumPy casts a weak scalar (NEP 50). The loops also owe no
 # floating-point warning (1e308 * 10 is inf in silence, as in torch).
 
-cdef enum:
-    _ARITH_ADD = 0
-    _ARITH_SUB = 1
-    _ARITH_MUL = 2
-    _ARITH_DIV = 3
-
 # NumPy releases the GIL for a ufunc loop over this many elements or more
 # (NPY_BEGIN_THREADS_THRESHOLDED); so do the loops
 cdef Py_ssize_t _LOOP_NOGIL_SIZE = 500
@@ -387,8 +331,8 @@ cdef object _loop_arith(object a, object b, int op, object alpha=1):
     cdef double s = 0
     if alpha is not 1 and not (type(alpha) is int and alpha == 1):
         return None
-    if type(a) is not ndarray:
-        if type(b) is not ndarray or not _loop_scalar(a):
+    if type(a) is not _cnp.ndarray:
+        if type(b) is not _cnp.ndarray or not _loop_scalar(a):
             return None
         arr = b
         other = a
@@ -396,7 +340,7 @@ cdef object _loop_arith(object a, object b, int op, object alpha=1):
     t = _loop_typenum(arr)
     if t < 0:
         return None
-    if type(other) is ndarray:
+    if type(other) is _cnp.ndarray:
         if not _loop_same(arr, other, t):
             return None
     elif _loop_scalar(other):
@@ -409,7 +353,7 @@ cdef object _loop_arith(object a, object b, int op, object alpha=1):
     cdef void* pr = _cnp.PyArray_DATA(r)
     cdef void* py = NULL
     cdef float sf = <float>s            # NumPy's cast of the scalar to float32
-    if type(other) is ndarray:
+    if type(other) is _cnp.ndarray:
         py = _cnp.PyArray_DATA(<_cnp.ndarray>other)
     if n >= _LOOP_NOGIL_SIZE:
         with nogil:
