@@ -17,16 +17,6 @@ class _LinAlgErrorBase(RuntimeError):
 LinAlgError = type("LinAlgError", (_LinAlgErrorBase,), {"__module__": "retrograd.linalg"})
 
 
-cdef object _arr(object a):
-    # np.asarray for Python values; ndarrays, NumPy scalars and CuPy arrays
-    # pass through (np.asarray would copy a cupy array to the host, or fail)
-    if type(a) is ndarray or isinstance(a, np.generic):
-        return a
-    if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
-        return a
-    return np.asarray(a)
-
-
 cdef object _axis_of(object a, object dim):
     # torch's dim (None / () = all, int, tuple) as a NumPy axis (None = all).
     if dim is None:

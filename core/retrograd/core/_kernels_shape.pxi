@@ -24,7 +24,6 @@ cdef object k_index_put(object a, object index, object values):
     return out
 
 
-
 # --- shape and indexing ---
 # Python's builtins by their full name: the table's ops (sum, max, min, abs,
 # round, ...) are module-level functions of this module and shadow them.
@@ -180,30 +179,6 @@ cdef object _cupy_add_at(object z, object index, object g):
     else:
         import cupyx
         cupyx.scatter_add(z, index, g)
-
-
-cdef object _contig(object a):
-    # np.ascontiguousarray, on a's device (NumPy's would copy to the host)
-    return _xp(a).ascontiguousarray(a)
-
-
-cdef object _on_device_of(object like, object a):
-    # `a` (a host array or scalar a kernel computed from shapes) on like's device
-    if _is_cupy(like) and type(a) is ndarray:
-        return _cupy.asarray(a)
-    return a
-
-
-cdef object _device_index(object index, object like):
-    # An index for a CuPy array: its NumPy array and list components moved to
-    # the device (CuPy does not index with host arrays)
-    if not _is_cupy(like):
-        return index
-    if isinstance(index, tuple):
-        return tuple(_cupy.asarray(i) if type(i) is ndarray or isinstance(i, list) else i for i in index)
-    if type(index) is ndarray or isinstance(index, list):
-        return _cupy.asarray(index)
-    return index
 
 
 cdef object _accumulate(object z, object index, object g):

@@ -14,14 +14,17 @@ cimport numpy as _cnp
 import numpy as np
 from numpy import ndarray
 
-try:                                    # CuPy is optional (GPU only)
-    import cupy as _cupy
-    _cupy_ndarray = _cupy.ndarray
-except Exception:                       # ImportError, or a broken CUDA install
-    _cupy = None
-    _cupy_ndarray = None
-
 # core's topic modules (each declared by its own .pxd)
+from retrograd.core._array_module cimport (        # NumPy or CuPy, per array
+    _cupy, _cupy_ndarray, _is_cupy, _xp, _arr, _contig, _on_device_of, _device_index,
+)
+from retrograd.core._dtype_rules cimport (         # the dtypes ops compute in
+    _kind_of, k_float, _dtype_str, k_float_only, k_real, k_no_bool, k_square, k_real_float, k_sign,
+)
+from retrograd.core._dtype_rules import DtypeNotImplementedError, DtypeRuntimeError
+from retrograd.core._fp_errstate cimport (         # NumPy's errstate: torch never warns
+    _fp_quiet_enter, _fp_quiet_exit, _fp_kernel_enter, _fp_kernel_exit,
+)
 from retrograd.core._elementwise_loops cimport (   # one-pass loops for multi-ufunc formulas
     _ARITH_ADD, _ARITH_SUB, _ARITH_MUL, _ARITH_DIV, _loop_arith, _loop_neg,
     _loop_max_min_backward, _loop_softplus, _loop_softplus_backward, _loop_sigmoid,

@@ -1,0 +1,35 @@
+# retrograd.core._dtype_rules: what dtype an op computes in, and the
+# dtypes torch refuses (see the module). Private to core.
+
+cimport numpy as _cnp
+
+cdef object k_float(object a)
+cdef str _dtype_str(object a)
+cdef object k_float_only(object a, str name)
+cdef object k_real(object a, str name, bint runtime=*)
+cdef object k_no_bool(object a, str name)
+cdef object k_square(object a)
+cdef object k_real_float(object a, str name)
+cpdef object k_sign(object a)
+
+
+cdef inline int _kind_of(object a):
+    # 'i' for a bool or integer array, 'c' for a complex one, 'f' else
+    # (float arrays, Python floats; Python ints and bools count as 'i',
+    # Python complex numbers as 'c')
+    cdef int t
+    if type(a) is _cnp.ndarray:
+        t = _cnp.PyArray_TYPE(<_cnp.ndarray>a)
+        if t <= _cnp.NPY_ULONGLONG:            # NPY_BOOL .. NPY_ULONGLONG
+            return 105
+        if t == _cnp.NPY_CFLOAT or t == _cnp.NPY_CDOUBLE or t == _cnp.NPY_CLONGDOUBLE:
+            return 99
+        return 102
+    if type(a) is float:
+        return 102
+    if type(a) is int or type(a) is bool:
+        return 105
+    if type(a) is complex:
+        return 99
+    k = getattr(getattr(a, "dtype", None), "kind", "f")        # CuPy arrays, NumPy scalars
+    return 105 if k in "biu" else (99 if k == "c" else 102)

@@ -1,0 +1,107 @@
+# cython: language_level=3
+# retrograd.core._dtype_rules: the dtypes ops compute in, torch's rules
+# (declared in _dtype_rules.pxd, where the per-op _kind_of is inline).
+#
+# The kernels are NumPy expressions, and NumPy's ufuncs pick their own loop:
+# np.exp(uint8) computes in float16, np.exp(int64) in float64, sigmoid's
+# -x wraps in uint8 first, np.sign(complex) is z/|z| and max/relu order
+# complex numbers lexicographically. torch computes a floating-point op of an
+# integer or bool tensor in its default dtype (float32), and refuses the ops
+# it does not define for a dtype. These helpers sit in the kernels; each
+# costs one C type test on the usual float input.
+
+cimport numpy as _cnp
+import numpy as np
+from retrograd.core._array_module cimport _arr, _is_cupy, _xp
+
+_cnp.import_array()
+
+
+# the error a kernel raises for a dtype torch does not support: torch's
+# class (NotImplementedError or RuntimeError) that is also a TypeError, the
+# class Python uses for an argument of the wrong type
+class DtypeNotImplementedError(NotImplementedError, TypeError):
+    pass
+
+
+class DtypeRuntimeError(RuntimeError, TypeError):
+    pass
+
+
+cdef object k_float(object a):
+    # the input of a floating-point op: integer and bool arrays in torch's
+    # default float dtype (sqrt(int64) is float32, as torch's), the rest as is
+    if _kind_of(a) == 105 and (type(a) is _cnp.ndarray or _is_cupy(a) or isinstance(a, np.generic)):
+        return a.astype(np.float32)
+    return a
+
+
+cdef str _dtype_str(object a):
+    return str(a.dtype) if hasattr(a, "dtype") else type(a).__name__
+
+
+cdef object k_float_only(object a, str name):
+    # ops torch defines for floating-point (and complex) tensors only:
+    # silu(int64) raises there, where NumPy would compute in float64
+    if _kind_of(a) == 105:
+        raise DtypeNotImplementedError(
+            f"{name}(): not implemented for integer or bool tensors (got {_dtype_str(a)}), as in torch; "
+            f"convert the input first, e.g. x.float()")
+    return a
+
+
+cdef object k_real(object a, str name, bint runtime=False):
+    # ops torch does not define for complex tensors (relu, max, floor, erf,
+    # comparisons...): NumPy would order complex numbers lexicographically,
+    # or drop the imaginary part. Raise, as torch does, rather than give a
+    # result torch never would.
+    if _kind_of(a) == 99:
+        msg = (f"{name}(): not implemented for complex tensors (got {_dtype_str(a)}), as in torch; "
+               f"apply it to x.real, x.imag or x.abs() instead")
+        if runtime:
+            raise DtypeRuntimeError(msg)
+        raise DtypeNotImplementedError(msg)
+    return a
+
+
+cdef object k_no_bool(object a, str name):
+    # ops torch does not define for bool tensors (abs, floor, ...: NumPy
+    # returns the bools; neg: NumPy's own TypeError)
+    if type(a) is _cnp.ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:
+        if name == "neg":
+            raise DtypeRuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported (as in torch). If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise DtypeNotImplementedError(
+            f"{name}(): not implemented for bool tensors, as in torch; convert the input first, "
+            f"e.g. x.int() or x.float()")
+    return a
+
+
+cdef object k_square(object a):
+    # torch: the square of a bool tensor is int64 (NumPy's is int8)
+    if type(a) is _cnp.ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:
+        a = a.astype(np.int64)
+    return np.square(a)
+
+
+cdef object k_real_float(object a, str name):
+    # floating-point only: neither integer nor complex (silu excepted: torch
+    # computes its complex values)
+    return k_float_only(k_real(a, name), name)
+
+
+cpdef object k_sign(object a):
+    # torch's sign: 0 at NaN (NumPy's is NaN), so abs's and norm's gradients
+    # (grad * sign(x)) are 0 there as in torch; complex raises (torch has sgn)
+    k_real(a, "sign")
+    if _arr(a).dtype == np.bool_:
+        return _arr(a).copy()           # torch: sign of a bool tensor is itself
+    r = np.sign(a)
+    if _kind_of(a) == 102 and (type(r) is _cnp.ndarray or _is_cupy(r)):
+        nan = np.isnan(r)
+        if nan.any():
+            r = _xp(r).where(nan, 0, r).astype(r.dtype, copy=False)
+    elif isinstance(r, (float, np.floating)) and r != r:
+        r = type(r)(0)
+    return r
