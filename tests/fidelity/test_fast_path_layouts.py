@@ -7,9 +7,9 @@ and backward. Each test builds the same values in every layout and compares
 with torch on an ordinary array.
 
 Fast paths covered: sigmoid, silu and softplus forward and backward,
-maximum/minimum backward, add/sub/mul/div/neg forward (_elementwise_loops.pxi), max_pool2d's tiled
-backward (_pool_loops.pxi), conv2d's column-matrix kernels forward and both
-gradients (_conv_loops.pxi), and the engine's small-gradient sum."""
+maximum/minimum backward, add/sub/mul/div/neg forward (_elementwise_loops.pyx), max_pool2d's tiled
+backward (_nn_loops.pyx), conv2d's column-matrix kernels forward and both
+gradients (_nn_loops.pyx), and the engine's small-gradient sum."""
 import numpy as np
 import pytest
 
@@ -171,7 +171,7 @@ def test_max_pool2d_tiled_backward_layouts(kernel, layout, dtype):
 @pytest.mark.parametrize("which", ["input", "weight", "both"])
 def test_conv2d_column_kernels_layouts(which, layout, dtype):
     # stride 1, no groups, 3 channels of 3x3 on 10x10 images: the C im2col
-    # and col2im loops of _conv_loops.pxi (forward and both gradients)
+    # and col2im loops of _nn_loops.pyx (forward and both gradients)
     rng = np.random.default_rng(4)
     x0 = rng.standard_normal((2, 3, 10, 10)).astype(dtype)
     w0 = rng.standard_normal((4, 3, 3, 3)).astype(dtype)

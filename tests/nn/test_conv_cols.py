@@ -1,7 +1,7 @@
 """Stride-1 conv2d without groups on images of >= 64 pixels, NumPy float32 or
 float64 operands of one dtype and a column matrix of depth channels * kernel
 size <= 576: the per-image column-matrix kernels with C loops
-(_conv_loops.pxi): im2col and GEMM forward, GEMM and col2im input gradient,
+(_nn_loops.pyx): im2col and GEMM forward, GEMM and col2im input gradient,
 im2col and GEMM weight gradient. Forward and both gradients against torch
 for padding that reaches past the kernel, asymmetric padding, dilation,
 kernels as large as the padded input, the depth limit on both sides,

@@ -1,5 +1,5 @@
 """Stride-1 conv2d/conv1d on images large enough (>= 64 pixels) and with
-enough channels to take the shifted-GEMM kernels (_conv_kernels.pxi):
+enough channels to take the shifted-GEMM kernels (_nn_loops.pyx):
 forward, both gradients and double backward against torch, in their four
 modes (without groups and with a depth channels * kernel size of at most
 576, a column matrix per image; otherwise a GEMM per tap for >= 16 channels

@@ -1,5 +1,5 @@
 """max_pool2d's backward where the windows tile the input (stride == kernel,
-no padding: the C loop of _pool_loops.pxi) against PyTorch: ties (windows of
+no padding: the C loop of _nn_loops.pyx) against PyTorch: ties (windows of
 zeros after a relu) give the gradient to the first maximum in scan order,
 NaN maxima to the first NaN, everything else exactly 0; and the shapes the
 loop does not take still agree."""

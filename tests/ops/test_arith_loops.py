@@ -1,4 +1,4 @@
-"""add, sub, mul, div and neg run a C loop (_elementwise_loops.pxi,
+"""add, sub, mul, div and neg run a C loop (_elementwise_loops.pyx,
 `fast_kernel:` in derivatives.yaml) on C-contiguous float32/float64 arrays
 of one dtype and shape, or one such array and a Python scalar. IEEE
 arithmetic is exactly rounded, so the loop must give the NumPy ufunc's

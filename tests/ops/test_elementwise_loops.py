@@ -1,4 +1,4 @@
-"""The one-pass C loops of _elementwise_loops.pxi (maximum/minimum backward,
+"""The one-pass C loops of _elementwise_loops.pyx (maximum/minimum backward,
 softplus, sigmoid and silu forward and backward) give what their ufunc formulas give, bit for
 bit where the formula's ufuncs are the loop's libm calls, and what PyTorch
 gives; inputs the loops do not take (views, broadcasting, mixed dtypes,

@@ -401,7 +401,7 @@ cdef object _loop_max_pool2d_backward_tiled(object g, object x4, object r, tuple
 # operands' dtype).
 #
 # Without groups, NumPy float32/float64 operands of one dtype and a column
-# matrix of depth <= 576 take _conv_loops.pxi's per-image kernels instead
+# matrix of depth <= 576 take the per-image kernels of part 1 instead
 # (C loops for the column copies); these remain for the rest (groups, deep
 # layers, mixed dtypes).
 
@@ -472,7 +472,7 @@ cdef object _im2col_per_image(object buf, Py_ssize_t base, object w, int dh, int
     # thread); a column matrix of the whole batch (20 MB) was slower in the
     # training step than either.
     N, C = buf.shape[0], buf.shape[1]
-    O, Cg, kh, kw = w.shape
+    O, _Cg, kh, kw = w.shape
     wm = w.reshape(O, C * kh * kw)
     out = np.empty((N, O, L), dtype=np.result_type(buf.dtype, w.dtype))
     cols = np.empty((C, kh, kw, L), dtype=buf.dtype)
@@ -520,7 +520,7 @@ cdef object _shift_conv(object buf, Py_ssize_t base, object w, int dh, int dw, P
 
 cdef object _conv2d_shift(object x, object w, tuple padding, tuple dilation, int groups):
     # stride-1 forward; x (N, C, H, W) -> (N, O, Ho, Wo)
-    O, Cg, kh, kw = w.shape
+    O, _Cg, kh, kw = w.shape
     N = x.shape[0]
     buf, Hp, Wp = _conv_flat_padded(x, kh, kw, padding, dilation)
     Ho, Wo = Hp - (kh - 1) * dilation[0], Wp - (kw - 1) * dilation[1]
@@ -565,7 +565,7 @@ cdef object _conv2d_weight_grad_shift(object x, object g, tuple weight_shape, tu
     # view, g zero in the cropped columns; then the sum over the batch.
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
-    buf, Hp, Wp = _conv_flat_padded(x, kh, kw, padding, dilation)
+    buf, _Hp, Wp = _conv_flat_padded(x, kh, kw, padding, dilation)
     cdef Py_ssize_t Ho = g.shape[2], Wo = g.shape[3]
     cdef Py_ssize_t L = Ho * Wp, off
     cdef int dh = dilation[0], dw = dilation[1]

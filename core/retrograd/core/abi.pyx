@@ -1,8 +1,11 @@
 # cython: language_level=3, embedsignature=True
-# retrograd-core's one extension module: implements abi.pxd.
+# retrograd-core's main extension module: implements abi.pxd.
 #
-# The topic files below are stitched together here so that the hot path
-# (op -> kernel -> node creation -> set_history) is made of direct C calls.
+# Core's topic modules (cimported below, each declared by its own private
+# .pxd; docs/design.md, "Core's modules") know no Tensor. What does is
+# still stitched together here from the topic files below, so that the hot
+# path (op -> kernel -> node creation -> set_history) is made of direct C
+# calls.
 # What each must never do is said at its top. Generated code (from
 # derivatives.yaml) is included from the build directory and never committed.
 
@@ -19,14 +22,16 @@ from retrograd.core._array_module cimport (        # NumPy or CuPy, per array
     _cupy, _cupy_ndarray, _is_cupy, _xp, _arr, _contig, _on_device_of, _device_index,
 )
 from retrograd.core._dtype_rules cimport (         # the dtypes ops compute in
-    _kind_of, k_float, _dtype_str, k_float_only, k_real, k_no_bool, k_square, k_real_float, k_sign,
+    _kind_of, k_float, k_float_only, k_real, k_real_float, k_sign,
+    _dtype_str, k_no_bool, k_square,  # no-cython-lint (used by the generated ops)
 )
-from retrograd.core._dtype_rules import DtypeNotImplementedError, DtypeRuntimeError
+from retrograd.core._dtype_rules import DtypeRuntimeError
+from retrograd.core._dtype_rules import DtypeNotImplementedError  # no-cython-lint (the generated ops)
 from retrograd.core._fp_errstate cimport (         # NumPy's errstate: torch never warns
     _fp_quiet_enter, _fp_quiet_exit, _fp_kernel_enter, _fp_kernel_exit,
 )
 from retrograd.core._elementwise_loops cimport (   # one-pass loops for multi-ufunc formulas
-    _ARITH_ADD, _ARITH_SUB, _ARITH_MUL, _ARITH_DIV, _loop_arith, _loop_neg,
+    _ARITH_ADD, _ARITH_SUB, _ARITH_MUL, _ARITH_DIV, _loop_arith, _loop_neg,  # no-cython-lint (generated ops)
     _loop_max_min_backward, _loop_softplus, _loop_softplus_backward, _loop_sigmoid,
     _loop_sigmoid_backward, _loop_silu_backward,
 )

@@ -155,7 +155,7 @@ KNOWN_KEYS.add("freed_after_backward")
 # (the in-place-on-a-view node is torch's CopySlices).
 KNOWN_KEYS.add("node")
 # `fast_kernel: expr`: a C loop tried before `kernel` (same result, bit for
-# bit, where it applies; None where it does not: see _elementwise_loops.pxi)
+# bit, where it applies; None where it does not: see _elementwise_loops.pyx)
 KNOWN_KEYS.add("fast_kernel")
 # `name: op(...) -> (Tensor a, Tensor b)`, `output_differentiability:`, JVP
 # formulas keyed by result name: entries with several results (gen_multi.py)
