@@ -1,5 +1,8 @@
-"""Typing: every compiled module ships a stub (.pyi) and a PEP 561 marker
-(py.typed), and the stub tells the truth about the module as built.
+"""Typing: every compiled module that code outside its distribution imports
+(core's abi and each sibling's extension) ships a stub (.pyi) and a PEP 561
+marker (py.typed), and the stub tells the truth about the module as built.
+Core's topic modules (docs/design.md, "Core's modules") are private to core
+and ship none.
 
 Nothing here compares against a committed file: core's stub is written at
 build time (core/retrograd/core/_codegen/gen_stubs.py, from abi.pyi.in and
