@@ -2,6 +2,8 @@
 # Each wraps what core's own code does, so that the engine, forward_ad and
 # the profiler never reach into core's private names.
 
+from retrograd.core._fp_errstate cimport _fp_quiet_enter, _fp_quiet_exit
+
 cdef rg_engine_execute_batched_fn _engine_batched_slot = NULL
 
 

@@ -15,6 +15,8 @@
 # Like the formula helpers, each takes the namespace first: `A` (arrays) or
 # `T` (Tensors, create_graph).
 
+from retrograd.core._arg_checks cimport _wrap_dim
+
 
 cdef object _batched_expand_reduced(ns, grad, tuple shape, dim, bint keepdim):
     # sum's backward with a leading batch dim: the reduced dims come back as

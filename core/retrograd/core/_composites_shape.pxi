@@ -7,6 +7,8 @@
 # through basic getitem (always a view), movedim/swapaxes through
 # permute/transpose (always a view); they share the base's version counter.
 
+from retrograd.core._arg_checks cimport _wrap_dim, _int_arg, _check_int_list, _type_name
+
 SHAPE_COMPOSITES = (
     "flatten", "squeeze", "unsqueeze", "swapaxes", "swapdims", "movedim", "moveaxis",
     "concatenate", "concat", "split", "chunk", "flip", "roll", "repeat", "tile", "pad",

@@ -8,6 +8,13 @@
 # itself is recorded and higher-order gradients work). The generator passes
 # the namespace; formulas never branch on the mode themselves.
 
+from retrograd.core._array_module cimport _cupy_ndarray
+from retrograd.core._arg_checks cimport _wrap_dim
+from retrograd.core._kernels_nn cimport (
+    k_conv2d, k_conv2d_input_grad, k_conv2d_weight_grad, k_max_pool2d_backward_fast,
+    _max_pool_index, k_avg_pool2d, k_avg_pool2d_backward,
+)
+
 
 cdef extern from "numpy/arrayobject.h":
     _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1

@@ -1,6 +1,11 @@
 # Formula helpers for elementwise ops. Part of abi.pyx, after
 # _formula_helpers_linalg.pxi; formulas.py lists them (NS_HELPERS).
 
+from retrograd.core._elementwise_loops cimport (
+    _loop_max_min_backward, _loop_softplus_backward, _loop_silu_backward, _loop_sigmoid_backward,
+)
+from retrograd.core._kernels_elementwise cimport k_sigmoid, k_erf
+
 # --- elementwise ops -------------------------------------------------------------
 
 cdef object _op_zeros_like(object x):

@@ -13,6 +13,9 @@
 # backward carries its tangents and forward-over-reverse sees them (PyTorch's
 # SavedVariable keeps fw_grad_ for the same reason).
 
+from retrograd.core._array_module cimport _cupy, _cupy_ndarray
+from retrograd.core._arg_checks cimport _dtype_of
+
 
 cdef object _fw_array(object p):
     return (<Tensor>p)._array if type(p) is Tensor else _arg_array(p)

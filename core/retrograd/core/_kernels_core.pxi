@@ -1,26 +1,14 @@
 # Kernels: the array code the `kernel:` expressions of derivatives.yaml call
 # (generic: dims, dtypes, reductions' plumbing). Part of abi.pyx, included
 # after _op_support.pxi; the generator checks every k_* a table entry calls
-# exists in _op_support.pxi or a _kernels_*.pxi file.
+# exists in _op_support.pxi, a _kernels_*.pxi file or a topic module's .pxd
+# (the kernels of elementwise ops, linalg and nn are topic modules).
 
-cdef object _norm_dims(object dim, int ndim):
-    # torch's dim argument (None, int, or a sequence) as a NumPy axis.
-    # A 0-d tensor accepts dim 0 / -1 (torch's rule); NumPy has no axis there.
-    if dim is None:
-        return None
-    if isinstance(dim, (list, tuple)):
-        if len(dim) == 0:
-            return None
-        seen = set()
-        _check_int_list(dim, "dim", None)
-        for d in dim:
-            w = _wrap_dim(d, ndim)
-            if w in seen:
-                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-            seen.add(w)
-        return None if ndim == 0 else tuple(sorted(seen))
-    d = _wrap_dim(dim, ndim)
-    return None if ndim == 0 else d
+from retrograd.core._array_module cimport _device_index, _is_cupy, _xp
+from retrograd.core._dtype_rules cimport _dtype_str, _kind_of
+from retrograd.core._arg_checks cimport (
+    _wrap_dim, _check_int_list, _type_name, _norm_dims, _matrix_operands,
+)
 
 
 cdef object k_zeros_like(object a):
@@ -80,14 +68,6 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.mean(a, axis=_norm_dims(dim, np.ndim(a)), keepdims=keepdim, dtype=dtype)
     return np.mean(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
-
-
-cdef inline object _shape_of(object a):
-    return a.shape if type(a) is ndarray else np.shape(a)
-
-
-cdef inline object _dtype_of(object a):
-    return a.dtype if type(a) is ndarray else np.result_type(a)
 
 
 cdef object k_transpose(object a, object d0, object d1):
@@ -168,15 +148,6 @@ cdef object k_broadcast_to(object a, object shape):
         raise RuntimeError(f"cannot broadcast shape {tuple(a.shape)} to {tuple(shape)}") from None
 
 
-cdef inline void _matrix_operands(str fn, object a, object b, str name_a, str name_b) except *:
-    # torch's matmul/mm/bmm/dot/outer take tensors only: a Python number (kept
-    # as a scalar by _arg_array) would otherwise reach NumPy's matmul.
-    if type(a) is not ndarray and not _is_cupy(a):
-        raise TypeError(f"{fn}(): argument '{name_a}' (position 1) must be Tensor, not {_type_name(a)}")
-    if type(b) is not ndarray and not _is_cupy(b):
-        raise TypeError(f"{fn}(): argument '{name_b}' (position 2) must be Tensor, not {_type_name(b)}")
-
-
 cdef object k_matmul(object a, object b):
     _matrix_operands("matmul", a, b, "input", "other")
     if np.ndim(a) == 0 or np.ndim(b) == 0:
@@ -186,46 +157,6 @@ cdef object k_matmul(object a, object b):
         return np.matmul(a, b)
     except ValueError as exc:
         raise RuntimeError(f"matmul: shapes {np.shape(a)} and {np.shape(b)} cannot be multiplied ({exc})") from None
-
-
-cdef object k_sigmoid(object a):
-    # Stable for large |a|: exp never overflows. 1/(1+e) where a >= 0,
-    # e/(1+e) elsewhere, the latter as r*e in place (two ufunc calls fewer
-    # than a where of both branches: this is most of sigmoid's cost on small
-    # arrays, and silu and softplus's backward use it too).
-    r = _loop_sigmoid(a, 0)             # the same values, one ufunc call
-    if r is not None:
-        return r
-    cdef int kind = _kind_of(a)
-    if kind == 99:
-        # complex: 1 / (1 + exp(-z)), as torch (|z| would drop the imaginary part)
-        return np.reciprocal(np.add(1, np.exp(np.negative(a))))
-    if kind == 105:
-        a = k_float(a)                  # uint8's -x would wrap
-        r = _loop_sigmoid(a, 0)
-        if r is not None:
-            return r
-    e = np.exp(np.negative(np.abs(a)))
-    r = np.divide(1, 1 + e)
-    if type(r) is not ndarray and not _is_cupy(r):    # 0-d input: NumPy gave a scalar
-        r = np.asarray(r)
-    if _is_cupy(r):                     # CuPy's ufuncs take no where=
-        r = np.where(np.less(a, 0), r * e, r)
-    else:
-        np.multiply(r, e, out=r, where=np.less(a, 0))
-    if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>r):
-        return r
-    return r.astype(np.result_type(a, np.float16), copy=False)
-
-
-cdef object k_relu(object a):
-    cdef int kind = _kind_of(a)
-    if kind == 99:
-        k_real(a, "relu")
-    if kind == 105 and _arr(a).dtype == np.bool_:
-        raise DtypeRuntimeError("relu(): Boolean inputs not supported for relu (as in torch); "
-                                "convert the input first, e.g. x.float()")
-    return np.maximum(a, 0).astype(np.result_type(a), copy=False)
 
 
 cdef object _raise_dtype_error(object exc, str op, object a):

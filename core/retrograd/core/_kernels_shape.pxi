@@ -1,6 +1,9 @@
 # Kernels for in-place on views, __setitem__, shape and indexing ops. Part
 # of abi.pyx, after _kernels_core.pxi.
 
+from retrograd.core._array_module cimport _arr, _contig, _device_index, _is_cupy, _xp, _cupy
+from retrograd.core._arg_checks cimport _wrap_dim, _int_arg
+
 # --- in-place on views and __setitem__ (see _copy_slices.pxi) ---
 
 cdef object _strided_region(object a, object offset, object shape, object strides):

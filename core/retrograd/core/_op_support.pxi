@@ -2,6 +2,8 @@
 # recording (collect_next_edges / set_history), view bookkeeping and the
 # array helpers that generated kernels call. Part of abi.pyx.
 
+from retrograd.core._array_module cimport _cupy, _cupy_ndarray
+
 import traceback as _traceback
 
 

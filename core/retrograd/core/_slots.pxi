@@ -3,6 +3,8 @@
 # each registers itself here when imported. An empty slot is a NULL pointer,
 # so the hot path pays one branch.
 
+from retrograd.core._fp_errstate cimport _fp_quiet_enter, _fp_quiet_exit
+
 cdef rg_engine_execute_fn _engine_slot = NULL
 cdef rg_forward_grad_fn _forward_grad_slot = NULL
 cdef rg_op_enter_fn _op_enter_slot = NULL

@@ -6,6 +6,9 @@
 # A Tensor never copies the array it wraps. Operator and op methods are
 # generated from derivatives.yaml; the autograd API lives here.
 
+from retrograd.core._array_module cimport _cupy_ndarray
+from retrograd.core._arg_checks cimport _wrap_dim
+
 import builtins as _builtins
 import copy as _copy_mod
 import operator as _operator

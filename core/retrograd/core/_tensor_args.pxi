@@ -2,6 +2,8 @@
 # bools, foreign tensors, index unwrapping). Part of abi.pyx, included right
 # after the Tensor class (_tensor.pxi, through _tensor_generated.pxi).
 
+from retrograd.core._arg_checks cimport _type_name
+
 # abi.pxd: new tensors around arrays (leaves, and outputs of a node)
 cdef Tensor rg_wrap(object array, Device device):
     cdef Tensor t = Tensor.__new__(Tensor)
@@ -159,81 +161,6 @@ cpdef object _dtype_arg(object dtype, str fn):
     if dt.kind in "OUSVMm":
         raise TypeError(f"{fn}(): dtype {dt} is not a numeric dtype; pass rg.float32, rg.int64, rg.bool, ...")
     return dt
-
-
-cdef int _wrap_dim(object dim, int ndim) except? -1:
-    cdef long long d
-    cdef int n = ndim if ndim > 0 else 1
-    if type(dim) is not int:
-        # C's int conversion would truncate 1.5 to 1: refuse what torch refuses
-        dim = _int_arg(dim, "dim")
-    try:
-        d = dim
-    except OverflowError:
-        raise _overflow_error(dim) from None
-    if d < -n or d >= n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return <int>(d + n if d < 0 else d)
-
-
-cdef object _int_arg(object v, str arg, str fn=None):
-    # torch's int arguments (dims, sizes, diagonals, chunk counts): Python
-    # ints, NumPy integers and one-element integer tensors. int(v) would
-    # silently truncate a float (sum(x, dim=1.5) reducing dim 1), so floats,
-    # bools, None and strings raise TypeError as torch's argument parser does.
-    if type(v) is int:
-        if not (-(1 << 63) <= v < (1 << 63)):
-            raise _overflow_error(v)
-        return v
-    where = f"{fn}(): argument '{arg}'" if fn else f"argument '{arg}'"
-    if isinstance(v, Tensor):
-        if (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
-            return int((<Tensor>v)._array.item())
-        raise TypeError(f"{where} must be int, not a {(<Tensor>v)._array.dtype} tensor of shape "
-                        f"{list((<Tensor>v)._array.shape)}; pass a Python int")
-    if isinstance(v, (bool, np.bool_)) or not hasattr(type(v), "__index__"):
-        raise TypeError(f"{where} must be int, not {_type_name(v)}" +
-                        ("; round it explicitly, e.g. int(x)" if isinstance(v, (float, np.floating)) else ""))
-    v = _operator.index(v)
-    if not (-(1 << 63) <= v < (1 << 63)):
-        raise _overflow_error(v)
-    return v
-
-
-cdef object _check_int_list(object seq, str arg, str fn):
-    # A tuple of ints (sizes, dims): each element an int (TypeError for
-    # floats, strings, None), and within int64 (torch's TypeError "failed to
-    # unpack" for the rest). A loop of C type checks: nothing for plain ints.
-    if not isinstance(seq, (tuple, list)):
-        return
-    for i, v in enumerate(seq):
-        if type(v) is int:
-            if -(1 << 63) <= v < (1 << 63):
-                continue
-            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' failed to unpack the object at pos "
-                            f"{i}: {v} does not fit in a 64-bit integer")
-        if type(v) is bool or not hasattr(type(v), "__index__"):
-            if isinstance(v, Tensor) and (<Tensor>v)._array.dtype.kind in "iu" and (<Tensor>v)._array.size == 1:
-                continue
-            raise TypeError(f"{fn + '(): ' if fn else ''}argument '{arg}' must be a tuple of ints, but found "
-                            f"element of type {_type_name(v)} at pos {i}")
-
-
-cdef object _bool_arg(object v, str arg, str fn):
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    raise TypeError(f"{fn}(): argument '{arg}' must be bool, not {_type_name(v)}")
-
-
-cdef object _overflow_error(object v):
-    # torch's class and words for an int argument beyond int64
-    return ValueError(f"Overflow when unpacking long long: {v} does not fit in a 64-bit integer")
-
-
-cdef str _type_name(object v):
-    t = type(v)
-    m = t.__module__
-    return t.__name__ if m in ("builtins", None) else f"{m}.{t.__name__}"
 
 
 cdef object _foreign_tensor_error(object x, str where):

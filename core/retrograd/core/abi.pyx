@@ -17,29 +17,12 @@ cimport numpy as _cnp
 import numpy as np
 from numpy import ndarray
 
-# core's topic modules (each declared by its own .pxd)
-from retrograd.core._array_module cimport (        # NumPy or CuPy, per array
-    _cupy, _cupy_ndarray, _is_cupy, _xp, _arr, _contig, _on_device_of, _device_index,
-)
-from retrograd.core._dtype_rules cimport (         # the dtypes ops compute in
-    _kind_of, k_float, k_float_only, k_real, k_real_float, k_sign,
-    _dtype_str, k_no_bool, k_square,  # no-cython-lint (used by the generated ops)
-)
-from retrograd.core._dtype_rules import DtypeRuntimeError
-from retrograd.core._dtype_rules import DtypeNotImplementedError  # no-cython-lint (the generated ops)
-from retrograd.core._fp_errstate cimport (         # NumPy's errstate: torch never warns
-    _fp_quiet_enter, _fp_quiet_exit, _fp_kernel_enter, _fp_kernel_exit,
-)
-from retrograd.core._elementwise_loops cimport (   # one-pass loops for multi-ufunc formulas
-    _ARITH_ADD, _ARITH_SUB, _ARITH_MUL, _ARITH_DIV, _loop_arith, _loop_neg,  # no-cython-lint (generated ops)
-    _loop_max_min_backward, _loop_softplus, _loop_softplus_backward, _loop_sigmoid,
-    _loop_sigmoid_backward, _loop_silu_backward,
-)
-from retrograd.core._nn_loops cimport (            # convolution and pooling loops
-    _cols_conv_ok, _conv2d_cols, _conv2d_input_grad_cols, _conv2d_weight_grad_cols,
-    _conv2d_shift, _conv2d_input_grad_shift, _conv2d_weight_grad_shift, _shift_worth,
-    _loop_max_pool2d_backward_tiled,
-)
+# Core's topic modules (docs/design.md, "Core's modules") are cimported, by
+# name, by each topic file below that uses them, and by the generated code.
+
+# abi's public names whose classes live in topic modules
+from retrograd.core._kernels_linalg import LinAlgError  # no-cython-lint
+from retrograd.core._dtype_rules import DtypeNotImplementedError, DtypeRuntimeError  # no-cython-lint
 
 _cnp.import_array()
 
@@ -57,16 +40,12 @@ include "_tensor_args.pxi"         # the Tensor's helpers, ops' argument parsing
 include "_op_support.pxi"         # argument unwrapping, devices, graph recording
 include "_kernels_core.pxi"        # kernels (the table's `kernel:` code), by topic
 include "_kernels_shape.pxi"
-include "_kernels_nn.pxi"
-include "_kernels_linalg.pxi"
-include "_kernels_elementwise.pxi"
 include "_inplace.pxi"
 include "_copy_slices.pxi"
 include "_formula_helpers.pxi"     # formula helpers (the table's backward formulas), by topic
 include "_formula_helpers_linalg.pxi"
 include "_formula_helpers_elementwise.pxi"
 include "_batched_formulas.pxi"  # the table's `batched:` formulas
-include "_pool_indices.pxi"
 include "_generated_ops.pxi"
 include "_composites_shape.pxi"
 include "_ufunc.pxi"

@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 from retrograd.core import abi as _abi
+from retrograd.core import _kernels_nn
 
 __all__ = [
     "FunctionBase", "function_apply", "register_function_defaults", "delayed_error",
@@ -72,7 +73,7 @@ wrap = _abi._wrap
 composite_op = _abi.composite_op
 #: ``max_pool2d_indices(x, kernel_size, stride, padding, dilation, ceil_mode)``:
 #: the flat indices max_pool2d picks (return_indices=True), as an int64 array.
-max_pool2d_indices = _abi._max_pool2d_indices
+max_pool2d_indices = _kernels_nn._max_pool2d_indices
 #: ``conv2d(input, weight, stride, padding, dilation, groups)``: the table's
 #: 2-D convolution (NCHW, stride/padding/dilation as pairs), what
 #: ``rg.nn.functional.conv2d`` builds on after checking its arguments.

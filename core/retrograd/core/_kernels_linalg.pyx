@@ -1,12 +1,19 @@
-# Kernels for reductions and linear algebra. Part of abi.pyx, after
-# _kernels_nn.pxi.
-
-# --- reductions and linear algebra ---
-# Kernels of the reduction and linear algebra entries (prod, amax, var,
-# logsumexp, norm, cumsum, argmax, mm, einsum, linalg.*). torch's argument
+# cython: language_level=3
+# retrograd.core._kernels_linalg: the kernels of the reduction and linear
+# algebra entries (prod, amax, var, logsumexp, norm, cumsum, argmax, mm,
+# einsum, linalg.*), declared in _kernels_linalg.pxd: torch's argument
 # conventions (dim=int or tuple, keepdim, correction) mapped onto NumPy.
+# Arrays in, arrays out.
 
-from collections import namedtuple as _namedtuple
+import builtins as _bi
+
+cimport numpy as _cnp
+import numpy as np
+from retrograd.core._array_module cimport _arr, _device_index, _is_cupy, _xp, _cupy
+from retrograd.core._dtype_rules cimport k_float, k_real
+from retrograd.core._arg_checks cimport _wrap_dim, _norm_dims, _matrix_operands
+
+_cnp.import_array()
 
 class _LinAlgErrorBase(RuntimeError):
     pass

@@ -1,14 +1,28 @@
-# Kernels for nn.functional (convolution, pooling, losses, ...). Part of
-# abi.pyx, after _kernels_shape.pxi.
+# cython: language_level=3
+# retrograd.core._kernels_nn: the kernels of the nn ops (convolution,
+# pooling, ...), declared in _kernels_nn.pxd, over the loops of _nn_loops;
+# and max_pool2d's indices (rg.nn.functional), which never record a graph.
+# Arrays in, arrays out.
+#
+# Convolution is im2col through sliding_window_view (a strided view, no
+# copy) and one batched GEMM per group, or, for stride 1, _nn_loops' column
+# matrix or shifted GEMMs; loops run only over the kernel's kh*kw positions
+# (col2im, pooling backward), never over pixels.
 
-# --- nn.functional ---------------------------------------------------------
-# Kernels of rg.nn.functional's table entries (softmax, log_softmax,
-# logsigmoid, convolution, pooling). Convolution is im2col through
-# sliding_window_view (a strided view, no copy) and one batched GEMM per
-# group; loops run only over the kernel's kh*kw positions (col2im, pooling
-# backward), never over pixels.
-
+cimport numpy as _cnp
+import numpy as np
+from numpy import ndarray
 from numpy.lib.stride_tricks import sliding_window_view as _swv
+from retrograd.core._array_module cimport _arr, _contig, _on_device_of, _xp
+from retrograd.core._dtype_rules cimport k_real_float
+from retrograd.core._arg_checks cimport _int_arg, _norm_dims
+from retrograd.core._nn_loops cimport (
+    _cols_conv_ok, _conv2d_cols, _conv2d_input_grad_cols, _conv2d_weight_grad_cols,
+    _loop_max_pool2d_backward_tiled, _conv2d_shift, _conv2d_input_grad_shift,
+    _conv2d_weight_grad_shift, _shift_worth,
+)
+
+_cnp.import_array()
 
 
 cdef object k_softmax(object x, object dim):
@@ -141,7 +155,7 @@ cdef object k_conv2d_bias(object x, object w, object b, object stride, object pa
     if np.ndim(b) != 1 or b.shape[0] != w.shape[0]:
         raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
                            f"{w.shape[0]} elements, but got bias of size {list(b.shape)} instead")
-    O, Cg, kh, kw = w.shape
+    _O, Cg, kh, kw = w.shape
     if groups == 1 and tuple(stride) == (1, 1) and _shift_worth(x.shape[2] * x.shape[3]) \
             and _cols_conv_ok(x, w, Cg * kh * kw) and b.dtype == x.dtype:
         return _conv2d_cols(x, w, tuple(padding), tuple(dilation), b)
@@ -352,7 +366,7 @@ cdef object k_max_pool2d(object x, object kernel_size, object stride, object pad
                          bint ceil_mode):
     # running maximum over the kh*kw window positions (strided views, no
     # window copy); np.maximum propagates NaN, as torch
-    x4, ks, st, pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
+    x4, ks, st, _pd, dl, Ho, Wo = _max_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode)
     out = None
     for i in range(ks[0]):
         for j in range(ks[1]):
@@ -437,7 +451,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
 cdef tuple _max_pool_index(object x, object kernel_size, object stride, object padding, object dilation,
                            bint ceil_mode):
     # The advanced index into x that max_pool2d gathers (out == x[index]).
-    out, am, params = _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)
+    _out, am, params = _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)
     ks, st, pd, dl = params
     N, C, Ho, Wo = am.shape
     xp = _xp(am)
@@ -509,3 +523,18 @@ cdef object k_avg_pool2d_backward(object g, object shape, object kernel_size, ob
     if pd[0] or pd[1] or eh or ew:
         gx = _contig(gx[:, :, pd[0]:pd[0] + H, pd[1]:pd[1] + W])
     return gx if len(shape) == 4 else gx[0]
+
+
+
+def _max_pool2d_indices(x, kernel_size, stride, padding, dilation, bint ceil_mode):
+    """torch's max_pool2d indices: for each output, the flat index h * W + w
+    of its window's maximum (the first one on ties) within its input plane,
+    int64, in the output's shape."""
+    _out, am, params = _max_pool_argmax(x, kernel_size, stride, padding, dilation, ceil_mode)
+    ks, st, pd, dl = params
+    Ho, Wo = am.shape[2], am.shape[3]
+    W = np.shape(x)[-1]
+    hh = np.arange(Ho).reshape(Ho, 1) * st[0] + (am // ks[1]) * dl[0] - pd[0]
+    ww = np.arange(Wo) * st[1] + (am % ks[1]) * dl[1] - pd[1]
+    idx = (hh * W + ww).astype(np.int64, copy=False)
+    return idx if np.ndim(x) == 4 else idx[0]

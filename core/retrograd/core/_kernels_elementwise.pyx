@@ -1,6 +1,61 @@
-# Kernels for elementwise ops. Part of abi.pyx, after _kernels_linalg.pxi.
+# cython: language_level=3
+# retrograd.core._kernels_elementwise: the kernels of the elementwise ops
+# (derivatives.yaml's `kernel:` code for sigmoid, relu, erf, softplus,
+# clamp, ...), declared in _kernels_elementwise.pxd. Arrays in, arrays out.
+
+cimport numpy as _cnp
+import numpy as np
+from numpy import ndarray
+from retrograd.core._dtype_rules import DtypeRuntimeError
+from retrograd.core._array_module cimport _arr, _is_cupy, _cupy_ndarray
+from retrograd.core._dtype_rules cimport k_float, k_float_only, k_real, k_real_float, _kind_of
+from retrograd.core._arg_checks cimport _dtype_of
+from retrograd.core._elementwise_loops cimport _loop_softplus, _loop_sigmoid
+
+_cnp.import_array()
+
 
 # --- elementwise ops -------------------------------------------------------------
+
+cdef object k_sigmoid(object a):
+    # Stable for large |a|: exp never overflows. 1/(1+e) where a >= 0,
+    # e/(1+e) elsewhere, the latter as r*e in place (two ufunc calls fewer
+    # than a where of both branches: this is most of sigmoid's cost on small
+    # arrays, and silu and softplus's backward use it too).
+    r = _loop_sigmoid(a, 0)             # the same values, one ufunc call
+    if r is not None:
+        return r
+    cdef int kind = _kind_of(a)
+    if kind == 99:
+        # complex: 1 / (1 + exp(-z)), as torch (|z| would drop the imaginary part)
+        return np.reciprocal(np.add(1, np.exp(np.negative(a))))
+    if kind == 105:
+        a = k_float(a)                  # uint8's -x would wrap
+        r = _loop_sigmoid(a, 0)
+        if r is not None:
+            return r
+    e = np.exp(np.negative(np.abs(a)))
+    r = np.divide(1, 1 + e)
+    if type(r) is not ndarray and not _is_cupy(r):    # 0-d input: NumPy gave a scalar
+        r = np.asarray(r)
+    if _is_cupy(r):                     # CuPy's ufuncs take no where=
+        r = np.where(np.less(a, 0), r * e, r)
+    else:
+        np.multiply(r, e, out=r, where=np.less(a, 0))
+    if type(a) is ndarray and _cnp.PyArray_DESCR(<_cnp.ndarray>a) == _cnp.PyArray_DESCR(<_cnp.ndarray>r):
+        return r
+    return r.astype(np.result_type(a, np.float16), copy=False)
+
+
+cdef object k_relu(object a):
+    cdef int kind = _kind_of(a)
+    if kind == 99:
+        k_real(a, "relu")
+    if kind == 105 and _arr(a).dtype == np.bool_:
+        raise DtypeRuntimeError("relu(): Boolean inputs not supported for relu (as in torch); "
+                                "convert the input first, e.g. x.float()")
+    return np.maximum(a, 0).astype(np.result_type(a), copy=False)
+
 
 cdef inline object _float_type(object a):
     # the floating type a float op computes in: float inputs keep theirs,
