@@ -47,7 +47,8 @@ def _core_imports(name: str) -> set[str]:
 def test_there_are_topic_modules():
     # the split exists: the loops, the array module, the dtype rules, the errstate
     for name in ("_array_module", "_dtype_rules", "_fp_errstate", "_arg_checks", "_elementwise_loops",
-                 "_nn_loops", "_kernels_elementwise", "_kernels_linalg", "_kernels_nn"):
+                 "_nn_loops", "_kernels_core", "_kernels_shape", "_kernels_elementwise", "_kernels_linalg",
+                 "_kernels_nn"):
         assert name in TOPICS
 
 

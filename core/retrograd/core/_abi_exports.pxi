@@ -4,6 +4,7 @@
 
 from retrograd.core._fp_errstate cimport _fp_quiet_enter, _fp_quiet_exit
 
+
 cdef rg_engine_execute_batched_fn _engine_batched_slot = NULL
 
 

@@ -12,6 +12,7 @@ cdef object _bool_arg(object v, str arg, str fn)
 cdef object _overflow_error(object v)
 cdef str _type_name(object v)
 cdef object _norm_dims(object dim, int ndim)
+cdef object _unwrap_index(object index)
 
 
 cdef inline object _shape_of(object a):

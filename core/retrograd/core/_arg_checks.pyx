@@ -107,3 +107,14 @@ cdef object _norm_dims(object dim, int ndim):
         return None if ndim == 0 else tuple(sorted(seen))
     d = _wrap_dim(dim, ndim)
     return None if ndim == 0 else d
+
+
+cdef object _unwrap_index(object index):
+    # Tensors inside an index act as their arrays (advanced indexing).
+    if isinstance(index, Tensor):
+        return (<Tensor>index)._array
+    if isinstance(index, tuple):
+        return tuple((<Tensor>i)._array if isinstance(i, Tensor) else i for i in index)
+    if isinstance(index, list) and any(isinstance(i, Tensor) for i in index):
+        return [(<Tensor>i)._array if isinstance(i, Tensor) else i for i in index]
+    return index

@@ -9,6 +9,7 @@
 
 from retrograd.core._arg_checks cimport _wrap_dim, _int_arg, _check_int_list, _type_name
 
+
 SHAPE_COMPOSITES = (
     "flatten", "squeeze", "unsqueeze", "swapaxes", "swapdims", "movedim", "moveaxis",
     "concatenate", "concat", "split", "chunk", "flip", "roll", "repeat", "tile", "pad",
@@ -150,7 +151,7 @@ def split(tensor, split_size_or_sections, dim=0):
             sizes = [step] * (size // step) + ([size % step] if size % step else [])
     elif isinstance(split_size_or_sections, (list, tuple)):
         sizes = [_int_arg(s, "split_size", "split_with_sizes") for s in split_size_or_sections]
-        if _bi.sum(sizes) != size or _bi.any(s < 0 for s in sizes):
+        if _builtins.sum(sizes) != size or _builtins.any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
     else:
@@ -246,7 +247,7 @@ def repeat(input, *sizes):
     if len(reps) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
-    if _bi.any(r < 0 for r in reps):
+    if _builtins.any(r < 0 for r in reps):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(reps)}")
     shape = (1,) * (len(reps) - len(shape)) + tuple(shape)
     inter = []
@@ -298,12 +299,12 @@ def pad(input, pad, mode="constant", value=None):
             l, r = pad[2 * i], pad[2 * i + 1]
             if l < 0 or r < 0:
                 size = out._array.shape[d]
-                cl, cr = _bi.max(-l, 0), _bi.max(-r, 0)
+                cl, cr = _builtins.max(-l, 0), _builtins.max(-r, 0)
                 if cl + cr > size:
                     raise RuntimeError(f"pad: negative padding ({l}, {r}) removes more than dim {d}'s "
                                        f"size {size}")
                 out = narrow(out, d, cl, size - cl - cr)
-                l, r = _bi.max(l, 0), _bi.max(r, 0)
+                l, r = _builtins.max(l, 0), _builtins.max(r, 0)
             if l or r:
                 parts = []
                 sh = list(out._array.shape)

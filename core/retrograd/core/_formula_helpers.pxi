@@ -8,12 +8,14 @@
 # itself is recorded and higher-order gradients work). The generator passes
 # the namespace; formulas never branch on the mode themselves.
 
-from retrograd.core._array_module cimport _cupy_ndarray
 from retrograd.core._arg_checks cimport _wrap_dim
+from retrograd.core._array_module cimport _cupy_ndarray
+from retrograd.core._kernels_core cimport k_sum, k_index_backward
 from retrograd.core._kernels_nn cimport (
     k_conv2d, k_conv2d_input_grad, k_conv2d_weight_grad, k_max_pool2d_backward_fast,
     _max_pool_index, k_avg_pool2d, k_avg_pool2d_backward,
 )
+from retrograd.core._kernels_shape cimport k_view_scatter, k_diagonal_backward, k_scatter_add
 
 
 cdef extern from "numpy/arrayobject.h":
@@ -159,7 +161,7 @@ def sum_backward(ns, grad, tuple shape, dim, bint keepdim):
     kept = _reduced_shape(shape, dim, keepdim)
     # A full reduction's 0-d gradient expands as it is: no reshape node in a
     # create_graph graph (torch's sum_backward is grad.expand(sizes)).
-    if kept is not None and not (getattr(grad, "ndim", 0) == 0 and _bi.all(k == 1 for k in kept)):
+    if kept is not None and not (getattr(grad, "ndim", 0) == 0 and _builtins.all(k == 1 for k in kept)):
         grad = ns.reshape(grad, kept)
     return ns.expand(grad, shape)
 

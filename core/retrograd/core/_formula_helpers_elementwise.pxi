@@ -6,6 +6,7 @@ from retrograd.core._elementwise_loops cimport (
 )
 from retrograd.core._kernels_elementwise cimport k_sigmoid, k_erf
 
+
 # --- elementwise ops -------------------------------------------------------------
 
 cdef object _op_zeros_like(object x):

@@ -1,9 +1,9 @@
 # Formula helpers for reductions and linear algebra (SVD included). Part of
 # abi.pyx, after _formula_helpers.pxi; formulas.py lists them (NS_HELPERS).
 
+from retrograd.core._arg_checks cimport _wrap_dim
 from retrograd.core._array_module cimport _xp
 from retrograd.core._dtype_rules cimport k_sign
-from retrograd.core._arg_checks cimport _wrap_dim
 from retrograd.core._kernels_linalg cimport (
     _axis_of, _norm_p, k_take_dim, k_take_dim_backward, k_einsum, k_inv, _solve_vector_case,
     k_solve,

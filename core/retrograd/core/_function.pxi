@@ -31,6 +31,7 @@
 # Must never: record anything while forward runs (it runs under no_grad),
 # or keep `to_save`/`dirty_tensors`/`saved_for_forward` past apply.
 
+from retrograd.core._array_module cimport _ensure_array
 import warnings as _warnings
 
 cdef object _NON_TENSOR_META_ARRAY = np.zeros(())    # metadata placeholder for non-tensor outputs

@@ -9,8 +9,9 @@
 # Must never: modify a leaf that requires grad (or a view of one) while
 # recording, or change a tensor's shape or dtype.
 
-from retrograd.core._array_module cimport _cupy
+from retrograd.core._array_module cimport _ensure_array, _cupy
 from retrograd.core._fp_errstate cimport _fp_kernel_enter, _fp_kernel_exit
+
 
 cdef int _check_inplace(Tensor self) except -1:
     if self._is_inference and not rg_tls_inference_mode:

@@ -13,8 +13,9 @@
 # backward carries its tangents and forward-over-reverse sees them (PyTorch's
 # SavedVariable keeps fw_grad_ for the same reason).
 
-from retrograd.core._array_module cimport _cupy, _cupy_ndarray
 from retrograd.core._arg_checks cimport _dtype_of
+from retrograd.core._array_module cimport _cupy, _cupy_ndarray
+from retrograd.core._kernels_core cimport k_zeros_like
 
 
 cdef object _fw_array(object p):

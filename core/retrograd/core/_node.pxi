@@ -11,8 +11,7 @@
 # read from the tensor itself (the accumulator is only weakly held by the
 # tensor and may be rebuilt).
 
-from retrograd.core._array_module cimport _cupy, _cupy_ndarray
-
+from retrograd.core._array_module cimport _ensure_array, _cupy, _cupy_ndarray
 import threading as _threading
 import weakref as _weakref
 import itertools as _itertools

@@ -2,8 +2,8 @@
 # recording (collect_next_edges / set_history), view bookkeeping and the
 # array helpers that generated kernels call. Part of abi.pyx.
 
-from retrograd.core._array_module cimport _cupy, _cupy_ndarray
-
+from retrograd.core._array_module cimport _is_cupy, _cupy, _cupy_ndarray
+from retrograd.core._kernels_core cimport k_clone
 import traceback as _traceback
 
 
@@ -37,6 +37,21 @@ cdef object _to_device_array(object a, Device dev):
         with _cupy.cuda.Device(dev.index if dev.index >= 0 else 0):
             return _cupy.asarray(a)
     return a
+
+
+cdef object k_to_device(object a, object device):
+    # A copy of `a` on `device`: host <-> GPU and GPU <-> GPU through CuPy,
+    # and a plain copy between the host's (virtual) CPU devices.
+    cdef Device d = _parse_device(device)
+    if d.type == RG_DEV_CUDA:
+        if _cupy is None:
+            raise RuntimeError(f"cannot move a tensor to {d}: CUDA tensors need CuPy "
+                               "(pip install cupy-cuda12x or the build for your CUDA) and a GPU")
+        with _cupy.cuda.Device(d.index if d.index >= 0 else 0):
+            return _cupy.array(a, copy=True)
+    if _is_cupy(a):
+        return a.get()
+    return k_clone(a)
 
 
 cdef inline Device _dev2(Tensor a, Tensor b):

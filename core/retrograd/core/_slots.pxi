@@ -5,6 +5,7 @@
 
 from retrograd.core._fp_errstate cimport _fp_quiet_enter, _fp_quiet_exit
 
+
 cdef rg_engine_execute_fn _engine_slot = NULL
 cdef rg_forward_grad_fn _forward_grad_slot = NULL
 cdef rg_op_enter_fn _op_enter_slot = NULL

@@ -6,9 +6,8 @@
 # A Tensor never copies the array it wraps. Operator and op methods are
 # generated from derivatives.yaml; the autograd API lives here.
 
+from retrograd.core._arg_checks cimport _wrap_dim, _unwrap_index
 from retrograd.core._array_module cimport _cupy_ndarray
-from retrograd.core._arg_checks cimport _wrap_dim
-
 import builtins as _builtins
 import copy as _copy_mod
 import operator as _operator
@@ -27,15 +26,6 @@ cdef inline VersionCounter _new_vc():
     cdef VersionCounter vc = VersionCounter.__new__(VersionCounter)
     vc.version = 0
     return vc
-
-
-cdef inline object _ensure_array(object out):
-    # NumPy returns scalars from 0-d computations; a Tensor always holds an array.
-    if type(out) is ndarray:
-        return out
-    if _cupy_ndarray is not None and type(out) is _cupy_ndarray:
-        return out
-    return np.asarray(out)
 
 
 # Note [View creation meta]: torch's CreationMeta, kept in a view's `_name`

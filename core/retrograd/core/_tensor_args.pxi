@@ -3,6 +3,8 @@
 # after the Tensor class (_tensor.pxi, through _tensor_generated.pxi).
 
 from retrograd.core._arg_checks cimport _type_name
+from retrograd.core._array_module cimport _ensure_array
+
 
 # abi.pxd: new tensors around arrays (leaves, and outputs of a node)
 cdef Tensor rg_wrap(object array, Device device):
@@ -61,17 +63,6 @@ cdef object _arrays_of(object x):
     if type(x) is dict:
         return {k: _arrays_of(v) for k, v in (<dict>x).items()}
     return x
-
-
-cdef object _unwrap_index(object index):
-    # Tensors inside an index act as their arrays (advanced indexing).
-    if isinstance(index, Tensor):
-        return (<Tensor>index)._array
-    if isinstance(index, tuple):
-        return tuple((<Tensor>i)._array if isinstance(i, Tensor) else i for i in index)
-    if isinstance(index, list) and any(isinstance(i, Tensor) for i in index):
-        return [(<Tensor>i)._array if isinstance(i, Tensor) else i for i in index]
-    return index
 
 
 def _rebuild_tensor(array, device, requires_grad):

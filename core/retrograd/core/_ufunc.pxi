@@ -12,6 +12,9 @@
 # ufunc with a counterpart called with keywords (out=, where=, dtype=)
 # raises when a tensor requires grad, and runs on the arrays otherwise.
 
+from retrograd.core._array_module cimport _ensure_array
+
+
 # ufunc name -> the retrograd function (looked up at call time: generated ops)
 _UFUNC_OPS = {
     "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",

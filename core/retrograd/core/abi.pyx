@@ -38,8 +38,7 @@ include "_saved.pxi"
 include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
 include "_tensor_args.pxi"         # the Tensor's helpers, ops' argument parsing
 include "_op_support.pxi"         # argument unwrapping, devices, graph recording
-include "_kernels_core.pxi"        # kernels (the table's `kernel:` code), by topic
-include "_kernels_shape.pxi"
+include "_sum_to.pxi"              # rg_sum_to: a gradient summed down to a shape
 include "_inplace.pxi"
 include "_copy_slices.pxi"
 include "_formula_helpers.pxi"     # formula helpers (the table's backward formulas), by topic

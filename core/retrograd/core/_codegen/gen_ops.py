@@ -311,8 +311,8 @@ def _inplace_names(spec, name, where):
 
 
 def _known_kernels(path):
-    """The k_* kernels defined in _op_support.pxi and the _kernels_*.pxi files
-    next to the table, or declared by a topic module's .pxd there (None when
+    """The k_* kernels defined in _op_support.pxi next to the table or
+    declared by a topic module's .pxd there (the kernels by topic: None when
     the table lives elsewhere, e.g. a test's scratch copy: nothing to check)."""
     import glob
     import re
@@ -321,8 +321,7 @@ def _known_kernels(path):
     if not os.path.exists(support):
         return None
     found = set()
-    for name in ([support] + sorted(glob.glob(os.path.join(folder, "_kernels_*.pxi")))
-                 + sorted(glob.glob(os.path.join(folder, "_*.pxd")))):
+    for name in [support] + sorted(glob.glob(os.path.join(folder, "_*.pxd"))):
         with open(name) as f:
             found |= set(re.findall(r"^c?p?def\s+(?:[\w.]+\s+)?(k_\w+)\s*\(", f.read(), re.M))
     return found
@@ -447,7 +446,7 @@ def check_kernel(e, where, kernels=None):
             if id(node) in calls and node.id.startswith(V.KERNEL_PREFIXES):
                 if kernels is not None and node.id not in kernels:
                     raise TableError(f"{where}: kernel calls {node.id!r}, which neither "
-                                     "_op_support.pxi, a _kernels_*.pxi file nor a topic module's .pxd defines")
+                                     "_op_support.pxi nor a topic module's .pxd declares")
                 continue
             raise TableError(f"{where}: kernel uses unknown name {node.id!r}")
 

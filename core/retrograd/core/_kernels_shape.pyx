@@ -1,8 +1,19 @@
-# Kernels for in-place on views, __setitem__, shape and indexing ops. Part
-# of abi.pyx, after _kernels_core.pxi.
+# cython: language_level=3
+# retrograd.core._kernels_shape: the kernels of the shape and indexing ops
+# (as_strided and view scatter, index_put, cat, stack, diagonal, gather,
+# scatter_add), declared in _kernels_shape.pxd. Arrays in, arrays out.
 
-from retrograd.core._array_module cimport _arr, _contig, _device_index, _is_cupy, _xp, _cupy
-from retrograd.core._arg_checks cimport _wrap_dim, _int_arg
+import builtins as _bi
+
+cimport numpy as _cnp
+import numpy as np
+from numpy import ndarray
+from retrograd.core._array_module cimport _arr, _contig, _device_index, _is_cupy, _xp, _ensure_array
+from retrograd.core._arg_checks cimport _wrap_dim, _int_arg, _unwrap_index
+from retrograd.core._kernels_core cimport _cupy_add_at
+
+_cnp.import_array()
+
 
 # --- in-place on views and __setitem__ (see _copy_slices.pxi) ---
 
@@ -157,122 +168,3 @@ cdef object k_scatter_add(object a, object dim, object index, object src):
         return out
     np.add.at(out, coords, part)
     return out
-
-
-cdef object k_to_device(object a, object device):
-    # A copy of `a` on `device`: host <-> GPU and GPU <-> GPU through CuPy,
-    # and a plain copy between the host's (virtual) CPU devices.
-    cdef Device d = _parse_device(device)
-    if d.type == RG_DEV_CUDA:
-        if _cupy is None:
-            raise RuntimeError(f"cannot move a tensor to {d}: CUDA tensors need CuPy "
-                               "(pip install cupy-cuda12x or the build for your CUDA) and a GPU")
-        with _cupy.cuda.Device(d.index if d.index >= 0 else 0):
-            return _cupy.array(a, copy=True)
-    if _is_cupy(a):
-        return a.get()
-    return k_clone(a)
-
-
-cdef object _cupy_add_at(object z, object index, object g):
-    # np.add.at for CuPy arrays: cupy.add.at (cupyx.scatter_add before it)
-    at = getattr(_cupy.add, "at", None)
-    if at is not None:
-        at(z, index, g)
-    else:
-        import cupyx
-        cupyx.scatter_add(z, index, g)
-
-
-cdef object _accumulate(object z, object index, object g):
-    # z[index] += g where `index` (advanced) may repeat positions: np.add.at's
-    # semantics, without its cost (np.add.at is ~10-50x slower than the
-    # vectorized paths below).
-    if _is_cupy(z):                     # CuPy has no ufunc.at: its scatter_add
-        _cupy_add_at(z, _device_index(index, z), g)
-        return
-    if type(z) is not ndarray or z.size == 0:
-        np.add.at(z, index, g)
-        return
-    comps = index if isinstance(index, tuple) else (index,)
-    adv = []
-    for i, c in enumerate(comps):
-        if not (c is None or c is Ellipsis or isinstance(c, (int, slice, np.integer))):
-            adv.append(i)
-    # Boolean masks select each position at most once: plain += is exact.
-    if _bi.all(isinstance(comps[i], ndarray) and comps[i].dtype == np.bool_ for i in adv):
-        z[index] += g
-        return
-    # One integer array on one axis, every other component a full slice:
-    # sort the positions and sum runs of equal ones (a segment sum).
-    if len(adv) == 1 and z.dtype.kind in "fc":
-        full = True
-        for i, c in enumerate(comps):
-            if i != adv[0] and not (c is Ellipsis or (isinstance(c, slice) and c == slice(None))):
-                full = False
-        if full and _bi.sum(1 for c in comps if c is Ellipsis) <= 1:
-            k = adv[0]
-            if Ellipsis in comps[:k]:
-                k += z.ndim - len(comps)          # the dims the Ellipsis stands for, minus itself
-            arr = np.asarray(comps[adv[0]])
-            if arr.dtype.kind in "iu":
-                _segment_add(z, k, arr, g)
-                return
-    # Integer arrays on the leading dims (x[rows, cols], as in picking the
-    # target logits): their flat positions are one integer array on one axis.
-    if len(adv) == len(comps) > 1 and z.dtype.kind in "fc" and z.flags.c_contiguous:
-        arrs = [np.asarray(c) for c in comps]
-        if _bi.all(a.dtype.kind in "iu" for a in arrs):
-            lead = z.shape[:len(arrs)]
-            arrs = [np.where(a < 0, a + lead[i], a) for i, a in enumerate(arrs)]
-            lin = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrs)), lead)
-            _segment_add(z.reshape((-1,) + z.shape[len(arrs):]), 0, lin, g)
-            return
-    # Any other index with integer arrays (x[i, :, j], x[:, i, j], x[0, ..., i],
-    # x[i, 1:3]): index z's flat positions the same way, then one bincount.
-    # Its cost grows with z's size: a few picks out of a huge z stay with
-    # np.add.at, whose cost grows with the picks only.
-    if z.dtype.kind == "f" and z.flags.c_contiguous and z.size <= 16 * np.size(g) + 65536:
-        pos = np.arange(z.size, dtype=np.int32 if z.size < 2 ** 31 else np.intp).reshape(z.shape)[index]
-        if pos.size:
-            w = np.broadcast_to(g, pos.shape).astype(np.float64, copy=False)
-            zf = z.reshape(-1)                             # a view: z is contiguous
-            zf += np.bincount(pos.ravel(), weights=w.ravel(), minlength=z.size)
-        return
-    np.add.at(z, index, g)
-
-
-cdef void _segment_add(object z, int k, object arr, object g):
-    # z[(:,)*k + (arr,)] += g, repeats accumulated. No repeats (a
-    # permutation: roll, pad): a plain fancy +=. Repeats: one np.bincount over
-    # (position, column) pairs, ~2x faster than np.add.at on large inputs;
-    # small ones stay with np.add.at (its fixed cost is lower).
-    cdef Py_ssize_t n = z.shape[k], r = 1
-    flat = arr.ravel().astype(np.intp, copy=False)
-    if flat.size == 0:
-        return
-    flat = np.where(flat < 0, flat + n, flat)
-    rest = z.shape[:k] + z.shape[k + 1:]
-    for s in rest:
-        r *= s
-    if k == z.ndim - 1 and 1 < r <= 1024 and flat.size * r > 65536 and z.dtype.kind == "f" \
-            and z.flags.c_contiguous and np.bincount(flat, minlength=n).max() > 1:
-        # x[:, idx] / x[..., idx] with repeats: one bincount per leading row,
-        # on g's contiguous rows (no moved copy of g, no (position, column)
-        # index array r times the size of idx)
-        g2 = np.broadcast_to(g, z.shape[:k] + arr.shape).reshape(r, flat.size)
-        z2 = z.reshape(r, n)                           # a view: z is contiguous
-        for p in range(r):
-            z2[p] += np.bincount(flat, weights=g2[p], minlength=n)
-        return
-    g = np.broadcast_to(g, z.shape[:k] + arr.shape + z.shape[k + 1:])
-    gm = np.moveaxis(g, tuple(range(k, k + arr.ndim)), tuple(range(arr.ndim))).reshape((flat.size,) + rest)
-    zm = np.moveaxis(z, k, 0)                          # a view: writes land in z
-    if np.bincount(flat, minlength=n).max() <= 1:
-        zm[flat] += gm
-    elif z.dtype.kind == "f" and flat.size * r > 65536:
-        lin = flat if r == 1 else (flat[:, None] * r + np.arange(r)).ravel()
-        acc = np.bincount(lin, weights=gm.reshape(-1).astype(np.float64, copy=False), minlength=n * r)
-        zm += acc.reshape(zm.shape)
-    else:
-        np.add.at(zm, flat, gm)

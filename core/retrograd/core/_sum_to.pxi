@@ -1,0 +1,47 @@
+# Summing a gradient down to a shape (the inverse of broadcasting): the ABI
+# function rg_sum_to and its Python name sum_to, for arrays and, recording
+# the graph (create_graph), for Tensors. Part of abi.pyx.
+
+cdef object rg_sum_to(object g, tuple shape):
+    """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""
+    if isinstance(g, Tensor):
+        return _t_sum_to(<Tensor>g, shape)
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    cdef int lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"sum_to: gradient of shape {gshape} cannot be reduced to {shape}")
+    axes = list(range(lead))
+    for i in range(len(shape)):
+        if shape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+        elif shape[i] != gshape[lead + i]:
+            raise RuntimeError(f"sum_to: gradient of shape {gshape} cannot be reduced to {shape}")
+    if axes:
+        g = g.sum(axis=tuple(axes), keepdims=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+cdef Tensor _t_sum_to(Tensor g, tuple shape):
+    gshape = g._array.shape
+    if gshape == shape:
+        return g
+    cdef int lead = len(gshape) - len(shape)
+    axes = list(range(lead))
+    for i in range(len(shape)):
+        if shape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
+    out = g
+    if axes:
+        out = _op_sum(out, tuple(axes), True, None)
+    if lead:
+        out = _op_reshape(out, shape)
+    return out
+
+
+def sum_to(g, shape):
+    """Sum an array or tensor down to ``shape`` (the inverse of broadcasting)."""
+    return rg_sum_to(g, tuple(shape))
