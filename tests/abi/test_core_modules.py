@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -56,6 +58,23 @@ def test_there_are_topic_modules():
 def test_topic_module_imports_and_is_compiled(name):
     module = importlib.import_module(f"retrograd.core.{name}")
     assert module.__file__.endswith((".so", ".pyd")), module.__file__
+
+
+@pytest.mark.parametrize("name", TOPICS)
+def test_topic_module_imported_first_leaves_core_whole(name):
+    # a fresh interpreter whose first import is the topic module: the package
+    # (and abi, which imports the topic modules during its own start) comes
+    # up whole, and ops that run kernels of several topic modules record a
+    # graph (core alone: no engine needed)
+    code = (f"import retrograd.core.{name}\n"
+            "import numpy as np\n"
+            "import retrograd.core as core\n"
+            "x = core.abi._wrap(np.arange(6.0).reshape(2, 3), requires_grad=True)\n"
+            "y = core.abi.softmax(x * x, 1).sum()\n"
+            "print(round(float(y._array), 6), y.grad_fn.name())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2.0", "SumBackward0"]
 
 
 @pytest.mark.parametrize("name", TOPICS + HEADER_ONLY)
