@@ -134,3 +134,41 @@ def test_formula_vocabulary_is_implemented():
         assert f"def {name}(ns," in src, f"NS helper {name} has no implementation"
     for name in formulas.VALUE_HELPERS:
         assert f"def {name}(" in src, f"value helper {name} has no implementation"
+
+
+MM = """\
+- name: mm(Tensor self, Tensor mat2)
+  kernel: {kernel}(self, mat2)
+  self: matmul(grad, transpose(mat2, 0, 1))
+  mat2: matmul(transpose(self, 0, 1), grad)
+
+"""
+
+
+def _topic_folder(tmp_path):
+    # a table beside core's _op_support.pxi and topic headers: the generator
+    # checks kernels against them and cimports what the code uses
+    core = os.path.dirname(TABLE)
+    for name in os.listdir(core):
+        if name == "_op_support.pxi" or (name.endswith(".pxd") and name.startswith("_")
+                                         and not name.startswith("__")):
+            with open(os.path.join(core, name)) as f:
+                (tmp_path / name).write_text(f.read())
+    return tmp_path
+
+
+def test_generated_code_cimports_its_topic_kernels(tmp_path):
+    proc, _, out = _run(_topic_folder(tmp_path), MM.format(kernel="k_mm"))
+    assert proc.returncode == 0, proc.stderr
+    ops = open(out[0]).read()
+    head = ops.split("cdef class", 1)[0]
+    assert "from retrograd.core._kernels_linalg cimport (" in head
+    assert "k_mm," in head
+    assert "_kernels_nn" not in head                  # only what the code uses
+
+
+def test_unknown_kernel_beside_the_topic_headers_fails(tmp_path):
+    proc, _, _ = _run(_topic_folder(tmp_path), MM.format(kernel="k_mm_typo"))
+    assert proc.returncode != 0
+    assert "derivatives.yaml:1: kernel calls 'k_mm_typo'" in proc.stderr
+    assert "topic module's .pxd" in proc.stderr

@@ -314,16 +314,15 @@ def _known_kernels(path):
     """The k_* kernels defined in _op_support.pxi next to the table or
     declared by a topic module's .pxd there (the kernels by topic: None when
     the table lives elsewhere, e.g. a test's scratch copy: nothing to check)."""
-    import glob
     import re
     folder = os.path.dirname(os.path.abspath(path))
     support = os.path.join(folder, "_op_support.pxi")
     if not os.path.exists(support):
         return None
-    found = set()
-    for name in [support] + sorted(glob.glob(os.path.join(folder, "_*.pxd"))):
-        with open(name) as f:
-            found |= set(re.findall(r"^c?p?def\s+(?:[\w.]+\s+)?(k_\w+)\s*\(", f.read(), re.M))
+    with open(support) as f:
+        found = set(re.findall(r"^c?p?def\s+(?:[\w.]+\s+)?(k_\w+)\s*\(", f.read(), re.M))
+    for names in topic_declarations(folder).values():
+        found.update(n for n in names if n.startswith("k_"))
     return found
 
 
