@@ -3,7 +3,7 @@
 #
 # A batched backward (grad(..., is_grads_batched=True)) runs the graph once
 # with every gradient shaped (B,) + the shape its node input expects (see
-# rg_node_batching in abi.pxd). An entry whose ordinary formulas only
+# _rg_node_batching in abi.pxd). An entry whose ordinary formulas only
 # broadcast against `grad` says `batched: true` and runs them as they are.
 # An entry whose formulas would misread the leading batch dim (a reduction
 # over "all dims", a reshape to the input's shape, a transpose counted from

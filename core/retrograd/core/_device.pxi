@@ -5,10 +5,8 @@
 # Device objects are interned: one object per device, compared by identity
 # on the hot path.
 
-import os as _os
-
-cdef int _num_virtual_cpu = 0
-cdef dict _device_cache = {}
+from retrograd.core._ops cimport _parse_device
+from retrograd.core._ops import device  # no-cython-lint
 
 
 cdef class Device:
@@ -54,85 +52,3 @@ cdef class Device:
         return "cpu" if self.type == RG_DEV_CPU else "cuda"
 
 
-cdef Device _make_device(int dtype, int index):
-    key = (dtype, index)
-    cdef Device d = _device_cache.get(key)
-    if d is None:
-        d = Device.__new__(Device)
-        d.type = dtype
-        d.index = index
-        _device_cache[key] = d
-    return d
-
-
-cdef Device _CPU = _make_device(RG_DEV_CPU, -1)
-
-
-cdef Device rg_cpu_device():
-    return _CPU
-
-
-cdef int rg_num_virtual_cpu_devices() noexcept:
-    return _num_virtual_cpu
-
-
-cdef Device _parse_device(object spec):
-    cdef str s, kind
-    cdef int index = -1
-    if spec is None:
-        return _CPU
-    if isinstance(spec, Device):
-        return <Device>spec
-    if not isinstance(spec, str):
-        raise TypeError(f"expected a device string such as 'cpu' or 'cuda:0', got {type(spec).__name__}")
-    s = (<str>spec).strip()
-    kind, sep, idx = s.partition(":")
-    if sep:
-        if not idx.isdigit():
-            raise ValueError(f"invalid device string {spec!r}: the index after ':' must be a non-negative integer")
-        index = int(idx)
-    if kind == "cpu":
-        if index <= 0:
-            return _CPU
-        if index > _num_virtual_cpu:
-            raise RuntimeError(
-                f"device {spec!r} does not exist: {_num_virtual_cpu} virtual CPU device(s) are configured. "
-                "Call retrograd.set_virtual_cpu_devices(n) (or set RETROGRAD_VIRTUAL_CPU_DEVICES=n) first."
-            )
-        return _make_device(RG_DEV_CPU, index)
-    if kind == "cuda":
-        return _make_device(RG_DEV_CUDA, 0 if index < 0 else index)
-    raise ValueError(f"unknown device type {kind!r} in {spec!r}: expected 'cpu', 'cpu:N' or 'cuda:N'")
-
-
-def device(spec):
-    """Return the Device for ``spec`` ('cpu', 'cpu:1', 'cuda', 'cuda:0' or a Device)."""
-    return _parse_device(spec)
-
-
-def set_virtual_cpu_devices(int n):
-    """Configure ``n`` virtual CPU devices, "cpu:1" .. "cpu:n".
-
-    Their tensors are NumPy arrays, but the engine runs their graph nodes on a
-    worker thread per device, exactly as it would for CUDA devices.
-    """
-    global _num_virtual_cpu
-    if n < 0 or n > 255:
-        raise ValueError(f"the number of virtual CPU devices must be in [0, 255], got {n}")
-    _num_virtual_cpu = n
-
-
-def num_virtual_cpu_devices():
-    return _num_virtual_cpu
-
-
-def _init_virtual_from_env():
-    v = _os.environ.get("RETROGRAD_VIRTUAL_CPU_DEVICES")
-    if v:
-        try:
-            set_virtual_cpu_devices(int(v))
-        except ValueError as exc:
-            raise ValueError(f"RETROGRAD_VIRTUAL_CPU_DEVICES={v!r}: {exc}") from None
-
-
-_init_virtual_from_env()

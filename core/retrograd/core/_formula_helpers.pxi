@@ -41,7 +41,7 @@ class _ArrayNS:
 
     @staticmethod
     def sum_to(x, shape):
-        return rg_sum_to(x, tuple(shape))
+        return _rg_sum_to(x, tuple(shape))
 
     @staticmethod
     def where(cond, a, b):
@@ -94,7 +94,7 @@ class _TensorNS:
 
     @staticmethod
     def sum_to(x, shape):
-        return rg_sum_to(x, tuple(shape))
+        return _rg_sum_to(x, tuple(shape))
 
     @staticmethod
     def where(cond, a, b):
@@ -112,7 +112,7 @@ class _TensorNS:
     def zeros_like(x, shape=None):
         # a constant: its value never depends on x
         if isinstance(x, Tensor):
-            return rg_wrap(np.zeros_like((<Tensor>x)._array, shape=shape), (<Tensor>x)._device)
+            return _rg_wrap(np.zeros_like((<Tensor>x)._array, shape=shape), (<Tensor>x)._device)
         return np.zeros_like(x, shape=shape)
 
     @staticmethod
@@ -257,7 +257,7 @@ cdef object _a_relu_mask(object x):
 
 cdef object _t_relu_mask(object x):
     cdef Tensor t = <Tensor>x
-    return rg_wrap((t._array != 0).astype(t._array.dtype), t._device)
+    return _rg_wrap((t._array != 0).astype(t._array.dtype), t._device)
 
 
 cdef object _a_to_device(object g, Device device):
@@ -283,7 +283,7 @@ def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
     # The gradient of a view, placed back into zeros of its base's shape.
     if ns is A:
         return k_view_scatter(np.zeros(shape, dtype=dtype), grad, offset, vshape, strides)
-    return _op__view_scatter(rg_wrap(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
+    return _op__view_scatter(_rg_wrap(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
                              grad, offset, vshape, strides)
 
 
@@ -322,7 +322,7 @@ def gather_backward(ns, grad, tuple shape, dtype, dim, index):
         return k_scatter_add(np.zeros(shape, dtype=dtype) if type(grad) is ndarray
                              else np.zeros_like(grad, dtype=dtype, shape=shape), dim, index, grad)
     g = <Tensor>grad
-    return _op_scatter_add(rg_wrap(np.zeros_like(g._array, dtype=dtype, shape=shape), g._device),
+    return _op_scatter_add(_rg_wrap(np.zeros_like(g._array, dtype=dtype, shape=shape), g._device),
                            dim, index, grad)
 
 

@@ -12,7 +12,7 @@ from retrograd.core._kernels_elementwise cimport k_sigmoid, k_erf
 cdef object _op_zeros_like(object x):
     # zeros shaped like a gradient: a constant in both modes
     if isinstance(x, Tensor):
-        return rg_wrap(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
+        return _rg_wrap(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
     return np.zeros_like(x)
 
 

@@ -8,6 +8,7 @@ from retrograd.core._kernels_linalg cimport (
     _axis_of, _norm_p, k_take_dim, k_take_dim_backward, k_einsum, k_inv, _solve_vector_case,
     k_solve,
 )
+
 from retrograd.core._kernels_linalg import _var_correction
 
 # --- reductions and linear algebra ---

@@ -32,6 +32,7 @@
 # or keep `to_save`/`dirty_tensors`/`saved_for_forward` past apply.
 
 from retrograd.core._array_module cimport _ensure_array
+
 import warnings as _warnings
 
 cdef object _NON_TENSOR_META_ARRAY = np.zeros(())    # metadata placeholder for non-tensor outputs
@@ -139,11 +140,11 @@ cdef class _FunctionBase(Node):
             meta = self.metadata_of(i)
             if g is None:
                 if self.materialize_grads:
-                    args[i] = rg_wrap(rg_zeros_like_metadata(meta), meta.device)
+                    args[i] = _rg_wrap(rg_zeros_like_metadata(meta), meta.device)
             elif type(g) is Tensor:
                 args[i] = g
             else:
-                args[i] = rg_wrap(_ensure_array(g), meta.device)
+                args[i] = _rg_wrap(_ensure_array(g), meta.device)
         user_fn = self._get_user_fn()
         if getattr(self._forward_cls, "boxed_grads_call", False):
             # One mutable list, so that backward can drop gradients early.
@@ -230,7 +231,7 @@ def _function_apply(cls, tuple args, dict kwargs):
                 any_needs = True
     ctx.needs_input_grad = tuple(needs)
     ctx._is_variable_input = tuple(is_var)
-    ctx.seq_nr = rg_next_sequence_nr()
+    ctx.seq_nr = _rg_next_sequence_nr()
     executable = rg_tls_grad_enabled and any_needs
     if executable:
         for i in range(nin):
@@ -251,7 +252,7 @@ def _function_apply(cls, tuple args, dict kwargs):
     # tangents come from jvp only, never from the ops inside forward.
     cdef bint fw_suspended = _forward_grad_slot != NULL
     try:
-        rg_set_grad_enabled(False)
+        _rg_set_grad_enabled(False)
         if fw_suspended:
             _forward_grad_slot("_fw_suspend", args, (), None)
         try:
@@ -261,7 +262,7 @@ def _function_apply(cls, tuple args, dict kwargs):
             else:
                 output = cls.forward(ctx, *args, **kwargs)
         finally:
-            rg_set_grad_enabled(prev)
+            _rg_set_grad_enabled(prev)
             if fw_suspended and _forward_grad_slot != NULL:
                 _forward_grad_slot("_fw_resume", args, (), None)
         if _forward_grad_slot != NULL:
@@ -401,13 +402,13 @@ cdef inline void _mark_custom_function_view(Tensor t):
 cdef Tensor _alias_of(Tensor var):
     # torch's _view_as_self_with_no_grad: a new tensor viewing var's data
     # (same array, shared version counter, var's base as its base).
-    cdef Tensor t = rg_wrap(var._array, var._device)
+    cdef Tensor t = _rg_wrap(var._array, var._device)
     _mark_view(t, var, var._array)
     return t
 
 
 cdef Tensor _detached_alias(Tensor var):
-    cdef Tensor t = rg_wrap(var._array, var._device)
+    cdef Tensor t = _rg_wrap(var._array, var._device)
     t._version_counter = var._version_counter
     return t
 
@@ -439,7 +440,7 @@ cdef int _rebase_dirty(_FunctionBase ctx, Tensor var, Py_ssize_t i, Py_ssize_t n
             "into two Functions: one doing the inplace that returns a single Tensor and a second "
             "one that does the other operations).")
     var._grad = None
-    res = rg_wrap_with_grad_fn(var._array, var._device, ctx, <int>i)
+    res = _rg_wrap_with_grad_fn(var._array, var._device, ctx, <int>i)
     if base is not None and (base.needs_grad() or res.needs_grad()):
         _rebase_view_history(var, res, ctx.name())
     else:
@@ -502,7 +503,7 @@ def _delayed_error(str msg, tuple outputs):
     cdef list results = []
     cdef Py_ssize_t i
     node.msg = msg
-    node.seq_nr = rg_next_sequence_nr()
+    node.seq_nr = _rg_next_sequence_nr()
     for i in range(len(outputs)):
         x = outputs[i]
         if x is None:
@@ -515,7 +516,7 @@ def _delayed_error(str msg, tuple outputs):
                 f"once_differentiable: backward returned a {type(x).__name__}; a backward returns "
                 "Tensors or None")
         o = <Tensor>x
-        leaf = rg_wrap(o._array, o._device)
+        leaf = _rg_wrap(o._array, o._device)
         leaf._version_counter = o._version_counter
         leaf._requires_grad = True
         edges.append(leaf.grad_accumulator())
@@ -528,7 +529,7 @@ def _delayed_error(str msg, tuple outputs):
             results.append(None)
         else:
             o = <Tensor>x
-            results.append(rg_wrap_with_grad_fn(o._array, o._device, node, <int>i))
+            results.append(_rg_wrap_with_grad_fn(o._array, o._device, node, <int>i))
     return tuple(results)
 
 

@@ -27,16 +27,21 @@ cdef extern from *:
     void* rg_tls_current_node
 
 
-cdef bint rg_grad_enabled() noexcept nogil:
+cdef bint _rg_grad_enabled() noexcept nogil:
     return rg_tls_grad_enabled
 
 
-cdef void rg_set_grad_enabled(bint enabled) noexcept nogil:
+cdef bint _rg_inference_mode() noexcept nogil:
+    # (no ABI function: abi's Tensor reads it when it makes a tensor)
+    return rg_tls_inference_mode
+
+
+cdef void _rg_set_grad_enabled(bint enabled) noexcept nogil:
     global rg_tls_grad_enabled
     rg_tls_grad_enabled = enabled
 
 
-cdef uint64_t rg_next_sequence_nr() noexcept nogil:
+cdef uint64_t _rg_next_sequence_nr() noexcept nogil:
     # Thread-local and monotone: a node created later on the same thread has
     # a greater number, so the engine runs it first (PyTorch's rule).
     global rg_tls_sequence_nr
@@ -45,7 +50,7 @@ cdef uint64_t rg_next_sequence_nr() noexcept nogil:
     return n
 
 
-cdef bint rg_anomaly_enabled() noexcept nogil:
+cdef bint _rg_anomaly_enabled() noexcept nogil:
     return rg_anomaly_mode
 
 
@@ -88,7 +93,7 @@ def _set_anomaly_enabled(bint mode, bint check_nan=True, bint check_inf=False):
     rg_anomaly_check_inf = check_inf
 
 
-cdef int rg_anomaly_flags() noexcept nogil:
+cdef int _rg_anomaly_flags() noexcept nogil:
     # All of this thread's anomaly state in one int (RG_ANOMALY_* bits): what
     # a graph task records at its start and its device workers run under.
     if not rg_anomaly_mode:
@@ -97,14 +102,14 @@ cdef int rg_anomaly_flags() noexcept nogil:
             | (RG_ANOMALY_CHECK_INF if rg_anomaly_check_inf else 0))
 
 
-cdef void rg_set_anomaly_flags(int flags) noexcept nogil:
+cdef void _rg_set_anomaly_flags(int flags) noexcept nogil:
     global rg_anomaly_mode, rg_anomaly_check_nan, rg_anomaly_check_inf
     rg_anomaly_mode = (flags & RG_ANOMALY_ENABLED) != 0
     rg_anomaly_check_nan = (flags & RG_ANOMALY_CHECK_NAN) != 0
     rg_anomaly_check_inf = (flags & RG_ANOMALY_CHECK_INF) != 0
 
 
-cdef void* rg_exchange_current_node(void* node) noexcept nogil:
+cdef void* _rg_exchange_current_node(void* node) noexcept nogil:
     # The node the engine is running on this thread (a borrowed pointer, set
     # around apply while anomaly mode is on): nodes created meanwhile (a
     # create_graph backward) record it as their parent, torch's

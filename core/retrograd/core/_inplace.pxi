@@ -9,6 +9,7 @@
 # Must never: modify a leaf that requires grad (or a view of one) while
 # recording, or change a tensor's shape or dtype.
 
+from retrograd.core._arg_checks cimport _unwrap_index
 from retrograd.core._array_module cimport _ensure_array, _cupy
 from retrograd.core._fp_errstate cimport _fp_kernel_enter, _fp_kernel_exit
 
@@ -102,13 +103,13 @@ cdef Tensor _snapshot(Tensor self):
         _current_grad_fn(self)
         geo = _view_geometry(self, self._base, "in-place")
         hist = <Tensor>_op__as_strided(self._base, geo[0], geo[1], geo[2])
-        snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, hist._grad_fn,
+        snap = _rg_wrap_with_grad_fn(self._array.copy(), self._device, hist._grad_fn,
                                     hist._output_nr)
     elif _current_grad_fn(self) is not None:
-        snap = rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
+        snap = _rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
                                     self._output_nr)
     else:
-        snap = rg_wrap(self._array.copy(), self._device)
+        snap = _rg_wrap(self._array.copy(), self._device)
     snap._requires_grad = self._requires_grad
     if _forward_grad_slot != NULL:
         _forward_grad_slot("_snapshot", (self,), (snap,), None)
@@ -216,11 +217,36 @@ def _copy_value(self, src):
     # gradient (torch's CopyBackwards keeps an edge to self) and the JVP is
     # src's tangent, without 0 * self (a nan/inf in self must not leak).
     cdef Tensor t = <Tensor>self
-    cdef Tensor s = <Tensor>src if type(src) is Tensor else rg_wrap(_ensure_array(_arg_array(src)), t._device)
+    cdef Tensor s = <Tensor>src if type(src) is Tensor else _rg_wrap(_ensure_array(_arg_array(src)), t._device)
     if s._array.dtype != t._array.dtype:
         s = s.to(t._array.dtype)
     if s._device is not t._device:
         s = s.to(t._device)
-    keep = rg_wrap(np.zeros(t._array.shape, dtype=bool) if type(t._array) is ndarray
+    keep = _rg_wrap(np.zeros(t._array.shape, dtype=bool) if type(t._array) is ndarray
                    else _cupy.zeros(t._array.shape, dtype=bool), t._device)
     return _op_where(keep, t, s)
+
+
+cdef int _tensor_setitem(Tensor self, object index, object value) except -1:
+    # Tensor.__setitem__: an in-place index_put_ (tracked when self needs grad).
+    cdef Tensor t_value = <Tensor>value if type(value) is Tensor else None
+    cdef object tok = None
+    if _op_enter_slot != NULL:
+        tok = _op_event_enter("aten::index_put_", (self, index, value))    # see _op_events.pxi
+    _check_inplace(self)
+    if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value) or
+            (self._base is not None and self._base.needs_grad())):
+        # Tracked: the out-of-place index_put is self's new value (and,
+        # for a view, its base's: see _copy_slices.pxi).
+        _commit_inplace(self, <Tensor>_op__index_put(_snapshot(self), index, value), "__setitem__")
+        if tok is not None:
+            _op_event_exit(tok, None)
+        return 0
+    if _forward_grad_slot != NULL:
+        _fw_inplace_untracked(self, _index_put, (index, value), "__setitem__")
+        return 0
+    self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
+    self._version_counter.version += 1
+    if tok is not None:
+        _op_event_exit(tok, None)
+    return 0

@@ -34,17 +34,9 @@ cdef object _fw_zeros(object p):
         return 0.0
     cdef object a = _fw_array(p)
     if type(a) is ndarray:
-        return rg_wrap(k_zeros_like(a), _fw_device(p))
-    return rg_wrap(np.zeros(np.shape(a), dtype=_dtype_of(a)) if _cupy_ndarray is None
+        return _rg_wrap(k_zeros_like(a), _fw_device(p))
+    return _rg_wrap(np.zeros(np.shape(a), dtype=_dtype_of(a)) if _cupy_ndarray is None
                    or type(a) is not _cupy_ndarray else _cupy.zeros_like(a), _fw_device(p))
-
-
-cdef inline void _fw_attach_saved(Node owner, Tensor t, object data):
-    # A saved tensor rebuilt for a create_graph backward gets the tangents
-    # its original had when the node saved it.
-    cdef NodeExtras x = owner._extra
-    if x is not None and x.fw_grads is not None:
-        t._fw_grads = (<dict>x.fw_grads).get(id(data))
 
 
 cdef int _fw_inplace_done(Tensor self, Tensor res) except -1:

@@ -5,13 +5,13 @@
 # The profiler (retrograd-profiler) fills the slot only while a profile is
 # active, so an op or node pays one branch on a C global when none is. These
 # helpers must never be called unless that branch found the slot filled
-# (rg_op_event_enter/exit check it themselves: the engine cannot see core's
+# (_rg_op_event_enter/exit check it themselves: the engine cannot see core's
 # globals).
 
 cdef rg_op_outputs_fn _op_outputs_slot = NULL
 
 
-cdef int rg_register_op_outputs(rg_op_outputs_fn fn) except -1:
+cdef int _rg_register_op_outputs(rg_op_outputs_fn fn) except -1:
     global _op_outputs_slot
     _op_outputs_slot = fn
     return 0
@@ -38,17 +38,17 @@ cdef inline int _op_event_exit(object tok, object outputs) except -1:
 _INPLACE_OPERATOR_EVENTS = {"__ifloordiv__": "aten::floor_divide_", "__imod__": "aten::remainder_"}
 
 
-cdef bint rg_op_events_active() noexcept nogil:
+cdef bint _rg_op_events_active() noexcept nogil:
     return _op_enter_slot != NULL
 
 
-cdef object rg_op_event_enter(str name, uint64_t sequence_nr, tuple inputs):
+cdef object _rg_op_event_enter(str name, uint64_t sequence_nr, tuple inputs):
     if _op_enter_slot == NULL:
         return None
     return _op_enter_slot(name, sequence_nr, inputs)
 
 
-cdef int rg_op_event_exit(object token, object outputs) except -1:
+cdef int _rg_op_event_exit(object token, object outputs) except -1:
     # The profile may have ended while the event ran (another thread left
     # it): the slot is then empty and the event is dropped.
     if _op_exit_slot == NULL:

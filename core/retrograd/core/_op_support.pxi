@@ -4,7 +4,21 @@
 
 from retrograd.core._array_module cimport _is_cupy, _cupy, _cupy_ndarray
 from retrograd.core._kernels_core cimport k_clone
+
 import traceback as _traceback
+
+
+# Note [View creation meta]: torch's CreationMeta, kept in a view's `_name`
+# slot (unused otherwise; abi.pxd stays as it is): None for an ordinary view
+# (DEFAULT), or one of these small ints -- or, for the outputs of a
+# multi-output view op (split, chunk), the tuple (_CM_MULTI_OUTPUT_NODE,
+# op name, output index) that torch's messages name. Set by _mark_view (and
+# by split and Function.apply), read only when a view is modified in place
+# or re-derived from its base (_handle_view_on_rebase in _copy_slices.pxi).
+cdef object _CM_NO_GRAD_MODE = 1
+cdef object _CM_INFERENCE_MODE = 2
+cdef object _CM_MULTI_OUTPUT_NODE = 3
+cdef object _CM_IN_CUSTOM_FUNCTION = 4
 
 
 cdef inline object _arg_array(object x, str fn=None, str arg=None):
@@ -117,16 +131,6 @@ cdef inline void _set_edges2(Node node, Node f0, int n0, Node f1, int n1):
     node.topo_nr = topo
 
 
-cdef inline bint _needs(Tensor t):
-    # A view requires grad whenever its base does, as torch's
-    # DifferentiableViewMeta::requires_grad: a view whose base joined the
-    # graph through an in-place op on another view (before its grad_fn is
-    # re-derived), or one made under no_grad of a tensor that requires grad.
-    return t is not None and (t._grad_fn is not None or t._requires_grad or
-                              (t._base is not None and (t._base._grad_fn is not None or
-                                                        t._base._requires_grad)))
-
-
 cdef inline bint _record(object out):
     # Only floating (and complex) results carry gradients.
     cdef char c
@@ -163,7 +167,7 @@ cdef inline int _record_op(object out) except -1:
 
 
 cdef inline void _finish_node(Node node, object out, Device dev):
-    node.seq_nr = rg_next_sequence_nr()
+    node.seq_nr = _rg_next_sequence_nr()
     # Input 0's metadata, inline (see Node): what add_input_metadata does,
     # minus the call.
     node._meta0 = _intern_meta(out, dev)

@@ -12,19 +12,19 @@ cdef rg_op_enter_fn _op_enter_slot = NULL
 cdef rg_op_exit_fn _op_exit_slot = NULL
 
 
-cdef int rg_register_engine(rg_engine_execute_fn fn) except -1:
+cdef int _rg_register_engine(rg_engine_execute_fn fn) except -1:
     global _engine_slot
     _engine_slot = fn
     return 0
 
 
-cdef int rg_register_forward_grad(rg_forward_grad_fn fn) except -1:
+cdef int _rg_register_forward_grad(rg_forward_grad_fn fn) except -1:
     global _forward_grad_slot
     _forward_grad_slot = fn
     return 0
 
 
-cdef int rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except -1:
+cdef int _rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except -1:
     global _op_enter_slot, _op_exit_slot
     _op_enter_slot = enter
     _op_exit_slot = exit

@@ -1,8 +1,8 @@
 # Summing a gradient down to a shape (the inverse of broadcasting): the ABI
-# function rg_sum_to and its Python name sum_to, for arrays and, recording
+# function _rg_sum_to and its Python name sum_to, for arrays and, recording
 # the graph (create_graph), for Tensors. Part of abi.pyx.
 
-cdef object rg_sum_to(object g, tuple shape):
+cdef object _rg_sum_to(object g, tuple shape):
     """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""
     if isinstance(g, Tensor):
         return _t_sum_to(<Tensor>g, shape)
@@ -44,4 +44,4 @@ cdef Tensor _t_sum_to(Tensor g, tuple shape):
 
 def sum_to(g, shape):
     """Sum an array or tensor down to ``shape`` (the inverse of broadcasting)."""
-    return rg_sum_to(g, tuple(shape))
+    return _rg_sum_to(g, tuple(shape))

@@ -6,8 +6,22 @@
 # A Tensor never copies the array it wraps. Operator and op methods are
 # generated from derivatives.yaml; the autograd API lives here.
 
-from retrograd.core._arg_checks cimport _wrap_dim, _unwrap_index
+from retrograd.core._arg_checks cimport _wrap_dim
 from retrograd.core._array_module cimport _cupy_ndarray
+from retrograd.core._ops cimport (
+    _rg_inference_mode, _parse_device, _make_accumulate_grad, _note_detached,
+    _install_retains_grad_hook, _any_needs_grad, _arrays_of, _as_tensor_arg, _convert_dtype,
+    _deepcopy_array, _is_device_string, _is_dtype_name, _op_add2, _op_sub2, _shape_args,
+    _dtype_arg, _inplace_binary, _inplace_call, _tensor_setitem, _current_grad_fn, _array_ufunc,
+    _new_vc, _new_edge, _needs, _op_mul, _op_div, _op_pow, _op_reshape, _op_view, _op_transpose,
+    _op_permute, _op_expand, _op_broadcast_to, _op_clone, _op__to_device,
+)
+
+# the shape composites (Python-level functions of _ops) that methods below call
+from retrograd.core._ops import (  # no-cython-lint
+    _copy_value, _rebuild_tensor, chunk, flatten, flip, index_select, masked_fill, movedim, narrow, repeat,
+    roll, split, squeeze, take_along_dim, tile, tril, triu, unsqueeze,
+)
 import builtins as _builtins
 import copy as _copy_mod
 import operator as _operator
@@ -22,27 +36,22 @@ cdef class VersionCounter:
         return f"VersionCounter({self.version})"
 
 
-cdef inline VersionCounter _new_vc():
-    cdef VersionCounter vc = VersionCounter.__new__(VersionCounter)
-    vc.version = 0
-    return vc
-
-
-# Note [View creation meta]: torch's CreationMeta, kept in a view's `_name`
-# slot (unused otherwise; abi.pxd stays as it is): None for an ordinary view
-# (DEFAULT), or one of these small ints -- or, for the outputs of a
-# multi-output view op (split, chunk), the tuple (_CM_MULTI_OUTPUT_NODE,
-# op name, output index) that torch's messages name. Set by _mark_view (and
-# by split and Function.apply), read only when a view is modified in place
-# or re-derived from its base (_handle_view_on_rebase in _copy_slices.pxi).
-cdef object _CM_NO_GRAD_MODE = 1
-cdef object _CM_INFERENCE_MODE = 2
-cdef object _CM_MULTI_OUTPUT_NODE = 3
-cdef object _CM_IN_CUSTOM_FUNCTION = 4
-
-
 cdef inline bint _is_float_dtype(object dtype):
     return dtype.kind == 'f' or dtype.kind == 'c'
+
+
+# the dtypes of the conversion methods (.float(), .double(), ...)
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_C64 = np.dtype(np.complex64)
+_C128 = np.dtype(np.complex128)
+_I8 = np.dtype(np.int8)
+_U8 = np.dtype(np.uint8)
+_I16 = np.dtype(np.int16)
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
 
 
 @cython.trashcan(True)
@@ -59,7 +68,7 @@ cdef class Tensor:
         self._array = arr
         self._device = _parse_device(device)
         self._version_counter = _new_vc()
-        self._is_inference = rg_tls_inference_mode
+        self._is_inference = _rg_inference_mode()
         if requires_grad:
             self.requires_grad = True
 
@@ -167,7 +176,7 @@ cdef class Tensor:
         """The wrapped ndarray itself (no copy)."""
         # (torch refuses only while grad mode is on: under no_grad the array
         # cannot reach a graph.)
-        if self.needs_grad() and rg_tls_grad_enabled and not force:
+        if self.needs_grad() and rg_grad_enabled() and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if _cupy_ndarray is not None and type(self._array) is _cupy_ndarray:
@@ -203,7 +212,7 @@ cdef class Tensor:
         if _np_protocol is None:
             from retrograd.core import _numpy_protocol as _np_protocol
         return _np_protocol.dispatch(func, args, kwargs,
-                                     rg_tls_grad_enabled and _any_needs_grad(args, kwargs),
+                                     rg_grad_enabled() and _any_needs_grad(args, kwargs),
                                      lambda x: _arrays_of(x))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -277,7 +286,7 @@ cdef class Tensor:
     def __repr__(self):
         body = np.array2string(np.asarray(self.__array__()), separator=", ", prefix="tensor(")
         extras = []
-        if self._device is not _CPU:
+        if self._device is not rg_cpu_device():
             extras.append(f"device='{self._device}'")
         if self._array.dtype != np.float64 and self._array.dtype != np.int64 and self._array.dtype != np.bool_:
             extras.append(f"dtype={self._array.dtype}")
@@ -331,7 +340,7 @@ cdef class Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients, got "
                 f"{self._array.dtype}; convert first, e.g. t.to(numpy.float64)")
-        if value and self._is_inference and not rg_tls_inference_mode:
+        if value and self._is_inference and not _rg_inference_mode():
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = value
@@ -684,26 +693,7 @@ cdef class Tensor:
         return _inplace_binary(self, other, _op_pow, np.power, "pow_")
 
     def __setitem__(self, index, value):
-        cdef Tensor t_value = <Tensor>value if type(value) is Tensor else None
-        cdef object tok = None
-        if _op_enter_slot != NULL:
-            tok = _op_event_enter("aten::index_put_", (self, index, value))    # see _op_events.pxi
-        _check_inplace(self)
-        if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value) or
-                                    (self._base is not None and self._base.needs_grad())):
-            # Tracked: the out-of-place index_put is self's new value (and,
-            # for a view, its base's: see _copy_slices.pxi).
-            _commit_inplace(self, <Tensor>_op__index_put(_snapshot(self), index, value), "__setitem__")
-            if tok is not None:
-                _op_event_exit(tok, None)
-            return
-        if _forward_grad_slot != NULL:
-            _fw_inplace_untracked(self, _index_put, (index, value), "__setitem__")
-            return
-        self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
-        self._version_counter.version += 1
-        if tok is not None:
-            _op_event_exit(tok, None)
+        _tensor_setitem(self, index, value)     # _inplace.pxi
 
     # --- shape and indexing: composites of _composites_shape.pxi ---
     def squeeze(self, dim=None):

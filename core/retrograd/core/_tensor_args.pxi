@@ -1,13 +1,15 @@
 # Helpers of the Tensor class and of ops' argument parsing (dims, ints,
-# bools, foreign tensors, index unwrapping). Part of abi.pyx, included right
-# after the Tensor class (_tensor.pxi, through _tensor_generated.pxi).
+# bools, foreign tensors, index unwrapping). Part of _ops.pyx.
 
 from retrograd.core._arg_checks cimport _type_name
 from retrograd.core._array_module cimport _ensure_array
+import builtins as _builtins
+import copy as _copy_mod
 
 
-# abi.pxd: new tensors around arrays (leaves, and outputs of a node)
-cdef Tensor rg_wrap(object array, Device device):
+# _rg_wrap and _rg_wrap_with_grad_fn of abi.pxd: new tensors around arrays
+# (leaves, and outputs of a node)
+cdef Tensor _rg_wrap(object array, Device device):
     cdef Tensor t = Tensor.__new__(Tensor)
     t._array = array
     t._device = device
@@ -16,7 +18,7 @@ cdef Tensor rg_wrap(object array, Device device):
     return t
 
 
-cdef Tensor rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int output_nr):
+cdef Tensor _rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int output_nr):
     cdef Tensor t = Tensor.__new__(Tensor)
     t._array = array
     t._device = device
@@ -66,7 +68,7 @@ cdef object _arrays_of(object x):
 
 
 def _rebuild_tensor(array, device, requires_grad):
-    t = rg_wrap(array, _parse_device(device))
+    t = _rg_wrap(array, _parse_device(device))
     t.requires_grad = requires_grad
     return t
 
@@ -103,25 +105,12 @@ cdef object _deepcopy_array(object arr, dict memo):
     return out
 
 
-_F16 = np.dtype(np.float16)
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
-_C64 = np.dtype(np.complex64)
-_C128 = np.dtype(np.complex128)
-_I8 = np.dtype(np.int8)
-_U8 = np.dtype(np.uint8)
-_I16 = np.dtype(np.int16)
-_I32 = np.dtype(np.int32)
-_I64 = np.dtype(np.int64)
-_BOOL = np.dtype(np.bool_)
-
-
 cdef object _convert_dtype(Tensor t, object dt):
     if t._array.dtype == dt:
         return t
     if dt.kind not in "fc":
         # torch: integer and bool results are not differentiable (no graph)
-        return rg_wrap(t._array.astype(dt), t._device)
+        return _rg_wrap(t._array.astype(dt), t._device)
     return _op__to_dtype(t, dt)
 
 
@@ -187,7 +176,7 @@ cdef object _checked_asarray(object x, str where):
 cdef Tensor _as_tensor_arg(object x, str where="argument 'input'"):
     if isinstance(x, Tensor):
         return <Tensor>x
-    return rg_wrap(_ensure_array(_checked_asarray(x, where)), _CPU)
+    return _rg_wrap(_ensure_array(_checked_asarray(x, where)), _CPU)
 
 
 cdef class _RetainsGradHook:
@@ -202,14 +191,14 @@ cdef class _RetainsGradHook:
         if isinstance(grad, Tensor):
             g = <Tensor>grad
             if t._grad is None:
-                t._grad = rg_wrap(g._array.copy(), t._device) if g._grad_fn is None else _op_clone(g)
+                t._grad = _rg_wrap(g._array.copy(), t._device) if g._grad_fn is None else _op_clone(g)
             else:
                 t._grad = _op_add2(t._grad, g) if (g._grad_fn is not None or (<Tensor>t._grad)._grad_fn is not None) \
-                    else rg_wrap((<Tensor>t._grad)._array + g._array, t._device)
+                    else _rg_wrap((<Tensor>t._grad)._array + g._array, t._device)
         return None
 
 
-cdef _install_retains_grad_hook(Tensor t):
+cdef object _install_retains_grad_hook(Tensor t):
     cdef _RetainsGradHook h = _RetainsGradHook.__new__(_RetainsGradHook)
     h.tensor_ref = _weakref.ref(t)
     fn = t._grad_fn

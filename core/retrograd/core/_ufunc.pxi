@@ -143,8 +143,8 @@ cdef object _wrap_results(object res, tuple inputs):
             dev = (<Tensor>a)._device
             break
     if isinstance(res, tuple):
-        return tuple(rg_wrap(_ensure_array(np.asarray(r)), dev) for r in res)
-    return rg_wrap(_ensure_array(np.asarray(res)), dev)
+        return tuple(_rg_wrap(_ensure_array(np.asarray(r)), dev) for r in res)
+    return _rg_wrap(_ensure_array(np.asarray(res)), dev)
 
 
 # the generated op functions, by name (this file is included after them)

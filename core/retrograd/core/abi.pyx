@@ -1,13 +1,13 @@
 # cython: language_level=3, embedsignature=True
-# retrograd-core's main extension module: implements abi.pxd.
+# retrograd-core's ABI module: implements abi.pxd, and holds nothing else.
 #
-# Core's topic modules (cimported below, each declared by its own private
-# .pxd; docs/design.md, "Core's modules") know no Tensor. What does is
-# still stitched together here from the topic files below, so that the hot
-# path (op -> kernel -> node creation -> set_history) is made of direct C
-# calls.
-# What each must never do is said at its top. Generated code (from
-# derivatives.yaml) is included from the build directory and never committed.
+# Its classes (Tensor, Node, Edge, SavedVariable, ...) are the ABI, so they
+# are defined here; their methods and abi.pxd's functions call the
+# implementation module _ops (_ops.pxd), which holds the ops of
+# derivatives.yaml and the state they share. The two modules import each
+# other, by design: docs/design.md, "Core's modules". Generated code (the
+# Tensor's op methods, from derivatives.yaml) is included from the build
+# directory and never committed.
 
 cimport cython
 from cpython.ref cimport Py_REFCNT
@@ -17,64 +17,31 @@ cimport numpy as _cnp
 import numpy as np
 from numpy import ndarray
 
-# Core's topic modules (docs/design.md, "Core's modules") are cimported, by
-# name, by each topic file below that uses them, and by the generated code.
-
-# abi's public names whose classes live in topic modules
-from retrograd.core._kernels_linalg import LinAlgError  # no-cython-lint
-from retrograd.core._dtype_rules import DtypeNotImplementedError, DtypeRuntimeError  # no-cython-lint
-
 _cnp.import_array()
 
 ABI_VERSION = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
-include "_grad_mode.pxi"
-include "_slots.pxi"
-include "_op_events.pxi"         # op-event slot helpers (profiler)
-include "_device.pxi"
-include "_node.pxi"
-include "_saved_hooks.pxi"
-include "_saved.pxi"
-include "_tensor_generated.pxi"     # _tensor.pxi + generated op methods
-include "_tensor_args.pxi"         # the Tensor's helpers, ops' argument parsing
-include "_op_support.pxi"         # argument unwrapping, devices, graph recording
-include "_sum_to.pxi"              # rg_sum_to: a gradient summed down to a shape
-include "_inplace.pxi"
-include "_copy_slices.pxi"
-include "_formula_helpers.pxi"     # formula helpers (the table's backward formulas), by topic
-include "_formula_helpers_linalg.pxi"
-include "_formula_helpers_elementwise.pxi"
-include "_batched_formulas.pxi"  # the table's `batched:` formulas
-include "_generated_ops.pxi"
-include "_composites_shape.pxi"
-include "_ufunc.pxi"
-include "_anomaly.pxi"
-include "_function.pxi"          # custom autograd Functions
-include "_backward_args.pxi"
-include "_jvp_support.pxi"       # forward AD: JVP helpers, in-place and Function hooks
-include "_abi_exports.pxi"       # the ABI 1.3 accessors other distributions use
+include "_device.pxi"              # Device
+include "_node.pxi"                # Edge, InputMetadata, NodeExtras, Node, AccumulateGrad
+include "_saved.pxi"               # SavedVariable
+include "_tensor_generated.pxi"    # VersionCounter, Tensor (_tensor.pxi + generated op methods)
+include "_abi_exports.pxi"         # the functions of abi.pxd
 
 
-# -- Python-level entry points used by core's Python modules ------------------
-
-def _wrap(array, device=None, requires_grad=False):
-    """A new leaf Tensor around ``array`` (no copy)."""
-    cdef Tensor t = rg_wrap(_ensure_array(array), _parse_device(device))
-    if requires_grad:
-        t.requires_grad = True
-    return t
-
-
-def _run_backward(tuple roots, tuple grads, bint keep_graph, bint create_graph,
-                  tuple inputs, bint accumulate_grad):
-    """Hand a validated backward to the engine slot (see _autograd.py)."""
-    return _engine_execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
+# abi's Python names are all of core's compiled API: the names of _ops (the
+# ops, grad-mode and device functions, Function, GraphRoot, ...) and of the
+# topic modules whose classes are public. Tensor's methods find the
+# Python-level ops they call (split, chunk, ...) here too.
+from retrograd.core._kernels_linalg import LinAlgError  # no-cython-lint
+from retrograd.core._dtype_rules import DtypeNotImplementedError, DtypeRuntimeError  # no-cython-lint
+from retrograd.core import _ops
 
 
-def _gradient_edge(Tensor t):
-    """The Edge a gradient for ``t`` flows into (None if it needs none)."""
-    return t.gradient_edge()
+def _reexport(module, namespace):
+    for name, value in vars(module).items():
+        if not name.startswith("__") and name not in namespace:
+            namespace[name] = value
 
 
-def _grad_accumulator(Tensor t):
-    return t.grad_accumulator()
+_reexport(_ops, globals())
+del _reexport

@@ -26,7 +26,7 @@ PRIMITIVES = {
     "transpose": ("k_transpose", "_op_transpose"),
     "permute": ("k_permute", "_op_permute"),
     "expand": ("np.broadcast_to", "_op_expand"),
-    "sum_to": ("rg_sum_to", "rg_sum_to"),
+    "sum_to": ("_rg_sum_to", "_rg_sum_to"),
     "where": ("np.where", "_op_where"),
     "getitem": ("k_getitem", "_op_getitem"),
     "_to_dtype": ("k_to_dtype", "_op__to_dtype"),

@@ -351,7 +351,7 @@ def emit_op_tail(e, saved, uses, w):
     args_tuple = "(" + ", ".join(p.name for p in e.params) + ("," if len(e.params) == 1 else "") + ")"
     if e.nondifferentiable:
         for n in outs:
-            w(f"    r_{n} = rg_wrap(o_{n}, dev)")
+            w(f"    r_{n} = _rg_wrap(o_{n}, dev)")
     else:
         dnames = [n for n, d in zip(outs, e.output_diff) if d]
         diff = [p for p in tensors if p.name not in e.nondiff_inputs]
@@ -389,11 +389,11 @@ def emit_op_tail(e, saved, uses, w):
             w(f"        node.add_input_metadata(o_{n}, dev)")
         for n in outs:
             k = diff_index(e, n)
-            w(f"        r_{n} = rg_wrap_with_grad_fn(o_{n}, dev, node, {k})" if k >= 0
-              else f"        r_{n} = rg_wrap(o_{n}, dev)")
+            w(f"        r_{n} = _rg_wrap_with_grad_fn(o_{n}, dev, node, {k})" if k >= 0
+              else f"        r_{n} = _rg_wrap(o_{n}, dev)")
         w("    else:")
         for n in outs:
-            w(f"        r_{n} = rg_wrap(o_{n}, dev)")
+            w(f"        r_{n} = _rg_wrap(o_{n}, dev)")
         for n in saved:
             if kinds[n] != "output":
                 continue

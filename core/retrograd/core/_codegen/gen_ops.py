@@ -780,7 +780,7 @@ def emit_op(e, saved, uses, out):
         gen_multi.emit_op_tail(e, saved, uses, w)
         return
     if e.nondifferentiable:
-        w("    result = rg_wrap(out, dev)")
+        w("    result = _rg_wrap(out, dev)")
     else:
         diff = [p for p in tensors if p.name not in e.nondiff_inputs]
         cond = " or ".join(f"_needs(t_{p.name})" for p in diff)
@@ -824,9 +824,9 @@ def emit_op(e, saved, uses, out):
             w(f"        if {cond}:")
             w(f"            node.s_{n} = {val}")
         w("        _finish_node(node, out, dev)")
-        w("        result = rg_wrap_with_grad_fn(out, dev, node, 0)")
+        w("        result = _rg_wrap_with_grad_fn(out, dev, node, 0)")
         w("    else:")
-        w("        result = rg_wrap(out, dev)")
+        w("        result = _rg_wrap(out, dev)")
     if e.view == "always":
         w(f"    _mark_view(result, t_{tensors[0].name}, out)")
     elif e.view == "maybe":
@@ -1008,9 +1008,9 @@ def emit_list_op(e, saved, out):
             val = "n"
         w(f"        node.s_{n} = {val}")
     w("        _finish_node(node, out, dev)")
-    w("        result = rg_wrap_with_grad_fn(out, dev, node, 0)")
+    w("        result = _rg_wrap_with_grad_fn(out, dev, node, 0)")
     w("    else:")
-    w("        result = rg_wrap(out, dev)")
+    w("        result = _rg_wrap(out, dev)")
     w("    if _forward_grad_slot != NULL:")
     w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
     w("    if _op_exit_slot != NULL:")
@@ -1079,28 +1079,60 @@ def emit_batching_dispatch(entries, out):
 def topic_declarations(folder):
     """{topic module: the names its .pxd declares} for core's topic modules
     (docs/design.md, "Core's modules") in `folder`: functions, module
-    variables and enum members, as Cython would find them by cimport."""
+    variables and enum members, as Cython would find them by cimport. The
+    implementation module _ops is not a topic module: the generated ops are
+    part of it (see ops_declarations for what Tensor's methods cimport)."""
     import glob
-    import re
     found = {}
     for path in sorted(glob.glob(os.path.join(folder, "_*.pxd"))):
         module = os.path.basename(path)[:-len(".pxd")]
-        if module.startswith("__"):
+        if module.startswith("__") or module == "_ops":
             continue
         with open(path) as f:
-            src = f.read()
-        names = re.findall(r"^c?p?def\s+(?:inline\s+)?(?:[\w.]+\s+)?\**(\w+)\s*\(", src, re.M)
-        names += re.findall(r"^cdef\s+object\s+(\w+)\s*(?:#.*)?$", src, re.M)
-        names += re.findall(r"^    (\w+)\s*=\s*\d+", src, re.M)        # cdef enum members
-        found[module] = names
+            found[module] = _pxd_names(f.read())
     return found
 
 
-def topic_cimports(code, declarations):
-    """The cimport lines of the topic-module names `code` uses: generated
-    code says where each of them is declared, as hand-written code does."""
+def _pxd_names(src):
     import re
-    tokens = set(re.findall(r"\b\w+\b", code))
+    names = re.findall(r"^c?p?def\s+(?:inline\s+)?(?:[\w.]+\s+)?\**(\w+)\s*\(", src, re.M)
+    names += re.findall(r"^cdef\s+object\s+(\w+)\s*(?:#.*)?$", src, re.M)
+    names += re.findall(r"^    (\w+)\s*=\s*\d+", src, re.M)        # cdef enum members
+    return names
+
+
+def op_declarations(ops_code):
+    """The .pxd declarations of the generated op functions (`_op_<name>`),
+    for _ops.pxd to include: what Tensor's methods (in abi) call."""
+    import re
+    out = []
+    lines = ops_code.split("\n")
+    for i, line in enumerate(lines):
+        if re.match(r"^cdef\s+[\w.]+\s+_op_\w+\s*\(", line):
+            sig = line
+            while sig.count("(") > sig.count(")"):
+                i += 1
+                sig += "\n" + lines[i]
+            sig = sig.rstrip()
+            assert sig.endswith(":"), sig
+            out.append(re.sub(r"=\s*[^,)]+(?=[,)])", "=*", sig[:-1]))
+    return out
+
+
+def ops_declarations(folder, generated_decls):
+    """{"_ops": names} that abi's Tensor methods may cimport from _ops: the
+    hand-written declarations of _ops.pxd plus the generated op functions."""
+    with open(os.path.join(folder, "_ops.pxd")) as f:
+        names = _pxd_names(f.read())
+    return {"_ops": names + _pxd_names("\n".join(generated_decls))}
+
+
+def topic_cimports(code, declarations, already=()):
+    """The cimport lines of the topic-module names `code` uses (less those in
+    `already`): generated code says where each of them is declared, as
+    hand-written code does."""
+    import re
+    tokens = set(re.findall(r"\b\w+\b", code)) - set(already)
     lines = []
     for module, names in declarations.items():
         used = [n for n in names if n in tokens]
@@ -1112,8 +1144,33 @@ def topic_cimports(code, declarations):
     return lines
 
 
+def python_imports(code, ops_code):
+    """The import of the Python-level functions of the generated ops that
+    `code` (Tensor's methods, in abi) names: the in-place ops _ip_<name>."""
+    import re
+    defined = re.findall(r"^def\s+(_ip_\w+)\s*\(", ops_code, re.M)
+    tokens = set(re.findall(r"\b\w+\b", code))
+    used = [n for n in defined if n in tokens]
+    if not used:
+        return []
+    lines = ["from retrograd.core._ops import ("]
+    for i in range(0, len(used), 6):
+        lines.append("    " + ", ".join(used[i:i + 6]) + ",")
+    return lines + [")"]
+
+
+def cimported_names(code):
+    """The names `code` cimports by name (from X cimport a, b or (a, b, ...))."""
+    import re
+    names = set()
+    for m in re.finditer(r"^from\s+[\w.]+\s+cimport\s+(\([^)]*\)|[^\n]*)", code, re.M):
+        body = m.group(1).strip("()")
+        names.update(n.split(" as ")[-1].strip() for n in body.replace("\n", " ").split(",") if n.strip())
+    return names
+
+
 def main(argv):
-    src, out_ops, out_info, tensor_template, out_tensor = argv[1:6]
+    src, out_ops, out_info, tensor_template, out_tensor, out_decls = argv[1:7]
     try:
         entries = load(src)
     except TableError as exc:
@@ -1162,10 +1219,16 @@ def main(argv):
     emit_batching_dispatch(entries, ops)
     public = [e.name for e in entries if e.public]
     ops.append(f"GENERATED_OPS = {public!r}")
-    declarations = topic_declarations(os.path.dirname(os.path.abspath(src)))
+    folder = os.path.dirname(os.path.abspath(src))
+    declarations = topic_declarations(folder)
     ops[1:1] = topic_cimports("\n".join(ops), declarations)
     with open(out_ops, "w") as f:
         f.write("\n".join(ops) + "\n")
+    decls = op_declarations("\n".join(ops))
+    with open(out_decls, "w") as f:
+        f.write("# Generated by retrograd-core/_codegen/gen_ops.py from derivatives.yaml. Do not edit.\n"
+                "# The op functions of _generated_ops.pxi, declared for _ops.pxd.\n")
+        f.write("\n".join(decls) + "\n")
     with open(tensor_template) as f:
         template = f.read()
     marker = "    # @@GENERATED_METHODS@@"
@@ -1177,7 +1240,12 @@ def main(argv):
     tail = tail.split("\n", 1)[1]
     with open(out_tensor, "w") as f:
         f.write("# Generated by gen_ops.py from _tensor.pxi and derivatives.yaml. Do not edit.\n")
-        f.write("\n".join(topic_cimports("\n".join(methods), declarations) + [""]))
+        # the methods' cimports: what they use of the topic modules and of
+        # _ops, less what the hand-written template cimports itself
+        method_decls = dict(declarations, **ops_declarations(folder, decls))
+        f.write("\n".join(topic_cimports("\n".join(methods), method_decls, cimported_names(template)) + [""]))
+        # and the Python-level in-place ops (_ip_<name>) they hand to _inplace_call
+        f.write("\n".join(python_imports("\n".join(methods), "\n".join(ops)) + [""]))
         f.write(head + "\n".join(methods[2:]) + "\n" + tail)
     with open(out_info, "w") as f:
         f.write('"""Generated from derivatives.yaml: what the table declares, for tests and tools."""\n')
