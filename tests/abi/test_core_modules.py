@@ -1,11 +1,14 @@
-"""Core's topic modules (docs/design.md, "Core's modules").
+"""Core's modules (docs/design.md, "Core's modules").
 
-Each topic module is an extension module with its own private `.pxd`.
-From `abi` it may cimport the public header's declarations, as a sibling
-does, but never import a Python name: `abi` imports the topic modules
-during its own initialisation, before its body has defined those names.
-The imports among the topic modules must form no cycle. No hand-written
-Cython file of core is longer than the size limit of the code-layout rules.
+`abi` defines the classes and functions of abi.pxd and nothing else; the
+implementation module `_ops` holds the ops and the state they share; the
+two import each other, by design. Each topic module below them is an
+extension module with its own private `.pxd`. From `abi` it may cimport the
+public header's declarations, as a sibling does, but never import a Python
+name: `abi` imports the topic modules during its own initialisation, before
+its body has defined those names. The imports among the topic modules must
+form no cycle. No hand-written Cython file of core is longer than the size
+limit of the code-layout rules.
 """
 from __future__ import annotations
 
@@ -20,8 +23,9 @@ import pytest
 CORE = pathlib.Path(__file__).resolve().parents[2] / "core" / "retrograd" / "core"
 MAX_LINES = 800
 
-# a topic module: a .pyx beside its .pxd (abi is the public module, not a topic)
-TOPICS = sorted(p.stem for p in CORE.glob("_*.pyx") if (CORE / f"{p.stem}.pxd").exists())
+# a topic module: a .pyx beside its .pxd (abi, the public module, and _ops,
+# the implementation module above the topics, are not topics)
+TOPICS = sorted(p.stem for p in CORE.glob("_*.pyx") if (CORE / f"{p.stem}.pxd").exists() and p.stem != "_ops")
 HEADER_ONLY = sorted(p.stem for p in CORE.glob("_*.pxd")
                      if not p.stem.startswith("__") and not (CORE / f"{p.stem}.pyx").exists())
 
@@ -60,7 +64,7 @@ def test_topic_module_imports_and_is_compiled(name):
     assert module.__file__.endswith((".so", ".pyd")), module.__file__
 
 
-@pytest.mark.parametrize("name", TOPICS)
+@pytest.mark.parametrize("name", TOPICS + ["_ops"])
 def test_topic_module_imported_first_leaves_core_whole(name):
     # a fresh interpreter whose first import is the topic module: the package
     # (and abi, which imports the topic modules during its own start) comes
@@ -129,7 +133,7 @@ def test_topic_names_are_cimported_explicitly():
     sources = {p.name: p.read_text() for p in CORE.iterdir() if p.suffix in (".pyx", ".pxd", ".pxi")}
     for file, source in sources.items():
         assert not re.search(r"cimport\s+\*", _code(CORE / file)), f"{file} uses cimport *"
-    for name in TOPICS + HEADER_ONLY:
+    for name in TOPICS + HEADER_ONLY + ["_ops"]:
         assert any(f"from retrograd.core.{name} cimport" in s for s in sources.values()), f"{name} is unused"
 
 
@@ -137,3 +141,87 @@ def test_topic_names_are_cimported_explicitly():
 def test_no_hand_written_cython_file_over_the_size_limit(path):
     lines = len((CORE / path).read_text().splitlines())
     assert lines <= MAX_LINES, f"{path} has {lines} lines (limit {MAX_LINES}): split it by topic"
+
+
+# -- abi and _ops ---------------------------------------------------------------
+
+_INCLUDED = re.compile(r'^include\s+"(\w+)\.pxi"', re.M)
+_CLASS = re.compile(r"^cdef\s+class\s+(\w+)", re.M)
+_FUNC = re.compile(r"^cdef\s+(?!inline\b|class\b|extern\b|enum\b)[\w.]+\s*\**\s*(\w+)\s*\(", re.M)
+_PXD_FUNC = re.compile(r"^cdef\s+(?!inline\b|class\b|extern\b|enum\b)([\w.]+\s*\**)\s*(\w+)\s*\(([^)]*)\)([^\n]*)$", re.M)
+
+
+def _abi_sources() -> dict[str, str]:
+    # abi.pyx and the files it includes (the Tensor template stands for the
+    # generated _tensor_generated.pxi, which is it plus the op methods)
+    files = {"abi.pyx": _code(CORE / "abi.pyx")}
+    for inc in _INCLUDED.findall(files["abi.pyx"]):
+        name = "_tensor" if inc == "_tensor_generated" else inc
+        files[f"{name}.pxi"] = _code(CORE / f"{name}.pxi")
+    return files
+
+
+def test_abi_defines_the_classes_and_functions_of_abi_pxd_and_nothing_else():
+    header = _code(CORE / "abi.pxd")
+    declared_classes = set(_CLASS.findall(header))
+    declared_funcs = {m[1] for m in _PXD_FUNC.findall(header)}
+    classes, funcs = set(), set()
+    for source in _abi_sources().values():
+        classes.update(_CLASS.findall(source))
+        funcs.update(_FUNC.findall(source))
+    assert classes == declared_classes
+    assert funcs == declared_funcs
+
+
+def test_each_function_abi_hands_to_ops_has_the_same_signature_there():
+    # abi's rg_X calls _rg_X of _ops.pxd: the two declarations must agree,
+    # or the entry point converts (or truncates) what it passes on
+    header = {m[1]: m for m in _PXD_FUNC.findall(_code(CORE / "abi.pxd"))}
+    ops = {m[1]: m for m in _PXD_FUNC.findall(_code(CORE / "_ops.pxd"))}
+    exports = _code(CORE / "_abi_exports.pxi")
+    handed = re.findall(r"^cdef[^\n]*\b(rg_\w+)\([^\n]*:\n\s+(?:return\s+)?_(rg_\w+)\(", exports, re.M)
+    assert len(handed) >= 20
+    for name, target in handed:
+        assert name == target, f"{name} hands its call to _{target}"
+        ret, _, args, tail = header[name]
+        oret, _, oargs, otail = ops[f"_{name}"]
+        norm = lambda a: [" ".join(x.split()[:-1]) for x in a.split(",") if x.strip()]   # types only
+        assert (ret.strip(), norm(args), tail.strip()) == (oret.strip(), norm(oargs), otail.strip()), name
+
+
+def test_thread_state_is_defined_in_one_module():
+    # the per-thread state is C `__thread` variables in verbatim C: in a .pxd
+    # each module cimporting it would get its own copy, silently
+    for pxd in CORE.glob("*.pxd"):
+        assert "__thread" not in pxd.read_text(), f"{pxd.name} defines thread-local state"
+    assert "__thread" not in "".join(_abi_sources().values())
+
+
+def test_node_subclasses_of_ops_use_the_trashcan():
+    # Node's @cython.trashcan is not inherited across modules (see _ops.pxd):
+    # every Node subclass of _ops asks for it, or freeing a long graph
+    # overflows the C stack
+    build = CORE.parents[2] / "build"
+    generated = sorted(build.glob("*/core/retrograd/core/_generated_ops.pxi"))
+    ops_files = set(_INCLUDED.findall(_code(CORE / "_ops.pyx"))) - {"_generated_ops"}
+    assert "_graph_support" in ops_files and "_function" in ops_files
+    sources = [(CORE / f"{n}.pxi").read_text() for n in sorted(ops_files)] + [p.read_text() for p in generated[:1]]
+    nodes = {"Node"}
+    found = 0
+    for source in sources:
+        for m in re.finditer(r"((?:^@[^\n]*\n)*)^cdef\s+class\s+(\w+)\((\w+)\)", source, re.M):
+            decorators, name, base = m.groups()
+            if base in nodes or base in ("Error", "_FunctionBase"):
+                nodes.add(name)
+                found += 1
+                assert "@cython.trashcan(True)" in decorators, f"{name}({base}) lacks @cython.trashcan(True)"
+    assert found >= 5
+
+
+def test_abi_names_every_python_name_of_ops():
+    # abi's Python namespace is core's compiled API: what moved to _ops is
+    # still reached as retrograd.core.abi.<name> (the stub, pickles, users)
+    from retrograd.core import _ops, abi
+    missing = [n for n in vars(_ops) if not n.startswith("__") and not hasattr(abi, n)]
+    assert not missing
+    assert abi.add is _ops.add and abi.GraphRoot is _ops.GraphRoot and abi.Tensor.__module__ == "retrograd.core.abi"

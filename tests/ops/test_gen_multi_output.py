@@ -38,8 +38,8 @@ def _run(tmp_path, text):
     table.write_text(text)
     tmpl = tmp_path / "_tensor.pxi"
     tmpl.write_text(TEMPLATE)
-    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi")]
-    proc = subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2]],
+    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi", "decls.pxi")]
+    proc = subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2], out[3]],
                           capture_output=True, text=True, timeout=60)
     return proc, table, out
 
@@ -58,8 +58,8 @@ def test_output_differentiability_makes_one_node_input(tmp_path):
     assert info["outputs"] == ["values", "indices"]
     assert info["output_differentiability"] == [True, False]
     # values: node input 0; indices: a plain tensor, saved for the backward
-    assert "r_values = rg_wrap_with_grad_fn(o_values, dev, node, 0)" in ops
-    assert "r_indices = rg_wrap(o_indices, dev)" in ops
+    assert "r_values = _rg_wrap_with_grad_fn(o_values, dev, node, 0)" in ops
+    assert "r_indices = _rg_wrap(o_indices, dev)" in ops
     assert "add_input_metadata" not in ops
     # result1 is indices; unpacked with no output number (-1), position 1
     assert "_unpack_output_nr(self, self.s_indices, self.s_indices_vc, self.s_indices_ver, -1, 1" in ops
@@ -85,7 +85,7 @@ def test_named_gradients_and_results_are_canonical(tmp_path):
     assert info["output_differentiability"] == [True, True]
     # grad_a -> grads[0], result1 -> b; both results are node inputs
     assert info["formulas"]["self"] == "grads[0] * b + grads[1] * a"
-    assert "r_b = rg_wrap_with_grad_fn(o_b, dev, node, 1)" in ops
+    assert "r_b = _rg_wrap_with_grad_fn(o_b, dev, node, 1)" in ops
     assert "node.add_input_metadata(o_b, dev)" in ops
     # no formula runs when neither result got a gradient; a missing one is None
     assert "if grads[0] is None and grads[1] is None:" in ops

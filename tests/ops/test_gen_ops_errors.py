@@ -30,8 +30,8 @@ def _run(tmp_path, table_text, name="derivatives.yaml"):
     table.write_text(table_text)
     tmpl = tmp_path / "_tensor.pxi"
     tmpl.write_text(TEMPLATE)
-    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi")]
-    proc = subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2]],
+    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi", "decls.pxi")]
+    proc = subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2], out[3]],
                           capture_output=True, text=True, timeout=60)
     return proc, table, out
 
@@ -113,8 +113,8 @@ def test_unknown_kernel_helper_is_caught_next_to_op_support(tmp_path):
 def test_real_table_generates(tmp_path):
     """The shipped table passes every check (the build would fail otherwise)."""
     tmpl = os.path.join(ROOT, "core", "retrograd", "core", "_tensor.pxi")
-    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi")]
-    proc = subprocess.run([sys.executable, GEN, TABLE, out[0], out[1], tmpl, out[2]],
+    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi", "decls.pxi")]
+    proc = subprocess.run([sys.executable, GEN, TABLE, out[0], out[1], tmpl, out[2], out[3]],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
 

@@ -147,8 +147,8 @@ def _gen(tmp_path, text):
     table.write_text(text)
     tmpl = tmp_path / "_tensor.pxi"
     tmpl.write_text("cdef class Tensor:\n    pass\n    # @@GENERATED_METHODS@@ (here)\n")
-    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi")]
-    return subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2]],
+    out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi", "decls.pxi")]
+    return subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2], out[3]],
                           capture_output=True, text=True, timeout=60), out
 
 

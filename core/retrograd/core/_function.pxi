@@ -38,6 +38,7 @@ import warnings as _warnings
 cdef object _NON_TENSOR_META_ARRAY = np.zeros(())    # metadata placeholder for non-tensor outputs
 
 
+@cython.trashcan(True)
 cdef class _FunctionBase(Node):
     """Node and ctx of one call of a custom ``Function`` (``torch._C._FunctionBase``).
 

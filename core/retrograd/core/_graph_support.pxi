@@ -150,6 +150,7 @@ cdef object _unwrap_grad(object g, bint create_graph):
 
 
 @cython.final
+@cython.trashcan(True)
 cdef class GraphRoot(Node):
     """The root of a backward with several outputs: hands each its gradient."""
     cdef tuple _grads
@@ -215,6 +216,7 @@ cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
 
 
 @cython.final
+@cython.trashcan(True)
 cdef class CopyBackwards(Node):
     """Backward of a copy into a fresh tensor (torch's CopyBackwards, what
     AccumulateGrad records when create_graph stores a first gradient): the
@@ -260,6 +262,7 @@ cdef AccumulateGrad _make_accumulate_grad(Tensor v):
     return acc
 
 
+@cython.trashcan(True)
 cdef class Error(Node):
     """A node whose backward raises RuntimeError with its message."""
     cdef readonly str msg
@@ -273,6 +276,7 @@ cdef class Error(Node):
 
 
 @cython.final
+@cython.trashcan(True)
 cdef class DelayedError(Error):
     """Passes gradients through in forward position but raises its message if a
     backward reaches it (PyTorch's DelayedError: an error deferred until the

@@ -12,6 +12,11 @@
 # does. Cython resolves both directions when the modules load (abi exports
 # its functions before it imports _ops's); `import retrograd.core` always
 # loads abi first. This header declares only what abi calls.
+#
+# Every Node subclass here (the generated backward nodes included) says
+# @cython.trashcan(True) itself: Node's, set in abi.pyx, is not seen from
+# another module, and without it freeing a long chain of nodes recurses
+# once per node until the C stack overflows.
 
 from libc.stdint cimport uint64_t
 from retrograd.core.abi cimport (

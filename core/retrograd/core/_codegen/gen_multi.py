@@ -252,6 +252,7 @@ def emit_node(e, out):
     cls = e.node_name
     w = out.append
     w("@cython.final")
+    w("@cython.trashcan(True)")     # see _ops.pxd: Node's own is not inherited across modules
     w(f"cdef class {cls}(Node):")
     w(f'    """Backward of `{e.raw["name"]}` (derivatives.yaml line {e.line}): '
       f'{ndiff} gradients in, one per differentiable result."""')

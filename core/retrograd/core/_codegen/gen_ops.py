@@ -532,6 +532,7 @@ def emit_node(e, out):
     cls = e.node_name
     w = out.append
     w("@cython.final")
+    w("@cython.trashcan(True)")     # see _ops.pxd: Node's own is not inherited across modules
     w(f"cdef class {cls}(Node):")
     w(f'    """Backward of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
     # A saved tensor is stored inline as three fields (data, version counter,
@@ -907,6 +908,7 @@ def emit_list_node(e, out):
     cls = e.node_name
     w = out.append
     w("@cython.final")
+    w("@cython.trashcan(True)")     # see _ops.pxd: Node's own is not inherited across modules
     w(f"cdef class {cls}(Node):")
     w(f'    """Backward of `{e.raw["name"]}` (derivatives.yaml line {e.line})."""')
     for n in saved:
@@ -1122,8 +1124,11 @@ def op_declarations(ops_code):
 def ops_declarations(folder, generated_decls):
     """{"_ops": names} that abi's Tensor methods may cimport from _ops: the
     hand-written declarations of _ops.pxd plus the generated op functions."""
-    with open(os.path.join(folder, "_ops.pxd")) as f:
-        names = _pxd_names(f.read())
+    path = os.path.join(folder, "_ops.pxd")
+    names = []
+    if os.path.exists(path):        # (a test's scratch table has none beside it)
+        with open(path) as f:
+            names = _pxd_names(f.read())
     return {"_ops": names + _pxd_names("\n".join(generated_decls))}
 
 
