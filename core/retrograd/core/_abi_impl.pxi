@@ -1,6 +1,7 @@
-# The ABI 1.3 accessors of abi.pxd (their rules are there). Part of abi.pyx.
-# Each wraps what core's own code does, so that the engine, forward_ad and
-# the profiler never reach into core's private names.
+# What the ABI 1.3 functions of abi.pxd do (their rules are there; abi's
+# entry points, _abi_exports.pxi, call these). Part of _ops.pyx. Each wraps
+# what core's own code does, so that the engine, forward_ad and the profiler
+# never reach into core's private names.
 
 from retrograd.core._fp_errstate cimport _fp_quiet_enter, _fp_quiet_exit
 

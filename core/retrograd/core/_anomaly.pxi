@@ -1,5 +1,5 @@
 # Anomaly mode's records: the forward traceback of each node created, and the
-# traceback of each in-place change of a tensor. Part of abi.pyx.
+# traceback of each in-place change of a tensor. Part of _ops.pyx.
 #
 # Everything here runs only while anomaly mode is on (the callers test the
 # thread-local C flag `rg_anomaly_mode` first), so it may be slow; it must

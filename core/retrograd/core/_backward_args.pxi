@@ -1,4 +1,4 @@
-# Fast path of autograd.backward()/grad()'s argument checks. Part of abi.pyx.
+# Fast path of autograd.backward()/grad()'s argument checks. Part of _ops.pyx.
 #
 # _autograd.py's _make_grads and _root_edges check every (output, gradient)
 # pair in Python: ~2 us a pair, as much as a cheap op's whole forward and

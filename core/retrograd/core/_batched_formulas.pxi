@@ -1,5 +1,5 @@
 # Batched backward formulas: the `batched:` formulas of derivatives.yaml.
-# Part of abi.pyx.
+# Part of _ops.pyx.
 #
 # A batched backward (grad(..., is_grads_batched=True)) runs the graph once
 # with every gradient shaped (B,) + the shape its node input expects (see

@@ -1,6 +1,6 @@
 # Shape and indexing ops written in terms of table ops: each is a
 # few recorded primitives (reshape, permute, getitem, cat, where, gather), so
-# their backward and double backward come from those. Part of abi.pyx.
+# their backward and double backward come from those. Part of _ops.pyx.
 #
 # Views: flatten/squeeze/unsqueeze go through reshape (a view whenever NumPy
 # can reshape without copying, always for size-1 dims), narrow/split/chunk

@@ -1,5 +1,5 @@
 # In-place ops on views of tensors in the graph: PyTorch's CopySlices, done
-# with two table ops. Part of abi.pyx.
+# with two table ops. Part of _ops.pyx.
 #
 # Note [CopySlices]
 #   When view V of base B is modified in place to the value R (computed out

@@ -1,6 +1,7 @@
 # Devices: "cpu" (NumPy), virtual CPU devices "cpu:1".."cpu:N" (NumPy arrays
 # whose graph nodes run on their own engine worker, so the multi-device engine
-# is tested without a GPU) and "cuda:N" (CuPy). Part of abi.pyx.
+# is tested without a GPU) and "cuda:N" (CuPy). The class, part of abi.pyx;
+# parsing specs and interning are _ops's (_devices.pxi).
 #
 # Device objects are interned: one object per device, compared by identity
 # on the hot path.
@@ -50,5 +51,3 @@ cdef class Device:
     @property
     def type_name(self):
         return "cpu" if self.type == RG_DEV_CPU else "cuda"
-
-

@@ -1,6 +1,6 @@
 # Named helpers for backward formulas that need more than an expression
 # (a formula that needs more than an expression calls a named helper here,
-# in one hand-written module, rather than growing the table). Part of abi.pyx.
+# in one hand-written module, rather than growing the table). Part of _ops.pyx.
 #
 # Each helper is written ONCE against a namespace `ns` of primitives and runs
 # in two modes: with `A` (plain ndarrays: backward without create_graph) and

@@ -1,4 +1,4 @@
-# Formula helpers for elementwise ops. Part of abi.pyx, after
+# Formula helpers for elementwise ops. Part of _ops.pyx, after
 # _formula_helpers_linalg.pxi; formulas.py lists them (NS_HELPERS).
 
 from retrograd.core._elementwise_loops cimport (

@@ -1,5 +1,5 @@
 # Formula helpers for reductions and linear algebra (SVD included). Part of
-# abi.pyx, after _formula_helpers.pxi; formulas.py lists them (NS_HELPERS).
+# _ops.pyx, after _formula_helpers.pxi; formulas.py lists them (NS_HELPERS).
 
 from retrograd.core._arg_checks cimport _wrap_dim
 from retrograd.core._array_module cimport _xp

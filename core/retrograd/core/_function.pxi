@@ -1,5 +1,5 @@
 # Custom autograd Functions: the node behind `rg.autograd.Function` and the
-# per-call work of `Function.apply`. Part of abi.pyx.
+# per-call work of `Function.apply`. Part of _ops.pyx.
 #
 # The model is PyTorch's (torch/autograd/function.py, python_function.cpp,
 # custom_function.cpp): each `apply` creates one instance of the Function's

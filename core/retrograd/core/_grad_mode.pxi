@@ -1,5 +1,5 @@
 # Thread-local autograd state: grad mode, inference mode, anomaly mode and the
-# sequence counter. Part of abi.pyx.
+# sequence counter. Part of _ops.pyx.
 #
 # Each is a C `__thread` variable: new threads start with grad mode on,
 # inference and anomaly mode off, as in PyTorch (whose anomaly mode is one

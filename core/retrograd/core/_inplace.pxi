@@ -1,4 +1,4 @@
-# In-place ops: the `_`-suffixed methods and augmented operators. Part of abi.pyx.
+# In-place ops: the `_`-suffixed methods and augmented operators. Part of _ops.pyx.
 #
 # Without a graph to record, an in-place op is NumPy's `out=` ufunc on the
 # tensor's own array plus a version bump. With one, the op runs out of place
@@ -104,10 +104,10 @@ cdef Tensor _snapshot(Tensor self):
         geo = _view_geometry(self, self._base, "in-place")
         hist = <Tensor>_op__as_strided(self._base, geo[0], geo[1], geo[2])
         snap = _rg_wrap_with_grad_fn(self._array.copy(), self._device, hist._grad_fn,
-                                    hist._output_nr)
+                                     hist._output_nr)
     elif _current_grad_fn(self) is not None:
         snap = _rg_wrap_with_grad_fn(self._array.copy(), self._device, _current_grad_fn(self),
-                                    self._output_nr)
+                                     self._output_nr)
     else:
         snap = _rg_wrap(self._array.copy(), self._device)
     snap._requires_grad = self._requires_grad
@@ -223,7 +223,7 @@ def _copy_value(self, src):
     if s._device is not t._device:
         s = s.to(t._device)
     keep = _rg_wrap(np.zeros(t._array.shape, dtype=bool) if type(t._array) is ndarray
-                   else _cupy.zeros(t._array.shape, dtype=bool), t._device)
+                    else _cupy.zeros(t._array.shape, dtype=bool), t._device)
     return _op_where(keep, t, s)
 
 
@@ -234,8 +234,8 @@ cdef int _tensor_setitem(Tensor self, object index, object value) except -1:
     if _op_enter_slot != NULL:
         tok = _op_event_enter("aten::index_put_", (self, index, value))    # see _op_events.pxi
     _check_inplace(self)
-    if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value) or
-            (self._base is not None and self._base.needs_grad())):
+    if rg_tls_grad_enabled and (self.needs_grad() or _needs(t_value)
+                                or (self._base is not None and self._base.needs_grad())):
         # Tracked: the out-of-place index_put is self's new value (and,
         # for a view, its base's: see _copy_slices.pxi).
         _commit_inplace(self, <Tensor>_op__index_put(_snapshot(self), index, value), "__setitem__")

@@ -1,5 +1,5 @@
 # What the generated JVP functions (_codegen/gen_jvp.py) and the in-place
-# paths need from core for forward-mode AD. Part of abi.pyx.
+# paths need from core for forward-mode AD. Part of _ops.pyx.
 #
 # The forward-grad slot (abi.pxd) is filled by retrograd-forward-ad only
 # while a dual level is active, so `_forward_grad_slot != NULL` is also "a
@@ -36,7 +36,7 @@ cdef object _fw_zeros(object p):
     if type(a) is ndarray:
         return _rg_wrap(k_zeros_like(a), _fw_device(p))
     return _rg_wrap(np.zeros(np.shape(a), dtype=_dtype_of(a)) if _cupy_ndarray is None
-                   or type(a) is not _cupy_ndarray else _cupy.zeros_like(a), _fw_device(p))
+                    or type(a) is not _cupy_ndarray else _cupy.zeros_like(a), _fw_device(p))
 
 
 cdef int _fw_inplace_done(Tensor self, Tensor res) except -1:

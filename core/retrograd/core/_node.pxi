@@ -1,5 +1,7 @@
-# Graph structure: Edge, InputMetadata, Node and its hooks, GraphRoot,
-# AccumulateGrad, Error/DelayedError. Part of abi.pyx.
+# Graph structure: Edge, InputMetadata, Node and its hooks, and
+# AccumulateGrad: the classes of abi.pxd. Part of abi.pyx; what they share
+# with the ops (GraphRoot, Error/DelayedError, accumulation) is _ops's
+# _graph_support.pxi.
 #
 # Note [Hook order] (PyTorch's documented order, which the engine follows):
 #   1. tensor pre-hooks (Tensor.register_hook on the tensor this input is),
@@ -284,5 +286,3 @@ cdef class AccumulateGrad(Node):
     @property
     def variable_(self):
         return self.variable
-
-

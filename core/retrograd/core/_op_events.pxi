@@ -1,6 +1,6 @@
 # The op-event slot, seen from the code that reports events: generated and
 # hand-written ops (through the inline helpers below) and the engine
-# (through the rg_op_event_* free functions of abi.pxd). Part of abi.pyx.
+# (through the rg_op_event_* free functions of abi.pxd). Part of _ops.pyx.
 #
 # The profiler (retrograd-profiler) fills the slot only while a profile is
 # active, so an op or node pays one branch on a C global when none is. These

@@ -1,6 +1,6 @@
 # What every generated op uses: argument unwrapping, device checks, graph
 # recording (collect_next_edges / set_history), view bookkeeping and the
-# array helpers that generated kernels call. Part of abi.pyx.
+# array helpers that generated kernels call. Part of _ops.pyx.
 
 from retrograd.core._array_module cimport _is_cupy, _cupy, _cupy_ndarray
 from retrograd.core._kernels_core cimport k_clone

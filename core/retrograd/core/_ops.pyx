@@ -10,8 +10,8 @@
 # Generated code (from derivatives.yaml) is included from the build
 # directory and never committed.
 
-cimport cython
-from cpython.ref cimport Py_REFCNT
+cimport cython  # no-cython-lint (the included files use it)
+from cpython.ref cimport Py_REFCNT  # no-cython-lint
 cimport numpy as _cnp
 
 import numpy as np

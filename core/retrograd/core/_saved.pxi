@@ -1,4 +1,5 @@
-# SavedVariable: a tensor saved for backward. Part of abi.pyx.
+# SavedVariable: a tensor saved for backward. Part of abi.pyx (saving and
+# unpacking's errors: _ops's _saved_support.pxi).
 #
 # What is kept: the array, the shared version counter and the version at save
 # time; for a leaf the leaf itself (it is alive through its AccumulateGrad

@@ -2,7 +2,7 @@
 # (pack, unpack) pair is active on this thread, every tensor a node saves is
 # handed to pack at save time and the node keeps what pack returned; unpack
 # turns it back into a tensor when backward (or `grad_fn._saved_*`) needs it.
-# Part of abi.pyx; included before _saved.pxi, which uses it.
+# Part of _ops.pyx.
 #
 # Hot path: a save checks one C thread-local (`rg_tls_saved_hooks`, the depth
 # of this thread's hook stack) and nothing else; the Python-level stack is

@@ -1,4 +1,4 @@
-# The slots other distributions fill (see abi.pxd). Part of abi.pyx.
+# The slots other distributions fill (see abi.pxd). Part of _ops.pyx.
 # Core never imports the engine, forward_ad or the profiler at module load:
 # each registers itself here when imported. An empty slot is a NULL pointer,
 # so the hot path pays one branch.

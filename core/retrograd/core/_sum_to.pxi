@@ -1,6 +1,6 @@
 # Summing a gradient down to a shape (the inverse of broadcasting): the ABI
-# function _rg_sum_to and its Python name sum_to, for arrays and, recording
-# the graph (create_graph), for Tensors. Part of abi.pyx.
+# function rg_sum_to (here _rg_sum_to) and its Python name sum_to, for arrays and, recording
+# the graph (create_graph), for Tensors. Part of _ops.pyx.
 
 cdef object _rg_sum_to(object g, tuple shape):
     """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""

@@ -1,4 +1,4 @@
-# NumPy's ufunc protocol on tensors (Tensor.__array_ufunc__). Part of abi.pyx.
+# NumPy's ufunc protocol on tensors (Tensor.__array_ufunc__). Part of _ops.pyx.
 #
 # np.exp(t), np.add(t, 1), np.maximum(a, t), t1 @ ... through np.matmul: the
 # ufunc call runs the retrograd op of the same meaning (NumPy's: its

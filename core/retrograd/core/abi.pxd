@@ -1,5 +1,6 @@
 # retrograd-core's ABI layer: the ONE header other distributions cimport.
-# Implemented by abi.pyx (which stitches the topic .pxi files together).
+# Implemented by abi.pyx: its classes and these functions, nothing else (the
+# implementation is the private module _ops; docs/design.md, "Core's modules").
 #
 # Rules (why: docs/design.md, "The ABI"; how to bump: README, "The ABI:
 # bumping it and the golden file"):

@@ -9,13 +9,12 @@
 # Tensor's op methods, from derivatives.yaml) is included from the build
 # directory and never committed.
 
-cimport cython
-from cpython.ref cimport Py_REFCNT
+cimport cython  # no-cython-lint (the included class files use it)
 from libc.stdint cimport uint64_t
 cimport numpy as _cnp
 
-import numpy as np
-from numpy import ndarray
+import numpy as np  # no-cython-lint (used by the included files)
+from numpy import ndarray  # no-cython-lint
 
 _cnp.import_array()
 
