@@ -225,3 +225,27 @@ def test_abi_names_every_python_name_of_ops():
     missing = [n for n in vars(_ops) if not n.startswith("__") and not hasattr(abi, n)]
     assert not missing
     assert abi.add is _ops.add and abi.GraphRoot is _ops.GraphRoot and abi.Tensor.__module__ == "retrograd.core.abi"
+
+
+@pytest.mark.parametrize("module", ["abi.pyx", "_ops.pyx"])
+def test_included_files_do_not_depend_on_their_order(module):
+    # Cython resolves cdef names module-wide, whatever the order; only the
+    # statements a file runs at import could need a Python name that a later
+    # file defines. None does, so the include list may be reordered freely.
+    included = [n for n in _INCLUDED.findall(_code(CORE / module)) if not n.startswith("_generated")]
+    files = [(n, (CORE / ("_tensor" if n == "_tensor_generated" else n)).with_suffix(".pxi").read_text())
+             for n in included]
+    defined_in = {}
+    for index, (_, source) in enumerate(files):
+        for name in re.findall(r"^(?:def|class)\s+(\w+)", source, re.M) + re.findall(r"^(\w+)\s*=", source, re.M):
+            defined_in.setdefault(name, index)
+    assert len(defined_in) > 10
+    for index, (name, source) in enumerate(files):
+        lines = source.split("\n")
+        for k, line in enumerate(lines):
+            if not line or line[0] in " \t#@)" or re.match(r"(def|cdef|cpdef|class|import|from|include|ctypedef)\b", line):
+                continue
+            statement = line.split("#")[0]
+            for later in set(re.findall(r"\b\w+\b", statement)):
+                assert defined_in.get(later, -1) <= index, \
+                    f"{name}.pxi:{k + 1} runs at import and needs {later}, which a later file defines"
