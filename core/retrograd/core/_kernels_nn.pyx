@@ -25,33 +25,35 @@ from retrograd.core._nn_loops cimport (
 _cnp.import_array()
 
 
-cdef object k_softmax(object x, object dim):
-    # max-shifted: exp never overflows
-    k_real_float(x, "softmax")
+cdef tuple _max_shifted(object x, object dim, str name):
+    # softmax and log_softmax's common start: (x - its max over dim, the
+    # axis), in a float dtype, or (None, an empty copy) for an empty x. The
+    # shift is by the max even where it is +inf: torch's softmax of a slice
+    # holding +inf is NaN throughout (inf - inf), not [nan, 0, ...].
+    k_real_float(x, name)
     axis = _norm_dims(dim, np.ndim(x))
     x = _arr(x)
     if x.dtype.kind not in "fc":
         x = x.astype(np.float64)
     if x.size == 0:
-        return x.copy()
-    # shifted by the max even where it is +inf: torch's softmax of a slice
-    # holding +inf is NaN throughout (inf - inf), not [nan, 0, ...]
-    m = np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x - m)
+        return None, x.copy()
+    return x - np.max(x, axis=axis, keepdims=True), axis
+
+
+cdef object k_softmax(object x, object dim):
+    # max-shifted: exp never overflows
+    s, axis = _max_shifted(x, dim, "softmax")
+    if s is None:
+        return axis
+    e = np.exp(s)
     e /= np.sum(e, axis=axis, keepdims=True)
     return e
 
 
 cdef object k_log_softmax(object x, object dim):
-    k_real_float(x, "log_softmax")
-    axis = _norm_dims(dim, np.ndim(x))
-    x = _arr(x)
-    if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
-    if x.size == 0:
-        return x.copy()
-    m = np.max(x, axis=axis, keepdims=True)
-    s = x - m                           # as k_softmax: NaN throughout for +inf
+    s, axis = _max_shifted(x, dim, "log_softmax")
+    if s is None:
+        return axis
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
