@@ -747,6 +747,9 @@ OP_DB += [
 
     # --- reductions and linear algebra --- (samples in op_samples_reductions_linalg.py)
     *__import__("op_samples_reductions_linalg").reductions_linalg_ops(OpInfo, SampleInput, _torch_dtype),
+
+    # --- sorting, selection, logical reductions, eigh/qr/pinv/lstsq --- (op_samples_sort_linalg.py)
+    *__import__("op_samples_sort_linalg").sort_linalg_ops(OpInfo, SampleInput),
 ]
 
 

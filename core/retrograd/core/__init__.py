@@ -162,11 +162,11 @@ __all__ = [
 # --- reductions and linear algebra ---
 # Composites (several results, or varargs operands) and the linalg namespace.
 from retrograd.core._composites_reductions_linalg import (  # noqa: E402,F401
-    einsum, max, min, return_types, tensordot,
+    einsum, max, min, return_types, sort, tensordot, topk,
 )
 from retrograd.core import linalg  # noqa: E402,F401
 
-__all__ += ["max", "min", "einsum", "tensordot", "return_types", "linalg"]
+__all__ += ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types", "linalg"]
 
 # --- elementwise ops -------------------------------------------------------------
 # torch's alias: clip is clamp (same op, same ClampBackward0 node).

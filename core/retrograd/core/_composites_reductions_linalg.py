@@ -25,7 +25,7 @@ from retrograd.core.abi import Tensor
 
 _NO_OPERAND = np.zeros(())      # einsum's unused second operand (one-operand equations)
 
-__all__ = ["max", "min", "einsum", "tensordot", "return_types"]
+__all__ = ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types"]
 
 
 class return_types:
@@ -34,9 +34,15 @@ class return_types:
     min = namedtuple("min", ["values", "indices"])
     slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
     svd = namedtuple("svd", ["U", "S", "Vh"])
+    sort = namedtuple("sort", ["values", "indices"])
+    topk = namedtuple("topk", ["values", "indices"])
+    linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+    linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
+    linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
-for _t in (return_types.max, return_types.min, return_types.slogdet, return_types.svd):
+for _t in (return_types.max, return_types.min, return_types.slogdet, return_types.svd, return_types.sort,
+           return_types.topk, return_types.linalg_eigh, return_types.linalg_qr, return_types.linalg_lstsq):
     _t.__module__ = "retrograd.return_types"
     _t.__qualname__ = _t.__name__          # repr: retrograd.return_types.max, as torch.return_types.max
 del _t
@@ -88,6 +94,134 @@ def max(input, dim=None, keepdim=False, *, other=None):
 def min(input, dim=None, keepdim=False, *, other=None):
     """torch.min: see max."""
     return _extreme("min", input, dim, keepdim, other)
+
+
+# --- sort, topk -----------------------------------------------------------------------
+# Composites over the private _sort / _topk entries (one kernel call gives
+# values and indices; the indices carry no gradient).
+
+def _flag(value, name, fn):
+    # torch's bool arguments: a bool (or None for sort's stable, meaning False)
+    if value is None and name == "stable":
+        return False
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument '{name}' must be bool, not {type(value).__name__}")
+    return bool(value)
+
+
+def _dim_arg(dim, fn):
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return int(dim)
+
+
+@composite_op('sort')
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """Sort the elements of ``input`` along a dimension.
+
+    Returns the sorted values and, for each, its index in ``input`` along
+    ``dim``. NaN counts as larger than every number (last in ascending
+    order, first in descending order), as in torch. The sort is stable:
+    equal elements keep their order (torch guarantees this only with
+    ``stable=True``; its CPU sort is stable either way).
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to sort (real, integer or bool dtype).
+    dim : int, optional
+        The dimension to sort along (default the last).
+    descending : bool, optional
+        Largest first when True (default False: smallest first).
+    stable : bool, optional
+        Keep the order of equal elements (keyword-only, as torch's).
+
+    Returns
+    -------
+    (values, indices) : retrograd.return_types.sort
+        A named tuple: ``values`` has ``input``'s shape and dtype and its
+        gradient flows back to the elements it came from; ``indices``
+        (int64) does not require grad.
+
+    Raises
+    ------
+    IndexError
+        ``dim`` is out of range.
+    TypeError
+        ``input`` is complex (torch does not order complex numbers), or an
+        argument has the wrong type.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([3., 1., float("nan"), 2.], requires_grad=True)
+    >>> values, indices = rg.sort(x)
+    >>> values
+    tensor([ 1.,  2.,  3., nan], grad_fn=<SortBackward0>)
+    >>> indices
+    tensor([1, 3, 0, 2])
+    >>> rg.sort(x, descending=True).indices
+    tensor([2, 0, 3, 1])
+    """
+    return return_types.sort(*_abi._sort_op(_tensor(input), _dim_arg(dim, "sort"),
+                                            _flag(descending, "descending", "sort"),
+                                            _flag(stable, "stable", "sort")))
+
+
+@composite_op('topk')
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (or smallest) elements of ``input`` along a dimension.
+
+    NaN counts as larger than every number, as in torch. The result is in
+    sorted order (largest first, or smallest first with ``largest=False``)
+    whatever ``sorted`` says, which torch allows. Among equal elements the
+    one with the lower index comes first; torch leaves that order
+    unspecified.
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to select from (real, integer or bool dtype).
+    k : int
+        How many elements to keep, ``0 <= k <= input.size(dim)``.
+    dim : int, optional
+        The dimension to select along (default the last).
+    largest : bool, optional
+        The largest elements when True (default), else the smallest.
+    sorted : bool, optional
+        Accepted for torch's signature; the result is always sorted.
+
+    Returns
+    -------
+    (values, indices) : retrograd.return_types.topk
+        A named tuple; ``values`` (size ``k`` along ``dim``) carries the
+        gradient back to the selected elements, ``indices`` is int64.
+
+    Raises
+    ------
+    RuntimeError
+        ``k`` is out of range.
+    IndexError
+        ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 5., 3., 4.], requires_grad=True)
+    >>> values, indices = rg.topk(x, 2)
+    >>> values
+    tensor([5., 4.], grad_fn=<TopkBackward0>)
+    >>> indices
+    tensor([1, 3])
+    >>> rg.topk(x, 2, largest=False).values.sum().backward()
+    >>> x.grad
+    tensor([1., 0., 1., 0.])
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    return return_types.topk(*_abi._topk_op(_tensor(input), int(k), _dim_arg(dim, "topk"),
+                                            _flag(largest, "largest", "topk"),
+                                            _flag(sorted, "sorted", "topk")))
 
 
 # --- einsum --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from retrograd.core._arg_checks cimport _wrap_dim, _int_arg, _check_int_list, _t
 SHAPE_COMPOSITES = (
     "flatten", "squeeze", "unsqueeze", "swapaxes", "swapdims", "movedim", "moveaxis",
     "concatenate", "concat", "split", "chunk", "flip", "roll", "repeat", "tile", "pad",
-    "index_select", "masked_fill", "take_along_dim", "narrow", "tril", "triu",
+    "index_select", "masked_fill", "take_along_dim", "narrow", "tril", "triu", "unbind",
 )
 
 
@@ -178,6 +178,26 @@ cdef _mark_multi_output_views(list outs, str label):
         piece = <Tensor>outs[i]
         if piece._base is not None and piece._name is not _CM_INFERENCE_MODE:
             piece._name = (_CM_MULTI_OUTPUT_NODE, label, i)
+
+
+# unbind is a composite, not a table entry: the generator's entries have a
+# fixed number of results, and unbind has as many as the size of `dim`.
+# Each piece is a basic-getitem view (its backward is getitem's), marked as
+# one of several views of one op, as torch's UnbindBackward0 outputs are.
+def unbind(input, dim=0):
+    """torch.unbind: the slices of ``input`` along ``dim``, each without
+    that dim, as a tuple of views."""
+    cdef Tensor t = _as_tensor_arg(input)
+    shape = t._array.shape
+    if len(shape) == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions; unbind needs at least "
+                         "a 1-dimensional tensor")
+    cdef int d = _wrap_dim(dim, len(shape))
+    lead = (slice(None),) * d
+    out = [_op_getitem(t, lead + (i,)) for i in range(shape[d])]
+    if rg_tls_grad_enabled:
+        _mark_multi_output_views(out, "Unbind")
+    return tuple(out)
 
 
 def chunk(input, chunks, dim=0):

@@ -14,7 +14,7 @@ from retrograd.core.abi import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
-           "randn", "manual_seed", "get_rng", "is_tensor"]
+           "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed", "get_rng", "is_tensor"]
 
 # Created on first use: importing numpy.random is ~20 ms, most of what
 # `import retrograd` adds to `import numpy` (benchmarks/footprint.py).
@@ -296,3 +296,261 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     dt = _dtype(dtype, "randn") or np.dtype(np.float64)
     return _make(_alloc("randn", lambda: g.standard_normal(shape).astype(dt, copy=False), shape), device,
                  requires_grad)
+
+
+def _generator(generator, fn):
+    # generator=: an np.random.Generator (retrograd's own when None)
+    if generator is None:
+        return get_rng()
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError(f"{fn}(): argument 'generator' must be a numpy.random.Generator (for example "
+                        f"np.random.default_rng(seed)), not {type(generator).__name__}")
+    return generator
+
+
+def _int_bound(v, fn, arg):
+    if isinstance(v, Tensor) and v.numel() == 1:
+        v = v.item()
+    if isinstance(v, (builtins.bool, np.bool_)) or not hasattr(type(v), "__index__"):
+        if isinstance(v, (builtins.float, np.floating)) and builtins.float(v).is_integer():
+            return builtins.int(v)       # torch takes 10.0 as 10
+        raise TypeError(f"{fn}(): argument '{arg}' must be int, not {type(v).__name__}")
+    return operator.index(v)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Random integers drawn uniformly from ``[low, high)``.
+
+    torch's signatures: ``randint(high, size)`` or ``randint(low, high,
+    size)``, ``size`` a tuple of ints. The default dtype is int64, as in
+    torch.
+
+    Parameters
+    ----------
+    low : int, optional
+        The smallest value that may be drawn (default 0).
+    high : int
+        One above the largest value that may be drawn.
+    size : tuple of int
+        The result's shape.
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's (seeded by
+        :func:`manual_seed`).
+    dtype : dtype, optional
+        The result's dtype (default int64).
+    device : str or Device, optional
+        Where the result lives.
+    requires_grad : bool, optional
+        Only for floating dtypes, as in torch.
+
+    Returns
+    -------
+    Tensor
+        A tensor of shape ``size``.
+
+    Raises
+    ------
+    TypeError
+        ``size`` is missing or the bounds are not integers.
+    RuntimeError
+        ``low >= high`` (with a non-empty size), or requires_grad with an
+        integer dtype.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> x = rg.randint(0, 10, (2, 3))
+    >>> x.shape, x.dtype
+    ((2, 3), dtype('int64'))
+    >>> bool(((x >= 0) & (x < 10)).all())
+    True
+    """
+    if size is None:
+        if isinstance(high, (tuple, list)):            # randint(high, size)
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint(): missing the 'size' argument: call randint(high, size) or "
+                            "randint(low, high, size), with size a tuple of ints such as (3,)")
+    if high is None:
+        raise TypeError("randint(): missing the 'high' argument: call randint(high, size) or "
+                        "randint(low, high, size)")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be a tuple of ints, not {type(size).__name__}")
+    shape = _shape((tuple(size),), "randint")
+    lo, hi = _int_bound(low, "randint", "low"), _int_bound(high, "randint", "high")
+    dt = _dtype(dtype, "randint") or np.dtype(np.int64)
+    n = 1
+    for d in shape:
+        n *= d
+    if n and lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}; "
+                           "randint draws from [low, high)")
+    if requires_grad and dt.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients; pass a "
+                           "floating dtype to randint (dtype=rg.float64)")
+    g = _generator(generator, "randint")
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if n and (lo < info.min or hi - 1 > info.max):
+            raise RuntimeError(f"randint(): the range [{lo}, {hi}) does not fit in {dt}; pick a wider dtype")
+    make = lambda: g.integers(lo, hi, size=shape, dtype=np.int64, endpoint=False).astype(dt, copy=False)  # noqa: E731
+    return _make(_alloc("randint", make, shape), device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0, 1, ..., n - 1``.
+
+    Parameters
+    ----------
+    n : int
+        How many integers (``n >= 0``).
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's.
+    dtype : dtype, optional
+        The result's dtype (default int64, as torch).
+    device : str or Device, optional
+        Where the result lives.
+    requires_grad : bool, optional
+        Only for floating dtypes.
+
+    Returns
+    -------
+    Tensor
+        A 1-D tensor holding each of ``0 .. n-1`` once.
+
+    Raises
+    ------
+    TypeError
+        ``n`` is not an integer.
+    RuntimeError
+        ``n`` is negative, or requires_grad with an integer dtype.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> p = rg.randperm(5)
+    >>> sorted(p.tolist())
+    [0, 1, 2, 3, 4]
+    >>> p.dtype
+    dtype('int64')
+    """
+    n = _int_bound(n, "randperm", "n")
+    if n < 0:
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
+    dt = _dtype(dtype, "randperm") or np.dtype(np.int64)
+    if requires_grad and dt.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients; pass a "
+                           "floating dtype to randperm (dtype=rg.float64)")
+    if dt.kind in "iu" and n and n - 1 > np.iinfo(dt).max:
+        raise RuntimeError(f"randperm(): n={n} is too large for the dtype {dt}; pick a wider dtype")
+    g = _generator(generator, "randperm")
+    return _make(_alloc("randperm", lambda: g.permutation(n).astype(dt, copy=False), (n,)), device,
+                 requires_grad)
+
+
+def _random_like(fn, draw, t, dtype, device, requires_grad, generator, complex_scale=1.0):
+    arr = _like_input(t, fn)
+    dt = _dtype(dtype, fn) or np.dtype(arr.dtype)
+    if dt.kind not in "fc":
+        raise RuntimeError(f"{fn}(): expected a floating dtype, got {dt} (\"check_uniform_bounds\" not "
+                           f"implemented for it); pass dtype=rg.float64 or a floating input")
+    g = _generator(generator, fn)
+    shape = tuple(arr.shape)
+    dev = device if device is not None else (t.device if isinstance(t, Tensor) else None)
+    if dt.kind == "c":
+        real = np.finfo(dt).dtype
+
+        def make():
+            # torch: real and imaginary parts each uniform in [0, 1) (rand),
+            # or each of variance 1/2 (randn: complex_scale)
+            re = draw(g, shape) * complex_scale
+            im = draw(g, shape) * complex_scale
+            return (re.astype(real) + 1j * im.astype(real)).astype(dt)
+    else:
+        def make():
+            return draw(g, shape).astype(dt, copy=False)
+    return _make(_alloc(fn, make, shape), dev, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """A tensor shaped like ``input`` of numbers drawn uniformly from [0, 1).
+
+    Parameters
+    ----------
+    input : Tensor
+        Gives the shape, and the dtype and device unless given.
+    dtype : dtype, optional
+        A floating dtype (default: ``input``'s).
+    device : str or Device, optional
+        Default: ``input``'s device.
+    requires_grad : bool, optional
+        Make the result a leaf that requires grad.
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's.
+
+    Returns
+    -------
+    Tensor
+        The random tensor.
+
+    Raises
+    ------
+    TypeError
+        ``input`` is not a tensor.
+    RuntimeError
+        The dtype is not floating.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> r = rg.rand_like(rg.zeros(2, 3, dtype=rg.float32))
+    >>> r.shape, r.dtype
+    ((2, 3), dtype('float32'))
+    """
+    return _random_like("rand_like", lambda g, s: g.random(s), input, dtype, device, requires_grad, generator)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """A tensor shaped like ``input`` of standard normal numbers.
+
+    For a complex dtype the real and imaginary parts each have variance
+    1/2, as in torch.
+
+    Parameters
+    ----------
+    input : Tensor
+        Gives the shape, and the dtype and device unless given.
+    dtype : dtype, optional
+        A floating dtype (default: ``input``'s).
+    device : str or Device, optional
+        Default: ``input``'s device.
+    requires_grad : bool, optional
+        Make the result a leaf that requires grad.
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's.
+
+    Returns
+    -------
+    Tensor
+        The random tensor.
+
+    Raises
+    ------
+    TypeError
+        ``input`` is not a tensor.
+    RuntimeError
+        The dtype is not floating.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> rg.randn_like(rg.ones(4)).shape
+    (4,)
+    """
+    return _random_like("randn_like", lambda g, s: g.standard_normal(s), input, dtype, device, requires_grad,
+                        generator, complex_scale=np.sqrt(0.5))

@@ -356,3 +356,12 @@ cdef void _segment_add(object z, int k, object arr, object g):
         zm += acc.reshape(zm.shape)
     else:
         np.add.at(zm, flat, gm)
+
+
+cdef object k_t(object a):
+    # torch.t: the transpose of a matrix; 0-d and 1-d tensors are returned
+    # as they are (a view); more dims raise, as torch (use transpose/mT)
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D; use "
+                           "transpose(dim0, dim1) or .mT for batches of matrices")
+    return a.T

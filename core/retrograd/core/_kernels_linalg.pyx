@@ -420,3 +420,196 @@ cdef tuple k_extreme_dim(object a, object dim, bint keepdim, bint is_max):
     if not keepdim:
         return np.squeeze(values, axis=d), np.squeeze(idx, axis=d)
     return values, idx
+
+
+# --- sorting and selection (sort, argsort, topk) ---
+# torch's orders: NaN is larger than every number (last ascending, first
+# descending), equal elements keep their order when the sort is stable.
+# NumPy's stable sort already puts NaN last; a descending stable sort is the
+# ascending stable sort of the reversed dim, reversed back (equal elements
+# come out in their original order, NaN first). torch's CPU sort is stable
+# either way, so stable=False gives the same order (allowed: torch only
+# promises an order of ties for stable=True).
+cdef object _sort_indices(object arr, int d, bint descending):
+    if not descending:
+        return np.argsort(arr, axis=d, kind="stable").astype(np.int64, copy=False)
+    n = arr.shape[d]
+    rev = np.flip(arr, axis=d)
+    idx = np.flip(np.argsort(rev, axis=d, kind="stable"), axis=d)
+    return (n - 1 - idx).astype(np.int64, copy=False)
+
+
+cdef tuple k_sort(object a, object dim, bint descending, bint stable):
+    arr = _arr(k_real(a, "sort", True))
+    if arr.ndim == 0:
+        _wrap_dim(dim, 0)
+        return arr.copy(), _xp(arr).zeros((), dtype=np.int64)
+    d = _wrap_dim(dim, arr.ndim)
+    idx = _sort_indices(arr, d, descending)
+    return np.take_along_axis(arr, idx, axis=d), idx
+
+
+cdef object k_argsort(object a, object dim, bint descending, bint stable):
+    return k_sort(a, dim, descending, stable)[1]
+
+
+cdef tuple k_topk(object a, object k, object dim, bint largest, bint sorted):
+    # the k largest (smallest) along dim, in sorted order (torch's order for
+    # sorted=True; any order is allowed for sorted=False). Ties go to the
+    # lower index, which is one of the choices torch may make.
+    arr = _arr(k_real(a, "topk", True))
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    n = 1 if arr.ndim == 0 else arr.shape[_wrap_dim(dim, arr.ndim)]
+    if arr.ndim == 0:
+        _wrap_dim(dim, 0)
+    if k < 0 or k > n:
+        raise RuntimeError(f"selected index k out of range: k={k} for a dim of size {n} "
+                           f"(topk needs 0 <= k <= {n})")
+    if arr.ndim == 0:
+        return arr.copy(), _xp(arr).zeros((), dtype=np.int64)
+    d = _wrap_dim(dim, arr.ndim)
+    idx = _sort_indices(arr, d, largest)
+    idx = np.take(idx, np.arange(k), axis=d)
+    return np.take_along_axis(arr, idx, axis=d), idx
+
+
+cdef object k_any_all(object a, object dim, bint keepdim, bint is_any):
+    # torch's any/all: bool results (uint8 for a uint8 input), dim None (all
+    # dims), an int or a tuple of ints
+    arr = _arr(a)
+    axis = _axis_of(arr, dim)
+    if arr.ndim == 0 and axis is not None:
+        axis = None
+    out = (np.any if is_any else np.all)(arr, axis=axis, keepdims=keepdim)
+    out = _arr(out)
+    if keepdim and axis is None and arr.ndim:
+        out = out.reshape((1,) * arr.ndim)
+    if arr.dtype == np.uint8:
+        out = out.astype(np.uint8)
+    return out
+
+
+# --- eigh, qr, lstsq, pinv ---
+cdef tuple k_linalg_eigh(object a, object UPLO):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_square(a, "eigh")
+    try:
+        w, v = np.linalg.eigh(a, UPLO=UPLO)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.eigh: The algorithm failed to converge because the input matrix is "
+                          "ill-conditioned or has too many repeated eigenvalues") from None
+    return _arr(w), _arr(v)
+
+
+cdef tuple k_linalg_qr(object a, object mode):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+                           "(default), 'r', or 'complete'")
+    if np.ndim(a) < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if _arr(a).dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.qr: Expected a floating point or complex tensor as input. "
+                           f"Got {_arr(a).dtype}")
+    if mode == "r":
+        r = np.linalg.qr(a, mode="r")
+        # torch: Q is an empty tensor when mode='r'
+        return _xp(r).zeros((0,), dtype=_arr(a).dtype), _arr(r)
+    q, r = np.linalg.qr(a, mode=mode)
+    return _arr(q), _arr(r)
+
+
+cdef object _pinv_rcond(object a):
+    # torch's default tolerance: eps(dtype) * max(m, n) times the largest
+    # singular value
+    s = np.shape(a)
+    return np.finfo(_arr(a).dtype).eps * _bi.max(s[-1], s[-2])
+
+
+cdef object k_linalg_pinv(object a):
+    if np.ndim(a) < 2:
+        raise RuntimeError("linalg.pinv(A): The input tensor A must have at least 2 dimensions.")
+    if _arr(a).dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.pinv(A): Expected a floating point or complex tensor as input. "
+                           f"Got {_arr(a).dtype}")
+    s = np.shape(a)
+    if 0 in s[-2:]:
+        return _xp(a).zeros(tuple(s[:-2]) + (s[-1], s[-2]), dtype=_arr(a).dtype)
+    return np.linalg.pinv(a, rcond=_pinv_rcond(a))
+
+
+cdef bint _lstsq_vector_case(object a, object b):
+    return np.ndim(b) == np.ndim(a) - 1
+
+
+cdef tuple k_linalg_lstsq(object a, object b, object rcond, object driver):
+    # torch.linalg.lstsq on the CPU: the solution of min ||A X - B|| (the
+    # minimum-norm one for a rank-deficient A), batched with broadcasting.
+    # The drivers' extra results as torch returns them: residuals only for
+    # gelsd/gelss/gels with m > n and every matrix of full rank; the rank for
+    # gelsy/gelsd/gelss; the singular values for gelsd/gelss.
+    # gelsy's pivoted-QR rank decision is made here from the singular values
+    # (what gelsd does): the two agree except for a singular value within
+    # rounding of the tolerance.
+    if driver is None:
+        driver = "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss), got {driver}")
+    a, b = _arr(a), _arr(b)
+    if a.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        raise RuntimeError("torch.linalg.lstsq: Expected A and B to be floating point tensors, got "
+                           f"{a.dtype} and {b.dtype}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {a.dtype} and other's dtype {b.dtype}")
+    if a.ndim < b.ndim or a.ndim - b.ndim > 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    # torch's rule: B with one dim fewer than A is a (batch of) vector(s)
+    vec = _lstsq_vector_case(a, b)
+    bm = b[..., None] if vec else b
+    m, n = a.shape[-2], a.shape[-1]
+    if bm.shape[-2] != m:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2) "
+                           f"({m} != {bm.shape[-2]})")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    except ValueError:
+        raise RuntimeError(f"torch.linalg.lstsq: the batch dims of input {a.shape[:-2]} and other "
+                           f"{bm.shape[:-2]} do not broadcast") from None
+    k = bm.shape[-1]
+    nb = 1
+    for s_ in batch:
+        nb *= s_
+    A3 = np.broadcast_to(a, batch + (m, n)).reshape((nb, m, n))
+    B3 = np.broadcast_to(bm, batch + (m, k)).reshape((nb, m, k))
+    tol = np.finfo(a.dtype).eps * _bi.max(m, n) if rcond is None else rcond
+    X = np.zeros((nb, n, k), dtype=a.dtype)
+    ranks = np.zeros((nb,), dtype=np.int64)
+    svals = np.zeros((nb, _bi.min(m, n)), dtype=np.finfo(a.dtype).dtype)
+    res = np.zeros((nb, k), dtype=np.finfo(a.dtype).dtype)
+    for i in range(nb):
+        if m == 0 or n == 0 or k == 0:
+            continue            # nothing to solve: torch reports rank 0
+        x, r, rk, sv = np.linalg.lstsq(A3[i], B3[i], rcond=tol)
+        X[i], ranks[i], svals[i] = x, rk, sv
+        if np.size(r):
+            res[i] = r
+    X = X.reshape(batch + (n, k))
+    if vec:
+        X = X[..., 0]
+    empty = np.zeros((0,), dtype=np.finfo(a.dtype).dtype)
+    full_rank = bool(np.all(ranks == n))
+    residuals = (res.reshape(batch + ((k,) if not vec else ())) if driver != "gelsy" and m > n and full_rank
+                 else empty)
+    rank = ranks.reshape(batch) if driver != "gels" else np.zeros((0,), dtype=np.int64)
+    singular_values = svals.reshape(batch + (_bi.min(m, n),)) if driver in ("gelsd", "gelss") else empty.copy()
+    if driver == "gels" and not full_rank:
+        raise LinAlgError("torch.linalg.lstsq: The least squares solution could not be computed because the "
+                          "input matrix does not have full rank (driver 'gels' needs it; use 'gelsy', "
+                          "'gelsd' or 'gelss')")
+    return X, residuals, rank, singular_values

@@ -20,7 +20,7 @@ from retrograd.core._ops cimport (
 # the shape composites (Python-level functions of _ops) that methods below call
 from retrograd.core._ops import (  # no-cython-lint
     _copy_value, _rebuild_tensor, chunk, flatten, flip, index_select, masked_fill, movedim, narrow, repeat,
-    roll, split, squeeze, take_along_dim, tile, tril, triu, unsqueeze,
+    roll, split, squeeze, take_along_dim, tile, tril, triu, unbind, unsqueeze,
 )
 import builtins as _builtins
 import copy as _copy_mod
@@ -760,6 +760,18 @@ cdef class Tensor:
     def min(self, dim=None, keepdim=False):
         from retrograd.core._composites_reductions_linalg import min as _min
         return _min(self, dim, keepdim)
+
+    # sort/topk: composites (named tuples) over the _sort / _topk entries
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        from retrograd.core._composites_reductions_linalg import sort as _sort
+        return _sort(self, dim, descending, stable=stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        from retrograd.core._composites_reductions_linalg import topk as _topk
+        return _topk(self, k, dim, largest, sorted)
+
+    def unbind(self, dim=0):
+        return unbind(self, dim)
 
     # @@GENERATED_METHODS@@ gen_ops.py puts here one method per `methods:`/`inplace:` name of
     # derivatives.yaml (each calls its op's _op_<name>). To read them: the entry in

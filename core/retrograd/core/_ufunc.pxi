@@ -91,7 +91,7 @@ cdef object _array_ufunc(object ufunc, str method, tuple inputs, dict kwargs):
             # gradient, so no graph is dropped
             res = ufunc(*_arrays_of(inputs), **_arrays_of(extra))
             rs = res if isinstance(res, tuple) else (res,)
-            if all(np.asarray(r).dtype.kind in "biu" for r in rs):
+            if _builtins.all(np.asarray(r).dtype.kind in "biu" for r in rs):
                 return _wrap_results(res, inputs)
         what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
         if method == "__call__" and opname is not None:

@@ -1,5 +1,6 @@
 """retrograd.linalg (rg.linalg): torch.linalg's inv, solve, det, slogdet,
-norm (with vector_norm / matrix_norm), cholesky, svd and svdvals, batched over leading
+norm (with vector_norm / matrix_norm), cholesky, svd and svdvals, eigh and
+eigvalsh, qr and lstsq, batched over leading
 dims. Each is an entry of derivatives.yaml (private, reached from here) or
 a composite of entries; failures of a factorization raise
 ``rg.linalg.LinAlgError`` (a RuntimeError, as torch.linalg.LinAlgError)."""
@@ -14,7 +15,7 @@ from retrograd.core.abi import LinAlgError, Tensor, composite_op
 from retrograd.core._composites_reductions_linalg import return_types
 
 __all__ = ["inv", "solve", "det", "slogdet", "norm", "vector_norm", "matrix_norm", "cholesky",
-           "svd", "svdvals", "LinAlgError"]
+           "svd", "svdvals", "eigh", "eigvalsh", "qr", "lstsq", "LinAlgError"]
 
 
 def _tensor(x):
@@ -152,3 +153,191 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.norm: ord={ord!r} is a matrix norm: pass a 2-tuple dim")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+@composite_op('linalg_eigh')
+def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues and eigenvectors of symmetric matrices.
+
+    ``A = V @ diag(L) @ V.mT`` for each (symmetric) matrix of ``A``, with the
+    eigenvalues ``L`` in ascending order and orthonormal eigenvectors as the
+    columns of ``V``. Only the triangle named by ``UPLO`` is read.
+
+    As in torch, the eigenvectors are defined up to their signs, so
+    gradients are meaningful only for losses that do not depend on those
+    signs, and they are defined only for distinct eigenvalues: a repeated
+    eigenvalue divides by zero in the backward (inf or nan).
+
+    Parameters
+    ----------
+    A : Tensor
+        (..., n, n) symmetric matrices of a floating dtype.
+    UPLO : {'L', 'U'}, optional
+        Read the lower (default) or the upper triangle.
+
+    Returns
+    -------
+    (eigenvalues, eigenvectors) : retrograd.return_types.linalg_eigh
+        (..., n) eigenvalues and (..., n, n) eigenvectors; both
+        differentiable.
+
+    Raises
+    ------
+    RuntimeError
+        ``A`` is not a batch of square floating matrices, or ``UPLO`` is
+        neither 'L' nor 'U'.
+    LinAlgError
+        The algorithm did not converge.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[2., 1.], [1., 2.]], requires_grad=True)
+    >>> L, V = rg.linalg.eigh(A)
+    >>> L
+    tensor([1., 3.], grad_fn=<LinalgEighBackward0>)
+    >>> L.sum().backward()
+    >>> A.grad
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return return_types.linalg_eigh(*_abi._linalg_eigh_op(_tensor(A), UPLO))
+
+
+@composite_op('linalg_eigvalsh')
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues of symmetric matrices, ascending.
+
+    The eigenvalues of :func:`eigh`; their gradient (``V diag(g) V^T``)
+    needs the eigenvectors, which are computed along with them.
+
+    Parameters
+    ----------
+    A : Tensor
+        (..., n, n) symmetric matrices of a floating dtype.
+    UPLO : {'L', 'U'}, optional
+        Read the lower (default) or the upper triangle.
+
+    Returns
+    -------
+    Tensor
+        (..., n) eigenvalues in ascending order.
+
+    Raises
+    ------
+    RuntimeError
+        As :func:`eigh`.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.linalg.eigvalsh(rg.tensor([[2., 0.], [0., -1.]]))
+    tensor([-1.,  2.])
+    """
+    return eigh(A, UPLO).eigenvalues
+
+
+@composite_op('linalg_qr')
+def qr(A, mode="reduced", *, out=None):
+    """The QR decomposition ``A = Q @ R`` of each matrix of ``A``.
+
+    ``Q`` has orthonormal columns and ``R`` is upper triangular. With
+    ``mode='reduced'`` (the default) an (m, n) matrix gives Q (m, k) and R
+    (k, n), k = min(m, n); ``mode='complete'`` gives Q (m, m) and R (m, n);
+    ``mode='r'`` computes R only (Q is an empty tensor).
+
+    Gradients follow torch's rules: ``mode='r'`` is not differentiable (Q
+    is needed), nor is ``mode='complete'`` with more rows than columns
+    (part of Q is then arbitrary); both raise RuntimeError in backward.
+    The signs of R's diagonal are those LAPACK gives, as in torch.
+
+    Parameters
+    ----------
+    A : Tensor
+        (..., m, n) matrices of a floating dtype.
+    mode : {'reduced', 'complete', 'r'}, optional
+        Which factorization to compute.
+
+    Returns
+    -------
+    (Q, R) : retrograd.return_types.linalg_qr
+        The two factors.
+
+    Raises
+    ------
+    RuntimeError
+        ``A`` has fewer than 2 dims or is not floating, or ``mode`` is
+        unknown; in backward, for the modes above.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[3., 0.], [4., 5.]])
+    >>> Q, R = rg.linalg.qr(A)
+    >>> R
+    tensor([[-5., -4.],
+            [ 0.,  3.]])
+    >>> rg.linalg.qr(rg.ones(3, 2), mode="complete").Q.shape
+    (3, 3)
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+                           "(default), 'r', or 'complete'")
+    return return_types.linalg_qr(*_abi._linalg_qr_op(_tensor(A), mode))
+
+
+@composite_op('linalg_lstsq')
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X of ``A @ X = B`` for each matrix of ``A``.
+
+    Minimizes ``||A @ X - B||`` (the minimum-norm X where A has deficient
+    rank). ``B`` is (..., m, k), or (..., m) for one right-hand side; batch
+    dims broadcast. The other results are torch's for the chosen driver
+    (CPU default 'gelsy'): ``residuals`` and ``singular_values`` are empty
+    for 'gelsy'; 'gelsd' and 'gelss' give the singular values, and the
+    squared residuals where m > n and every matrix has full rank; 'gels'
+    gives no rank and needs full rank.
+
+    The solution is differentiable in A and B (through ``pinv(A) @ B``, as
+    torch's backward), where the rank of A does not change; the other
+    results are not. The rank comes from the singular values with tolerance
+    ``rcond * max singular value`` (default ``eps * max(m, n)``), which is
+    what gelsy decides except for a singular value within rounding of it.
+
+    Parameters
+    ----------
+    A : Tensor
+        (..., m, n) matrices of a floating dtype.
+    B : Tensor
+        (..., m, k) or (..., m) right-hand sides of A's dtype.
+    rcond : float, optional
+        Relative tolerance for the rank (default ``eps * max(m, n)``).
+    driver : {'gelsy', 'gelsd', 'gelss', 'gels'}, optional
+        Which LAPACK driver's results to return (default 'gelsy').
+
+    Returns
+    -------
+    (solution, residuals, rank, singular_values) : retrograd.return_types.linalg_lstsq
+        The named tuple torch returns.
+
+    Raises
+    ------
+    RuntimeError
+        Shapes or dtypes that do not match, or an unknown driver.
+    LinAlgError
+        driver='gels' with a rank-deficient A.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[1., 0.], [0., 1.], [1., 1.]])
+    >>> B = rg.tensor([1., 2., 3.])
+    >>> X = rg.linalg.lstsq(A, B).solution
+    >>> [round(v, 6) for v in X.tolist()]
+    [1.0, 2.0]
+    >>> rg.linalg.lstsq(A, B).rank
+    tensor(2)
+    """
+    return return_types.linalg_lstsq(*_abi._linalg_lstsq_op(_tensor(A), _tensor(B), rcond, driver))

@@ -138,3 +138,8 @@ NS_HELPERS |= {
     "sum_backward_batched", "mean_backward_batched", "matmul_backward_batched",
     "reshape_backward_batched", "transpose_backward_batched", "permute_backward_batched",
 }
+
+# --- sort/topk, eigh, qr, pinv, lstsq (end of _formula_helpers_linalg.pxi) ---
+PRIMITIVES["t"] = ("k_t", "_op_t")
+NS_HELPERS |= {"eigh_backward", "eigh_jvp", "qr_backward", "qr_jvp", "pinv_backward", "pinv_jvp",
+               "lstsq_backward", "lstsq_jvp"}
