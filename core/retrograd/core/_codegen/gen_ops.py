@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import docs  # noqa: E402
 import formulas as V  # noqa: E402
 import gen_jvp  # noqa: E402
 import gen_multi  # noqa: E402
@@ -157,6 +158,8 @@ KNOWN_KEYS.add("node")
 # `fast_kernel: expr`: a C loop tried before `kernel` (same result, bit for
 # bit, where it applies; None where it does not: see _elementwise_loops.pyx)
 KNOWN_KEYS.add("fast_kernel")
+# `doc: |` the numpydoc body of the op's docstring (_codegen/docs.py)
+KNOWN_KEYS.add("doc")
 # `name: op(...) -> (Tensor a, Tensor b)`, `output_differentiability:`, JVP
 # formulas keyed by result name: entries with several results (gen_multi.py)
 KNOWN_KEYS |= gen_multi.KNOWN_KEYS
@@ -237,6 +240,11 @@ def load(path):
         e.raw["__batched__"] = _batching_formulas(e, where)
         check_entry(e, where, kernels)
         check_methods(e, where)
+        if "doc" in raw:
+            try:
+                docs.check(raw["doc"], name, e.public)
+            except docs.DocError as exc:
+                raise TableError(f"{where}: {exc}")
         entries.append(e)
     return entries
 
@@ -861,7 +869,7 @@ def emit_op(e, saved, uses, out):
 def emit_python_wrapper(e, w):
     """The Python-level function `<name>(...)` calling the C-level `_op_<name>`."""
     w(f"def {e.name}({_pyparams(e)}):")
-    w(f'    """{e.raw["name"]}: see derivatives.yaml line {e.line}."""')
+    w(docs.literal(docs.function_doc(e), "    "))
     w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
     w("")
 
@@ -888,6 +896,7 @@ def emit_methods(e, out):
         else:
             params = _pyparams(e, skip_first=True)
             w(f"    def {mname}(self{', ' + params if params else ''}):")
+            w(docs.literal(docs.method_doc(e, mname), "        "))
             args = ", ".join(["self"] + [p.name for p in e.params[1:]])
             w(f"        return _op_{e.name}({args})")
         w("")
@@ -1037,6 +1046,7 @@ def emit_inplace_methods(e, out):
         else:
             params = _pyparams(e, skip_first=True)
             w(f"    def {mname}(self{', ' + params if params else ''}):")
+            w(docs.literal(docs.method_doc(e, mname, inplace=True), "        "))
             args = [p.name for p in e.params[1:]]
         tup = "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"
         w(f'        return _inplace_call(self, _ip_{e.name}, {tup}, "{mname}")')
@@ -1211,6 +1221,7 @@ def main(argv):
             "public": e.public,
             "nondifferentiable": e.nondifferentiable,
             "line": e.line,
+            "doc": e.raw.get("doc"),
             # True: runs once on a batch as it is; a dict: its batching formulas
             "batched": e.raw.get("__batched__") or e.raw.get("batched") is True,
         }

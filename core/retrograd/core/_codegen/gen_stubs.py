@@ -23,6 +23,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import docs  # noqa: E402
 from gen_ops import TableError, load  # noqa: E402
 
 sys.path.pop(0)
@@ -118,9 +119,18 @@ def _params(e, params) -> list:
     return out
 
 
+def _def(head: str, doc: str | None, indent: str) -> str:
+    """`head` (`def f(...) -> T`) with docstring `doc` as its body (editors show
+    it: they cannot read the compiled module's), or `...` without one."""
+    if doc is None:
+        return f"{indent}{head}: ...\n"
+    return f"{indent}{head}:\n{docs.literal(doc, indent + '    ')}\n"
+
+
 def function(e) -> str:
-    doc = f"# {e.raw['name']}: derivatives.yaml line {e.line}\n"
-    return doc + f"def {e.name}({', '.join(_params(e, e.params))}) -> {_returns(e)}: ...\n"
+    where = f"# {e.raw['name']}: derivatives.yaml line {e.line}\n"
+    doc = docs.function_doc(e) if e.raw.get("doc") else None
+    return where + _def(f"def {e.name}({', '.join(_params(e, e.params))}) -> {_returns(e)}", doc, "")
 
 
 def methods(e) -> list:
@@ -138,15 +148,32 @@ def methods(e) -> list:
             out.append(f"    def {mname}(self) -> {ret}: ...\n")
         else:
             params = ["self"] + _params(e, e.params[1:])
-            out.append(f"    def {mname}({', '.join(params)}) -> {ret}: ...\n")
+            doc = docs.method_doc(e, mname) if e.raw.get("doc") else None
+            out.append(_def(f"def {mname}({', '.join(params)}) -> {ret}", doc, "    "))
     for mname in e.raw.get("__inplace__", []):
         if mname.startswith("__"):
             other = f", other: {_type(e, e.params[1])}" if binary else ""
             out.append(f"    def {mname}(self{other}) -> Tensor: ...\n")
         else:
             params = ["self"] + _params(e, e.params[1:])
-            out.append(f"    def {mname}({', '.join(params)}) -> Tensor: ...\n")
+            doc = docs.method_doc(e, mname, inplace=True) if e.raw.get("doc") else None
+            out.append(_def(f"def {mname}({', '.join(params)}) -> Tensor", doc, "    "))
     return out
+
+
+def _builtin_types(lines):
+    """Class Tensor's lines with `int`, `float` and `bool` spelled through
+    builtins (its methods of those names shadow them there); comments and
+    docstrings as they are."""
+    in_doc = False
+    for line in lines:
+        quotes = line.count('"""')
+        if in_doc or line.lstrip().startswith(("#", '"""')):
+            yield line
+        else:
+            yield re.sub(r"(?<![\w.])(?<!def )(int|float|bool)\b(?!\()", r"builtins.\1", line)
+        if quotes % 2:
+            in_doc = not in_doc
 
 
 def render(entries, template: str) -> str:
@@ -184,9 +211,7 @@ def render(entries, template: str) -> str:
     # (Tensor.int(), ...): the types are spelled through builtins there
     before, rest = text.split("\nclass Tensor:", 1)
     body, after = rest.split("\n\n\n", 1)
-    body = "\n".join(line if line.lstrip().startswith(("#", '"""')) else
-                     re.sub(r"(?<![\w.])(?<!def )(int|float|bool)\b(?!\()", r"builtins.\1", line)
-                     for line in body.split("\n"))
+    body = "\n".join(_builtin_types(body.split("\n")))
     text = before + "\nclass Tensor:" + body + "\n\n\n" + after
     text = put(text, MARK_NODES, "".join(nodes).rstrip("\n"))
     text = put(text, MARK_OPS, "\n".join(ops) + f"\n__all__ += {sorted(names)!r}\n")
