@@ -364,8 +364,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     >>> x = rg.randint(0, 10, (2, 3))
     >>> x.shape, x.dtype
     ((2, 3), dtype('int64'))
-    >>> bool(((x >= 0) & (x < 10)).all())
-    True
+    >>> bool((x >= 0).all()), bool((x < 10).all())
+    (True, True)
     """
     if size is None:
         if isinstance(high, (tuple, list)):            # randint(high, size)
@@ -373,9 +373,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         else:
             raise TypeError("randint(): missing the 'size' argument: call randint(high, size) or "
                             "randint(low, high, size), with size a tuple of ints such as (3,)")
-    if high is None:
-        raise TypeError("randint(): missing the 'high' argument: call randint(high, size) or "
-                        "randint(low, high, size)")
+    if high is None:                                   # randint(high, size=...)
+        low, high = 0, low
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' must be a tuple of ints, not {type(size).__name__}")
     shape = _shape((tuple(size),), "randint")
