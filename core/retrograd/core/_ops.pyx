@@ -33,6 +33,7 @@ include "_inplace.pxi"
 include "_copy_slices.pxi"
 include "_formula_helpers.pxi"     # formula helpers (the table's backward formulas), by topic
 include "_formula_helpers_linalg.pxi"
+include "_formula_helpers_decompositions.pxi"   # sort/topk, eigh, qr, pinv, lstsq
 include "_formula_helpers_elementwise.pxi"
 include "_batched_formulas.pxi"    # the table's `batched:` formulas
 include "_generated_ops.pxi"

@@ -139,7 +139,7 @@ NS_HELPERS |= {
     "reshape_backward_batched", "transpose_backward_batched", "permute_backward_batched",
 }
 
-# --- sort/topk, eigh, qr, pinv, lstsq (end of _formula_helpers_linalg.pxi) ---
+# --- sort/topk, eigh, qr, pinv, lstsq (_formula_helpers_decompositions.pxi) ---
 PRIMITIVES["t"] = ("k_t", "_op_t")
 NS_HELPERS |= {"eigh_backward", "eigh_jvp", "qr_backward", "qr_jvp", "pinv_backward", "pinv_jvp",
                "lstsq_backward", "lstsq_jvp"}
