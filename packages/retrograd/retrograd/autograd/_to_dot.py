@@ -1,0 +1,3 @@
+"""rg.autograd.graph.to_dot: a Graphviz picture of the backward graph."""
+
+__all__: list[str] = []

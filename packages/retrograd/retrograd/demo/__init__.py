@@ -1,0 +1,2 @@
+"""The retrograd demo: ``python -m retrograd.demo`` trains a small CNN on
+digits it renders itself (nothing is downloaded)."""

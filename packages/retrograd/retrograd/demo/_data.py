@@ -1,0 +1,3 @@
+"""The demo's data set, rendered procedurally (nothing is downloaded)."""
+
+__all__: list[str] = []

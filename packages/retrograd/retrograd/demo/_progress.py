@@ -1,0 +1,3 @@
+"""A live progress line for the demo (tqdm when installed)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""rg.nn.init: in-place initialisation of parameters, with torch's distributions."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""BatchNorm1d and BatchNorm2d."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Conv1d and Conv2d."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Dropout."""
+
+__all__: list[str] = []

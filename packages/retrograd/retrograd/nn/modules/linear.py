@@ -1,0 +1,3 @@
+"""Identity, Linear and Bilinear."""
+
+__all__: list[str] = []

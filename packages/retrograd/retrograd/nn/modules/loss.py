@@ -1,0 +1,3 @@
+"""Loss layers: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCEWithLogitsLoss, HuberLoss."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""LayerNorm."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Adagrad."""
+
+__all__: list[str] = []

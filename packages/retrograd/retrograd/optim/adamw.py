@@ -1,0 +1,3 @@
+"""AdamW."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""rg.optim.lr_scheduler: learning-rate schedules."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""RMSprop."""
+
+__all__: list[str] = []

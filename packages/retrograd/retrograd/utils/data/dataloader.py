@@ -1,0 +1,3 @@
+"""DataLoader and the default collate."""
+
+__all__: list[str] = []

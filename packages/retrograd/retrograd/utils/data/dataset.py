@@ -1,0 +1,3 @@
+"""Datasets: Dataset, TensorDataset, Subset, random_split."""
+
+__all__: list[str] = []
