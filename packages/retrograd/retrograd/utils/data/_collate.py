@@ -52,13 +52,13 @@ def default_convert(data: Any) -> Any:
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import default_convert
     >>> default_convert(np.array([1, 2]))
     tensor([1, 2])
     >>> default_convert({"x": np.float32(1.5), "n": 3})
-    {'x': tensor(1.5000, dtype=float32), 'n': 3}
+    {'x': tensor(1.5, dtype=float32), 'n': 3}
     >>> default_convert((np.zeros(1), "label"))
     [tensor([0.]), 'label']
     """
@@ -249,8 +249,8 @@ def default_collate(batch) -> Any:
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import default_collate
     >>> default_collate([0, 1, 2])
     tensor([0, 1, 2])

@@ -150,8 +150,8 @@ class DataLoader(Generic[T_co]):
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import DataLoader, TensorDataset
     >>> x = rg.arange(10.0).reshape(5, 2)
     >>> y = rg.tensor([0, 1, 0, 1, 1])
@@ -254,7 +254,7 @@ class DataLoader(Generic[T_co]):
             else:
                 sampler = SequentialSampler(dataset)  # type: ignore[arg-type]
         if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type]
 
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -321,7 +321,7 @@ class DataLoader(Generic[T_co]):
                     return length // self.batch_size
                 return -(-length // self.batch_size)
             return length
-        return len(self._index_sampler)  # type: ignore[arg-type]
+        return len(self._index_sampler)
 
 
 class _SingleProcessDataLoaderIter:
@@ -340,7 +340,7 @@ class _SingleProcessDataLoaderIter:
         self._sampler_iter = iter(loader._index_sampler)
         self._iterable = loader._dataset_kind == "iterable"
         if self._iterable:
-            self._dataset_iter = iter(self._dataset)  # type: ignore[call-overload]
+            self._dataset_iter = iter(self._dataset)
             self._ended = False
         self._gather = (self._auto_collation and not self._iterable and self._collate_fn is default_collate
                         and _plain_tensor_source(self._dataset))
@@ -359,7 +359,7 @@ class _SingleProcessDataLoaderIter:
             if self._gather:
                 idx = np.asarray(index)
                 if idx.ndim == 1 and idx.size and idx.dtype.kind in "iu":
-                    return self._dataset._gather_batch(index)  # type: ignore[attr-defined]
+                    return self._dataset._gather_batch(index)
             getitems = getattr(self._dataset, "__getitems__", None)
             data = getitems(index) if callable(getitems) else [self._dataset[i] for i in index]
             return self._collate_fn(data)
@@ -377,6 +377,6 @@ class _SingleProcessDataLoaderIter:
             except StopIteration:
                 self._ended = True
                 break
-        if not data or (self._drop_last and len(data) < self._batch_size):  # type: ignore[operator]
+        if not data or (self._drop_last and len(data) < self._batch_size):
             raise StopIteration
         return self._collate_fn(data)

@@ -330,14 +330,14 @@ class ChainDataset(IterableDataset):
         """Yield the samples of every dataset in turn."""
         for d in self.datasets:
             self._check(d)
-            yield from d
+            yield from d  # type: ignore[misc]
 
     def __len__(self) -> int:
         """The sum of the datasets' lengths (each must define ``__len__``)."""
         total = 0
         for d in self.datasets:
             self._check(d)
-            total += len(d)
+            total += len(d)  # type: ignore[arg-type]
         return total
 
 
@@ -389,7 +389,7 @@ class Subset(Dataset):
     def _gather_batch(self, indices):
         # DataLoader's fast path, passed on to the wrapped dataset (a
         # random_split of a TensorDataset is the common case).
-        return self.dataset._gather_batch([self.indices[i] for i in indices])  # type: ignore[attr-defined]
+        return self.dataset._gather_batch([self.indices[i] for i in indices])
 
 
 def _split_lengths(n: int, lengths: Sequence[Any]) -> list:
@@ -451,8 +451,8 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import TensorDataset, random_split
     >>> ds = TensorDataset(rg.arange(10))
     >>> train, test = random_split(ds, [0.7, 0.3], generator=np.random.default_rng(0))

@@ -28,7 +28,7 @@ def _rng(generator):
 
 def _is_positive_int(x) -> bool:
     # bool is an int to Python, never a valid count to torch
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and x > 0
+    return bool(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and x > 0)
 
 
 class Sampler(Generic[T_co]):
@@ -119,8 +119,8 @@ class RandomSampler(Sampler[int]):
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import RandomSampler
     >>> s = RandomSampler(range(5), generator=np.random.default_rng(0))
     >>> sorted(s)
@@ -137,8 +137,10 @@ class RandomSampler(Sampler[int]):
         self.generator = generator
         if not isinstance(self.replacement, bool):
             raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
-        if not _is_positive_int(self.num_samples):
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+        # torch's test here is isinstance(num_samples, int), which lets a bool through
+        n = self.num_samples
+        if not (isinstance(n, (int, np.integer)) and n > 0):
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={n}")
 
     @property
     def num_samples(self) -> int:
@@ -177,8 +179,8 @@ class SubsetRandomSampler(Sampler[int]):
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import SubsetRandomSampler
     >>> s = SubsetRandomSampler([4, 7, 9], generator=np.random.default_rng(0))
     >>> sorted(s), len(s)
@@ -224,8 +226,8 @@ class WeightedRandomSampler(Sampler[int]):
 
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> from retrograd.utils.data import WeightedRandomSampler
     >>> s = WeightedRandomSampler([0.0, 1.0, 0.0], 4, generator=np.random.default_rng(0))
     >>> list(s)
