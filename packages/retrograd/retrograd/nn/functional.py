@@ -30,14 +30,12 @@ __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
     "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
     "dropout", "layer_norm", "embedding", "relu", "relu_", "gelu", "silu", "softplus",
-    "sigmoid", "tanh", "pad",
+    "sigmoid", "tanh", "pad", "leaky_relu", "leaky_relu_", "elu", "elu_", "batch_norm", "one_hot", "l1_loss",
+    "huber_loss", "adaptive_avg_pool2d", "bilinear",
 ]
 
 # an int, or one per spatial dim (torch's _size_2_t)
 _Size2 = int | tuple[int, int]
-
-# torch.nn.functional.pad: core's shape op (the same function as rg.pad)
-pad = _c.pad
 
 
 def _not_a_tensor(x, what):
@@ -131,6 +129,33 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out
 
 
+@composite_op('bilinear')
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    x1, x2, w = _t(input1, "input1"), _t(input2, "input2"), _t(weight, "weight")
+    if x1.ndim != x2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}")
+    for d in range(x1.ndim - 1):
+        if x1.shape[d] != x2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                               f"{x1.shape[d]} and {x2.shape[d]}")
+    if w.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out_features, in1_features, in2_features), got "
+                           f"weight of size {list(w.shape)}")
+    if x1.shape[-1] != w.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {x1.shape[-1]} but "
+                           f"expected {w.shape[1]}")
+    if x2.shape[-1] != w.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {x2.shape[-1]} but "
+                           f"expected {w.shape[2]}")
+    if bias is not None and tuple(_arr(bias, "bias").shape) != (w.shape[0],):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {_arr(bias).shape[0]} but "
+                           f"expected {w.shape[0]}")
+    out = _c.einsum("...i,oij,...j->...o", x1, w, x2)
+    if bias is not None:
+        out = _c.add(out, bias)
+    return out
+
+
 # -- activations (torch.nn.functional's spellings of the elementwise ops) ------
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -165,6 +190,130 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def tanh(input: Tensor) -> Tensor:
     return _c.tanh(_t(input))
+
+
+def _floating(x, fn):
+    # torch has no kernel of these activations, norms and pools for integer
+    # or bool input
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{fn}" not implemented for {x.dtype} input, as in torch; convert it first, '
+                                  "e.g. input.float()")
+
+
+def _write_back(input, result):
+    # torch's in-place activations: `result` was computed from a copy of
+    # `input` (so no op saved the buffer it overwrites), then copied into
+    # it as one tracked in-place write; a leaf that requires grad raises
+    input[...] = result
+    return input
+
+
+@composite_op('leaky_relu')
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    x = _t(input)
+    _floating(x, "leaky_relu")
+    src = x.clone() if inplace else x
+    # x > 0 picks x, else slope * x: at 0 the gradient is the slope, as torch's
+    out = _c.where(_arr(src) > 0, src, _c.mul(src, negative_slope))
+    return _write_back(x, out) if inplace else out
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+@composite_op('elu')
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    x = _t(input)
+    _floating(x, "elu")
+    src = x.clone() if inplace else x
+    pos = _arr(src) > 0
+    # expm1 sees only the non-positive part: exp of a large x would overflow,
+    # and inf * 0 in the unused branch's gradient would be NaN. At 0 the
+    # gradient is alpha, as torch's
+    neg = _c.mul(_c.expm1(_c.where(pos, 0.0, src)), alpha)
+    out = _c.where(pos, src, neg)
+    return _write_back(x, out) if inplace else out
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+# --- padding -------------------------------------------------------------------------
+
+# the input ranks that torch's non-constant padding accepts, by pad length
+_PAD_RANKS = {2: (2, 3), 4: (3, 4), 6: (4, 5)}
+
+
+def _pad_source_index(mode, n, left, right, d, shape):
+    """Which element along a dim of size n each padded position reads.
+    reflect and replicate index the uncropped dim (a negative pad crops
+    what they read); circular first crops, then wraps within what is left,
+    as torch's _pad_circular."""
+    if mode == "circular":
+        lo, hi = max(-left, 0), n - max(-right, 0)
+        m = hi - lo
+        if m < 0:
+            raise RuntimeError(f"pad: negative padding ({left}, {right}) removes more than dim {d}'s size {n}")
+        lpad, rpad = max(left, 0), max(right, 0)
+        if lpad > m or rpad > m:
+            raise RuntimeError(f"Padding value causes wrapping around more than once. (padding ({left}, "
+                               f"{right}) at dimension {d} of input {shape}: each side may pad at most the "
+                               f"{m} elements the dim keeps)")
+        return lo + np.arange(-lpad, m + rpad) % max(m, 1)
+    size = n + left + right
+    if size < 0:
+        raise RuntimeError(f"pad: padding ({left}, {right}) at dimension {d} of input {shape} gives a negative "
+                           f"output size {size}")
+    pos = np.arange(-left, n + right)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if left >= n or right >= n:
+        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                           f"but got: padding ({left}, {right}) at dimension {d} of input {shape}")
+    pos = np.abs(pos)
+    return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
+
+
+@composite_op('pad')
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    x = _t(input)
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    p = _int_tuple(pad, "pad", "pad")
+    if mode == "constant":
+        return _c.pad(x, p, "constant", value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}: use 'constant', 'reflect', 'replicate' "
+                                  "or 'circular'")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if len(p) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    shape = list(x.shape)
+    ranks = _PAD_RANKS.get(len(p))
+    if ranks is None or x.ndim not in ranks:
+        raise NotImplementedError(
+            f"Padding size {len(p)} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode != "circular" and any(s == 0 for s in shape[x.ndim - ranks[0]:]):
+        raise RuntimeError(f"Expected {ranks[0]}D or {ranks[1]}D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: {shape}")
+    out = x
+    for i in range(len(p) // 2):
+        d = x.ndim - 1 - i
+        left, right = p[2 * i], p[2 * i + 1]
+        n = out.shape[d]
+        idx = _pad_source_index(mode, n, left, right, d, shape)
+        if idx.shape[0] != n or (idx != np.arange(n)).any():
+            # one integer-array index: repeated sources accumulate their
+            # gradients in getitem's backward
+            out = _c.getitem(out, (slice(None),) * d + (_on_device(idx, x._array),))
+    return _c.clone(out) if out is x else out
 
 
 def _conv_padding(padding, ksize, dilation, stride):
@@ -284,6 +433,58 @@ def avg_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None,
                divisor_override: int | None = None) -> Tensor:
     return _c.avg_pool2d(input, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
                          divisor_override)
+
+
+def _adaptive_size(output_size, shape):
+    """torch's output_size for adaptive pooling: an int for both dims or a
+    pair whose None entries keep the input's size."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 2:
+            raise RuntimeError(f"adaptive_avg_pool2d: output_size must be 2, got {tuple(output_size)}")
+        sizes = output_size
+    else:
+        sizes = (output_size, output_size)
+    out = []
+    for s, n in zip(sizes, shape):
+        if s is None:
+            out.append(n)
+            continue
+        out.append(_int_tuple(s, "output_size", "adaptive_avg_pool2d")[0])
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{out[0]}, {out[1]}}}")
+    return tuple(out)
+
+
+def _adaptive_matrix(n, m, dtype):
+    # (m, n): row i averages input positions floor(i*n/m) .. ceil((i+1)*n/m)-1
+    a = np.zeros((m, n), dtype=dtype)
+    for i in range(m):
+        start, end = (i * n) // m, -((-(i + 1) * n) // m)
+        a[i, start:end] = 1.0 / (end - start)
+    return a
+
+
+@composite_op('adaptive_avg_pool2d')
+def adaptive_avg_pool2d(input: Tensor, output_size: int | None | tuple[int | None, int | None]) -> Tensor:
+    x = _t(input)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(x.shape)}")
+    for d in range(x.ndim - 3, x.ndim):
+        if x.shape[d] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(x.shape)} with dimension {d} being empty")
+    _floating(x, "adaptive_avg_pool2d")
+    H, W = x.shape[-2:]
+    oh, ow = _adaptive_size(output_size, (H, W))
+    if oh and ow and H % oh == 0 and W % ow == 0:
+        # equal windows that tile the input: a plain average pool
+        return _c.avg_pool2d(x, (H // oh, W // ow), (H // oh, W // ow))
+    # windows of unequal or overlapping extent: averaging matrices on each
+    # side, rows (oh, H) @ x @ columns (W, ow)
+    rows = _wrap(_on_device(_adaptive_matrix(H, oh, x.dtype), x._array), device=x.device)
+    cols = _wrap(_on_device(_adaptive_matrix(W, ow, x.dtype).T.copy(), x._array), device=x.device)
+    return _c.matmul(_c.matmul(rows, x), cols)
 
 
 # --- softmax family ----------------------------------------------------------------
@@ -500,14 +701,63 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 @composite_op('mse_loss')
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-             reduction: str = "mean") -> Tensor:
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
+    _size_warning(input, target)
+    d = _c.sub(input, target)
+    return _weighted_reduce(_c.mul(d, d), input, weight, reduction, True)
+
+
+def _size_warning(input, target):
     if np.shape(_arr(input)) != np.shape(_arr(target)):
         warnings.warn(f"Using a target size ({list(np.shape(_arr(target)))}) that is different to the "
                       f"input size ({list(np.shape(_arr(input)))}). This will likely lead to incorrect "
-                      "results due to broadcasting. Please ensure they have the same size.", stacklevel=2)
-    d = _c.sub(input, target)
-    return _reduce(_c.mul(d, d), reduction)
+                      "results due to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted_reduce(loss, input, weight, reduction, mean_over_weight):
+    """Reduce an elementwise loss, with torch's optional elementwise weight
+    (the input's shape). torch's weighted 'mean' differs by loss: l1 and mse
+    divide by the sum of the weights, huber by the number of elements."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if np.shape(_arr(weight, "weight")) != np.shape(_arr(input)):
+        raise ValueError(f"Weights and input must have the same size. (weight of shape "
+                         f"{list(np.shape(_arr(weight)))}, input of shape {list(np.shape(_arr(input)))})")
+    loss = _c.mul(loss, weight)
+    if reduction == "mean" and mean_over_weight:
+        return _c.div(_c.sum(loss), _c.sum(weight) if isinstance(weight, Tensor) else _arr(weight).sum())
+    return _reduce(loss, reduction)
+
+
+@composite_op('l1_loss')
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    _size_warning(input, target)
+    x = _t(input)
+    if x.dtype.kind not in "fc" and reduction == "mean":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {x.dtype}")
+    return _weighted_reduce(_c.abs(_c.sub(x, target)), x, weight, reduction, True)
+
+
+@composite_op('huber_loss')
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    reduction = _reduction(None, None, reduction)
+    if not delta > 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
+    _size_warning(input, target)
+    x = _t(input)
+    _floating(x, "huber_loss")
+    d = _c.sub(x, target)
+    small = np.abs(_arr(d)) < delta
+    # 0.5 * d**2 inside |d| < delta, delta * (|d| - delta / 2) outside; the
+    # two agree in value and slope at |d| == delta
+    quad = _c.mul(_c.mul(d, d), 0.5)
+    lin = _c.mul(_c.sub(_c.abs(d), 0.5 * delta), delta)
+    return _weighted_reduce(_c.where(small, quad, lin), x, weight, reduction, False)
 
 
 @composite_op('binary_cross_entropy_with_logits')
@@ -580,6 +830,97 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     if bias is not None:
         y = _c.add(y, bias)
     return y
+
+
+def _check_stat(t, name, C):
+    if t is not None and _arr(t, name).size != C:
+        raise RuntimeError(f"{name} should contain {C} elements not {_arr(t).size}")
+
+
+@composite_op('batch_norm')
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    x = _t(input)
+    if x.ndim < 2:
+        raise RuntimeError(f"batch_norm: expected an input of shape (N, C) or (N, C, *), got input of size "
+                           f"{list(x.shape)}")
+    C = x.shape[1]
+    for t, name in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
+                    (bias, "bias")):
+        _check_stat(t, name, C)
+    _floating(x, "batch_norm")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    for t, name in ((running_mean, "running_mean"), (running_var, "running_var")):
+        if isinstance(t, Tensor) and t.requires_grad and _c.is_grad_enabled():
+            # as torch: the running statistics are state, not inputs to differentiate
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True: pass {name}.detach().")
+    dims = (0,) + tuple(range(2, x.ndim))
+    count = x.numel() // C if C else 0
+    shape = (C,) + (1,) * (x.ndim - 2)     # broadcasts against (N, C, *)
+    if training:
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(x.shape)}")
+        mean = _c.mean(x, dims, True)
+        xc = _c.sub(x, mean)
+        var = _c.mean(_c.mul(xc, xc), dims, True)      # biased: what normalises the batch
+        y = _c.mul(xc, _c.pow(_c.add(var, eps), -0.5))
+        _update_running_stats(running_mean, running_var, _arr(mean).reshape(C), _arr(var).reshape(C),
+                              count, momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined "
+                               "in evaluation mode: pass the running statistics, or training=True to "
+                               "normalise with the batch's own")
+        rm = _c.reshape(_t(running_mean, "running_mean"), shape)
+        rv = _c.reshape(_t(running_var, "running_var"), shape)
+        y = _c.mul(_c.sub(x, rm), _c.pow(_c.add(rv, eps), -0.5))
+    if weight is not None:
+        y = _c.mul(y, _c.reshape(_t(weight, "weight"), shape))
+    if bias is not None:
+        y = _c.add(y, _c.reshape(_t(bias, "bias"), shape))
+    return y
+
+
+def _update_running_stats(running_mean, running_var, mean, var, count, momentum):
+    """torch's running statistics, updated in place without grad:
+    stat = momentum * batch_stat + (1 - momentum) * stat, the variance
+    unbiased (var * n / (n - 1))."""
+    with _c.no_grad():
+        if running_mean is not None:
+            new = momentum * mean + (1 - momentum) * _arr(running_mean)
+            running_mean.copy_(_wrap(new.astype(running_mean.dtype, copy=False), device=running_mean.device))
+        if running_var is not None:
+            unbiased = var * (count / (count - 1))
+            new = momentum * unbiased + (1 - momentum) * _arr(running_var)
+            running_var.copy_(_wrap(new.astype(running_var.dtype, copy=False), device=running_var.device))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    a = _arr(tensor, "tensor")
+    if a.dtype != np.int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor. (got {a.dtype}: "
+                           "convert the indices with .long())")
+    num_classes = _int_tuple(num_classes, "num_classes", "one_hot")[0]
+    if num_classes < -1:
+        raise RuntimeError(f"one_hot: num_classes must be -1 (one more than the largest index) or at least 0, "
+                           f"got {num_classes}")
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size and int(a.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if a.size and int(a.max()) >= num_classes:
+        raise RuntimeError(f"Class values must be smaller than num_classes. (largest {int(a.max())}, "
+                           f"num_classes={num_classes})")
+    out = (a[..., None] == _on_device(np.arange(num_classes), a)).astype(np.int64)
+    return _wrap(out, device=tensor.device if isinstance(tensor, Tensor) else None)
 
 
 @composite_op('embedding')
