@@ -74,7 +74,7 @@ def calculate_gain(nonlinearity: _Nonlinearity, param: int | float | None = None
     >>> rg.nn.init.calculate_gain("tanh")
     1.6666666666666667
     >>> round(rg.nn.init.calculate_gain("leaky_relu", 0.2), 6)
-    1.386750
+    1.38675
     """
     if nonlinearity in _LINEAR_FNS or nonlinearity == "sigmoid":
         return 1
@@ -280,7 +280,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.manual_seed(0)
+    >>> _ = rg.manual_seed(0)
     >>> w = rg.nn.init.trunc_normal_(rg.empty(100, 100), std=0.02, a=-0.04, b=0.04)
     >>> bool((w.abs() <= 0.04).numpy().all())
     True
@@ -497,7 +497,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: np.random.Gener
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.manual_seed(0)
+    >>> _ = rg.manual_seed(0)
     >>> w = rg.nn.init.xavier_normal_(rg.empty(400, 600))
     >>> round(float(w.std()), 3)        # sqrt(2 / 1000)
     0.045
@@ -608,7 +608,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: _FanMode = "fan_in",
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.manual_seed(0)
+    >>> _ = rg.manual_seed(0)
     >>> w = rg.nn.init.kaiming_normal_(rg.empty(500, 200), mode="fan_out", nonlinearity="relu")
     >>> round(float(w.std()), 3)        # sqrt(2 / 500)
     0.063

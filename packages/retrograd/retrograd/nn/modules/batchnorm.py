@@ -173,8 +173,8 @@ class BatchNorm1d(_BatchNorm):
     BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> x = rg.tensor([[1.0, 10.0], [3.0, 30.0]])
     >>> m(x).detach()
-    tensor([[-0.99999875, -0.99999999],
-            [ 0.99999875,  0.99999999]])
+    tensor([[-0.999995  , -0.99999995],
+            [ 0.999995  ,  0.99999995]])
     >>> m.running_mean
     tensor([0.2, 2. ])
     >>> m.eval()(x).shape

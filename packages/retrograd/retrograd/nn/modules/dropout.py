@@ -29,7 +29,7 @@ class Dropout(Module):
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.manual_seed(0)
+    >>> _ = rg.manual_seed(0)
     >>> m = rg.nn.Dropout(p=0.5)
     >>> m
     Dropout(p=0.5, inplace=False)

@@ -88,7 +88,7 @@ class Linear(Module):
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.manual_seed(0)
+    >>> _ = rg.manual_seed(0)
     >>> m = rg.nn.Linear(20, 30)
     >>> m
     Linear(in_features=20, out_features=30, bias=True)

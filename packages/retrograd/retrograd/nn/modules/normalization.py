@@ -45,7 +45,7 @@ class LayerNorm(Module):
     >>> m
     LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> m(rg.tensor([[1.0, 2.0, 3.0]])).detach()
-    tensor([[-1.22473562,  0.        ,  1.22473562]])
+    tensor([[-1.22473569,  0.        ,  1.22473569]])
     """
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]

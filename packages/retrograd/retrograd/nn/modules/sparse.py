@@ -62,7 +62,7 @@ class Embedding(Module):
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.manual_seed(0)
+    >>> _ = rg.manual_seed(0)
     >>> m = rg.nn.Embedding(10, 3, padding_idx=0)
     >>> m
     Embedding(10, 3, padding_idx=0)
