@@ -81,42 +81,48 @@ class EpochPermutations:
         return self.n
 
 
-def train(framework: str, cfg: dict) -> tuple:
-    """Train once; return (seconds of the loop, list of per-step losses)."""
+def setup(framework: str, cfg: dict) -> tuple:
+    """(loader, model, optimizer, loss_fn), built the same way in both frameworks."""
     if framework == "retrograd":
         import retrograd as lib
         from retrograd import nn, optim
         from retrograd.utils.data import DataLoader, TensorDataset
         import retrograd.engine  # noqa: F401  (loaded by the first backward otherwise: keep it out of the timing)
-        as_tensor = lib.from_numpy
     else:
         import torch as lib
         from torch import nn, optim
         from torch.utils.data import DataLoader, TensorDataset
-        as_tensor = lib.from_numpy
     x, y = make_data(cfg["n"], cfg["seed"])
-    loader = DataLoader(TensorDataset(as_tensor(x), as_tensor(y)), batch_size=cfg["batch_size"],
+    loader = DataLoader(TensorDataset(lib.from_numpy(x), lib.from_numpy(y)), batch_size=cfg["batch_size"],
                         sampler=EpochPermutations(cfg["n"], cfg["seed"]))
     model = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2]))
     model = model.to(lib.float64)
-    model.load_state_dict({k: as_tensor(v) for k, v in initial_parameters(cfg["seed"]).items()})
+    model.load_state_dict({k: lib.from_numpy(v) for k, v in initial_parameters(cfg["seed"]).items()})
     if cfg["optimizer"] == "adam":
         opt = optim.Adam(model.parameters(), lr=cfg["lr"])
     else:
         opt = optim.SGD(model.parameters(), lr=cfg["lr"], momentum=0.9)
-    loss_fn = nn.CrossEntropyLoss()
+    return loader, model, opt, nn.CrossEntropyLoss()
 
+
+def loop(loader, model, opt, loss_fn, epochs: int) -> list:
+    """The measured training loop, what a user writes (identical in both); the per-step losses."""
     losses = []
-    start = time.perf_counter()
-    # ---- the measured loop: what a user writes, identical in both ----------
-    for _ in range(cfg["epochs"]):
+    for _ in range(epochs):
         for xb, yb in loader:
             opt.zero_grad()
             loss = loss_fn(model(xb), yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())
-    # -------------------------------------------------------------------------
+    return losses
+
+
+def train(framework: str, cfg: dict) -> tuple:
+    """Set up and train once; return (seconds of the loop alone, list of per-step losses)."""
+    parts = setup(framework, cfg)
+    start = time.perf_counter()
+    losses = loop(*parts, cfg["epochs"])
     return time.perf_counter() - start, losses
 
 
@@ -135,9 +141,10 @@ def worker(framework: str, cfg: dict, profile: bool = False) -> dict:
         import cProfile
         import io
         import pstats
+        parts = setup(framework, cfg)
         prof = cProfile.Profile()
         prof.enable()
-        train(framework, cfg)
+        loop(*parts, cfg["epochs"])
         prof.disable()
         text = io.StringIO()
         stats = pstats.Stats(prof, stream=text)

@@ -203,3 +203,39 @@ def test_quick_run_writes_the_graph(quick_run):
         assert "dot -Tsvg" in proc.stdout and str(dot) in proc.stdout
         source = dot.read_text()
         assert source.lstrip().startswith("digraph") and "0.weight" in source
+
+
+# -- the graph picture, with and without Graphviz -------------------------------------
+
+
+def _small_batch():
+    import retrograd as rg
+    from retrograd.demo import build_model
+    rg.manual_seed(0)
+    x, y = render_digits(4, seed=0)
+    return build_model(), rg.from_numpy(x), rg.from_numpy(y), rg.nn.CrossEntropyLoss()
+
+
+def test_draw_graph_without_graphviz_writes_dot(tmp_path, monkeypatch):
+    from retrograd.demo import draw_graph
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))            # no `dot` program to be found
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # and no graphviz package
+    model, x, y, loss_fn = _small_batch()
+    path, rendered = draw_graph(model, x, y, loss_fn, tmp_path)
+    assert not rendered and path == str(tmp_path / "backward_graph.dot")
+    source = (tmp_path / "backward_graph.dot").read_text()
+    assert source.startswith("digraph") and "0.weight" in source and "Conv2DBiasBackward0" in source
+
+
+def test_draw_graph_renders_svg_with_graphviz(tmp_path):
+    import shutil
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    from retrograd.demo import draw_graph
+    model, x, y, loss_fn = _small_batch()
+    path, rendered = draw_graph(model, x, y, loss_fn, tmp_path)
+    assert rendered and path == str(tmp_path / "backward_graph.svg")
+    svg = (tmp_path / "backward_graph.svg").read_text()
+    assert "<svg" in svg and "9.weight" in svg

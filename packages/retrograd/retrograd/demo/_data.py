@@ -75,18 +75,23 @@ def _draw(digit: int, n: int, size: int, rng: np.random.Generator, noise: float)
     pts = np.einsum("nij,nkj->nki", maps, pts) + 0.5 + shifts[:, None, :]
     pts *= size                                                       # pixel units
     width = rng.uniform(0.9, 2.0, n)                                  # pen width, pixels
-    centers = (np.indices((size, size)).reshape(2, -1).T[:, ::-1] + 0.5)   # (P, 2) as (x, y)
+    ys, xs = np.indices((size, size), dtype=np.float32).reshape(2, -1) + np.float32(0.5)   # pixel centres
+    pts = pts.astype(np.float32)        # float32 temporaries: half the memory traffic of float64
+    ax, ay = pts[:, i0, 0, None], pts[:, i0, 1, None]                  # segment starts, (n, S, 1)
+    abx, aby = pts[:, i1, 0, None] - ax, pts[:, i1, 1, None] - ay      # segment vectors
+    inv_len2 = 1.0 / np.maximum(abx * abx + aby * aby, np.float32(1e-12))
     images = np.empty((n, size * size))
     chunk = 256                                       # bounds the (chunk, S, P) temporaries
     for lo in range(0, n, chunk):
-        a = pts[lo:lo + chunk, i0][:, :, None, :]                  # (c, S, 1, 2)
-        ab = pts[lo:lo + chunk, i1][:, :, None, :] - a
-        ap = centers[None, None] - a                                # (c, S, P, 2)
-        # the nearest point of each segment: its projection, clamped to the ends
-        t = np.clip((ap * ab).sum(-1) / np.maximum((ab * ab).sum(-1), 1e-12), 0.0, 1.0)
-        dist = np.sqrt(((ap - t[..., None] * ab) ** 2).sum(-1)).min(axis=1)     # (c, P)
+        sl = slice(lo, lo + chunk)
+        px, py = xs - ax[sl], ys - ay[sl]                               # (c, S, P)
+        # the nearest point of each segment: the pixel's projection, clamped to the ends
+        t = np.clip((px * abx[sl] + py * aby[sl]) * inv_len2[sl], 0.0, 1.0)
+        px -= t * abx[sl]
+        py -= t * aby[sl]
+        dist = np.sqrt((px * px + py * py).min(axis=1))                 # (c, P)
         # coverage: 1 inside the pen, a one-pixel linear ramp at its edge
-        images[lo:lo + chunk] = np.clip(width[lo:lo + chunk, None] / 2 + 0.5 - dist, 0.0, 1.0)
+        images[sl] = np.clip(width[sl, None] / 2 + 0.5 - dist, 0.0, 1.0)
     images *= rng.uniform(0.6, 1.0, (n, 1))                           # ink contrast
     images += rng.normal(0.0, noise, images.shape)
     return np.clip(images, 0.0, 1.0).reshape(n, size, size)
