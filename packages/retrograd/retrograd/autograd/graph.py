@@ -57,3 +57,8 @@ from retrograd.autograd._graph_api import (  # noqa: E402,F401
 )
 
 __all__ += ["GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "queue_callback"]
+
+# --- a picture of the graph ---------------------------------------------------
+from retrograd.autograd._to_dot import to_dot, DotSource  # noqa: E402,F401
+
+__all__ += ["to_dot", "DotSource"]
