@@ -11,7 +11,10 @@ defines itself. For each one:
     ``>>> import retrograd as rg``);
 (b) it has a summary line, a ``Parameters`` section when the callable takes
     parameters, a ``Returns`` (or ``Yields``) section when it returns
-    something, and an ``Examples`` section. Properties need a summary only.
+    something, and an ``Examples`` section. Properties, and methods that
+    override a documented method of a retrograd base class (a layer's
+    ``forward``), need a summary only, or none when they inherit the base
+    method's docstring.
 
 One test per module, failing with one message that names every object that
 falls short and what it lacks.
@@ -69,6 +72,8 @@ def _takes_parameters(obj, is_method: bool) -> bool | None:
     params = list(sig.parameters.values())
     if params and params[0].name in ("self", "cls") and (is_method or isinstance(obj, type)):
         params = params[1:]
+    if isinstance(obj, type) and all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return False                          # a class that takes nothing of its own (torch's Module(*args))
     return bool(params)
 
 
@@ -105,6 +110,16 @@ def _returns_something(obj) -> bool:
                 isinstance(node.value, ast.Constant) and node.value.value is None):
             return True
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+    return False
+
+
+def _overrides_documented(owner: type, mname: str) -> bool:
+    # a method that overrides a documented base method (a layer's forward,
+    # extra_repr, an optimizer's step): the base documents its parameters
+    for base in owner.__mro__[1:]:
+        attr = base.__dict__.get(mname)
+        if attr is not None and getattr(attr, "__doc__", None) and base.__module__.startswith("retrograd"):
             return True
     return False
 
@@ -154,9 +169,14 @@ def _objects(entry_name: str):
             yield f"{entry_name}.{name}", obj, False, False
             if isinstance(obj, type):
                 for mname, attr in rg_api.public_methods(obj):
-                    is_prop = isinstance(attr, property) or (
-                        inspect.isdatadescriptor(attr) and not inspect.isroutine(attr))
-                    yield f"{entry_name}.{name}.{mname}", attr, True, is_prop
+                    # a property, or an override of a documented base method:
+                    # a summary is enough
+                    if _overrides_documented(obj, mname) and not (getattr(attr, "__doc__", None) or "").strip():
+                        continue              # inherits the base method's docstring, as help() shows it
+                    summary_only = isinstance(attr, property) or (
+                        inspect.isdatadescriptor(attr) and not inspect.isroutine(attr)) or (
+                        _overrides_documented(obj, mname))
+                    yield f"{entry_name}.{name}.{mname}", attr, True, summary_only
 
 
 @pytest.mark.parametrize("module", [m.name for m in rg_api.MODULES])
@@ -165,11 +185,11 @@ def test_module_docstrings(module, tmp_path, monkeypatch):
         pytest.importorskip(_NEEDS[module], reason=f"{module} needs {_NEEDS[module]}")
     monkeypatch.chdir(tmp_path)               # examples that write files write them here
     lacking, failing = [], []
-    for name, obj, is_method, is_property in _objects(module):
-        missing = _lacks(name, obj, is_method, is_property)
+    for name, obj, is_method, summary_only in _objects(module):
+        missing = _lacks(name, obj, is_method, summary_only)
         if missing:
             lacking.append(f"  {name}: lacks {', '.join(missing)}")
-        if not is_property:
+        if not isinstance(obj, property) and not (inspect.isdatadescriptor(obj) and not inspect.isroutine(obj)):
             failure = _run_doctests(name, obj)
             if failure:
                 failing.append(failure)

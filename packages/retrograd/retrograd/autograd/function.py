@@ -236,6 +236,15 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
     def mark_shared_storage(self, *pairs):
+        """Deprecated, does nothing: shared storage is tracked by itself.
+
+        Kept for torch's API; it warns with a FutureWarning, as torch does.
+
+        Parameters
+        ----------
+        *pairs : tuple
+            Ignored.
+        """
         warnings.warn(
             "`mark_shared_storage` is deprecated. Tensors with shared storages are automatically "
             "tracked.", FutureWarning, stacklevel=2)
