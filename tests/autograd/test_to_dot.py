@@ -363,3 +363,12 @@ def test_repr_svg_and_unknown_formats():
     assert "weight &quot;w&quot;\\" in svg           # the escaped name drawn literally
     with pytest.raises(RuntimeError, match="no-such-format"):
         dot.pipe("no-such-format")
+
+
+@needs_dot
+def test_dot_program_errors_become_runtime_errors(monkeypatch):
+    monkeypatch.setitem(sys.modules, "graphviz", None)
+    with pytest.raises(RuntimeError, match="Graphviz's dot failed to render format 'no-such-format'"):
+        _marked_graph().pipe("no-such-format")
+    with pytest.raises(RuntimeError, match="Graphviz's dot failed"):
+        DotSource("digraph { this is not DOT").pipe("svg")

@@ -144,7 +144,22 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
-        """The number of indices a pass yields (read from the dataset when not given)."""
+        """The number of indices a pass yields (read from the dataset when not given).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> from retrograd.utils.data import RandomSampler
+        >>> data = [1, 2, 3]
+        >>> s = RandomSampler(data)
+        >>> data.append(4)
+        >>> s.num_samples
+        4
+        """
         if self._num_samples is None:
             return len(self.data_source)
         return self._num_samples
