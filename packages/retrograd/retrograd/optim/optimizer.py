@@ -140,9 +140,11 @@ def _hook_step(func: Callable) -> Callable:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         self = args[0]
-        # The common case, no hooks at all, costs four dict truth tests.
-        if not (_global_optimizer_pre_hooks or self._optimizer_step_pre_hooks
-                or self._optimizer_step_post_hooks or _global_optimizer_post_hooks):
+        # The common case, no hooks at all, costs four dict truth tests. A
+        # subclass's step that calls super().step() runs the hooks once: only
+        # the outermost wrapped step runs them.
+        if self._in_hooked_step or not (_global_optimizer_pre_hooks or self._optimizer_step_pre_hooks
+                                        or self._optimizer_step_post_hooks or _global_optimizer_post_hooks):
             return func(*args, **kwargs)
         for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(),
                                         self._optimizer_step_pre_hooks.values()):
@@ -153,7 +155,11 @@ def _hook_step(func: Callable) -> Callable:
                 else:
                     raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), "
                                        f"but got {result}.")
-        out = func(*args, **kwargs)
+        self._in_hooked_step = True
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self._in_hooked_step = False
         for post_hook in itertools.chain(self._optimizer_step_post_hooks.values(),
                                          _global_optimizer_post_hooks.values()):
             post_hook(self, args, kwargs)
@@ -286,6 +292,8 @@ class Optimizer:
     >>> for h in handles:
     ...     h.remove()
     """
+
+    _in_hooked_step = False   # set on the instance while a hooked step runs
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
