@@ -61,9 +61,9 @@ def main(epochs=5, seed=0):
         restored = make_model()
         restored.load_state_dict(rg.load(path))
     with rg.no_grad():
-        same = bool((restored(x_test) == model(x_test)).all())
-    print("restored model predicts the same:", same)
-    return {"history": history, "restored_same": same}
+        diff = (restored(x_test) - model(x_test)).abs().max().item()
+    print("restored model, largest output difference:", diff)
+    return {"history": history, "restored_diff": diff}
 
 
 if __name__ == "__main__":
