@@ -48,6 +48,8 @@ TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11"]
 # scipy: the examples (examples/newton_fit.py) and the tests that run them
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
+# the documentation site (docs/, `nox -s docs`)
+DOCS_REQUIREMENTS = ["sphinx>=8", "pydata-sphinx-theme>=0.16", "numpydoc>=1.8", "myst-parser>=4"]
 # mypy: the typing session checks the stubs and a typed user program (tests/typing)
 TYPING_REQUIREMENTS = ["mypy>=1.8"]
 # The engine's floor (the oldest core ABI minor it supports), kept as headers:
@@ -384,6 +386,19 @@ def demo(session: nox.Session) -> None:
     _install(session, "all", "tqdm")
     _graphviz(session)
     session.run("python", "-m", "retrograd.demo", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site (docs/): Sphinx with warnings as errors, into
+    docs/_build/html (open index.html). The API pages are generated from the
+    installed package's docstrings; the pictures of graphs are drawn at build
+    time by rg.autograd.graph.to_dot and Graphviz."""
+    _install(session, "all", *DOCS_REQUIREMENTS)
+    _graphviz(session)
+    if not shutil.which("dot"):
+        session.error("Graphviz's `dot` is needed for the docs' pictures of graphs (apt-get install graphviz)")
+    session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html")
 
 
 @nox.session(python=PYTHON)
