@@ -94,6 +94,25 @@ def test_progress_without_tty_prints_plain_lines():
     assert "ETA" in lines[0]                       # intermediate lines say how long is left
 
 
+class _FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_on_a_terminal_picks_tqdm_or_the_line(monkeypatch):
+    import importlib.util
+    has_tqdm = importlib.util.find_spec("tqdm") is not None
+    bar = ProgressBar(3, file=_FakeTerminal())
+    assert bar.mode == ("tqdm" if has_tqdm else "line")
+    bar.close()
+    monkeypatch.setitem(sys.modules, "tqdm", None)          # as if tqdm were not installed
+    out = _FakeTerminal()
+    with ProgressBar(3, "x", file=out, min_interval=0.0) as bar:
+        assert bar.mode == "line"
+        bar.update(3, loss=1.0)
+    assert out.getvalue().startswith("\rx  3/3 |")
+
+
 def test_progress_line_mode_redraws_one_line():
     out = io.StringIO()
     with ProgressBar(5, "train", file=out, mode="line", min_interval=0.0) as bar:

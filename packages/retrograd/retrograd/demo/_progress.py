@@ -10,6 +10,7 @@ Three ways to show progress, chosen by where the output goes:
 """
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any, TextIO
@@ -120,8 +121,11 @@ class ProgressBar:
         self._tqdm: Any = None
         if mode == "tqdm":
             from tqdm import tqdm
-            self._tqdm = tqdm(total=self.total, desc=desc, unit="step", file=self.file,
-                              dynamic_ncols=True, leave=True)
+            # the size from shutil, which falls back to 80x24 where a terminal
+            # reports 0x0 (tqdm would then draw nothing)
+            cols, rows = shutil.get_terminal_size()
+            self._tqdm = tqdm(total=self.total, desc=desc, unit="step", file=self.file, ncols=cols,
+                              nrows=rows, leave=True)
 
     # -- state -------------------------------------------------------------
     @property
