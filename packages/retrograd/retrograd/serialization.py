@@ -146,11 +146,12 @@ def save(obj: Any, f: FileLike) -> None:
     manifest = {"format": _FORMAT, "version": _VERSION, "root": writer.node(obj, "the top level")}
     entries = dict(writer.arrays)
     entries[_MANIFEST] = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
+    # (the type: ignores: numpy's stub types **kwds as savez's allow_pickle)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
-            np.savez(fh, **entries)
+            np.savez(fh, **entries)  # type: ignore[arg-type]
     else:
-        np.savez(f, **entries)
+        np.savez(f, **entries)  # type: ignore[arg-type]
 
 
 class _Reader:
@@ -233,7 +234,7 @@ class _Reader:
             pairs = [(self.obj(k), self.obj(v)) for k, v in node["items"]]
             d = dict(pairs) if kind == "dict" else OrderedDict(pairs)
             if "metadata" in node:
-                d._metadata = self.obj(node["metadata"])  # type: ignore[union-attr]
+                d._metadata = self.obj(node["metadata"])  # type: ignore[attr-defined]
             return d
         raise ValueError(f"rg.load: the manifest holds an object of unknown type {kind!r}; the file was written "
                          "by a newer retrograd or is damaged")

@@ -20,6 +20,12 @@ _TENSOR_SUBCLASSABLE = bool(Tensor.__flags__ & (1 << 10))
 _marked: dict[int, _weakref.ref] | None = None if _TENSOR_SUBCLASSABLE else {}
 
 
+def _array_of(t: Tensor) -> Any:
+    # the tensor's own ndarray (or CuPy array): core's read-only field,
+    # which the public stubs do not declare
+    return t._array  # type: ignore[attr-defined]
+
+
 def _leaf_sharing(data: Tensor | None, requires_grad: bool) -> Tensor:
     # a new leaf over data's array (no copy), as torch's _make_subclass of
     # data.detach()
@@ -29,7 +35,7 @@ def _leaf_sharing(data: Tensor | None, requires_grad: bool) -> Tensor:
         raise TypeError(
             f"Parameter(): argument 'data' must be a Tensor, not {type(data).__name__}; "
             "make one with rg.tensor(...) first")
-    return Tensor(data._array, device=data.device, requires_grad=bool(requires_grad))
+    return Tensor(_array_of(data), device=data.device, requires_grad=bool(requires_grad))
 
 
 class _ParameterMeta(type):
@@ -39,7 +45,11 @@ class _ParameterMeta(type):
             return super().__call__(data, requires_grad)
         t = _leaf_sharing(data, requires_grad)
         key = id(t)
-        _marked[key] = _weakref.ref(t, lambda _r, key=key: _marked.pop(key, None))
+
+        def forget(_ref: Any, key: int = key) -> None:
+            if _marked is not None:
+                _marked.pop(key, None)
+        _marked[key] = _weakref.ref(t, forget)
         return t
 
     def __instancecheck__(cls, obj: Any) -> bool:
@@ -109,7 +119,7 @@ class Parameter(Tensor if _TENSOR_SUBCLASSABLE else object, metaclass=_Parameter
             raise TypeError(
                 f"Parameter(): argument 'data' must be a Tensor, not {type(data).__name__}; "
                 "make one with rg.tensor(...) first")
-        super().__init__(data._array, device=data.device, requires_grad=bool(requires_grad))
+        super().__init__(_array_of(data), device=data.device, requires_grad=bool(requires_grad))
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
