@@ -14,8 +14,9 @@ from retrograd.nn.parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d"]
 
-_PADDING_STRINGS = {"same", "valid"}
-_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+# lists, not sets as torch's, so that the error messages keep one order
+_PADDING_STRINGS = ["same", "valid"]
+_PADDING_MODES = ["zeros", "reflect", "replicate", "circular"]
 
 
 def _tuple(v: Any, n: int) -> tuple:

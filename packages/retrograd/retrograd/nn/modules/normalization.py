@@ -1,7 +1,7 @@
 """LayerNorm."""
 from __future__ import annotations
 
-import numbers
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,9 +53,12 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        # an int (NumPy's included) is the last dim's size
+        if isinstance(normalized_shape, Sequence):
+            shape: tuple[int, ...] = tuple(normalized_shape)
+        else:
+            shape = (operator.index(normalized_shape),)
+        self.normalized_shape = shape
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
