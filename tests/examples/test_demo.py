@@ -201,6 +201,20 @@ def test_quick_run_trains_and_reports(quick_run):
     assert "Done in" in text
 
 
+def test_quick_run_set_blas_threads_itself(quick_run):
+    proc, _ = quick_run
+    assert proc.stdout.splitlines()[0].startswith("BLAS threads: 1 (the demo's choice")
+
+
+def test_blas_threads_of_the_user_are_kept(tmp_path):
+    env = dict(_env_without_blas_vars(), OPENBLAS_NUM_THREADS="1")
+    code = ("import sys; from retrograd.demo import limit_blas_threads, blas_threads_note; "
+            "how = limit_blas_threads(); print(how); print(blas_threads_note(how))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["user", "BLAS threads: as the environment sets them (OPENBLAS_NUM_THREADS=1)"]
+
+
 def test_quick_run_writes_a_trace_with_op_events(quick_run):
     proc, out = quick_run
     trace = out / "trace.json"

@@ -12,7 +12,8 @@ from retrograd.demo._data import NUM_CLASSES, digits_split, render_digits
 from retrograd.demo._progress import ProgressBar, format_seconds
 from retrograd.demo._train import (DemoResult, build_model, draw_graph, evaluate, profile_step, run,
                                    train_epoch)
-from retrograd.demo._cli import main, parse_args
+from retrograd.demo._cli import blas_threads_note, limit_blas_threads, main, parse_args
 
 __all__ = ["NUM_CLASSES", "digits_split", "render_digits", "ProgressBar", "format_seconds", "DemoResult",
-           "build_model", "draw_graph", "evaluate", "profile_step", "run", "train_epoch", "main", "parse_args"]
+           "build_model", "draw_graph", "evaluate", "profile_step", "run", "train_epoch", "main", "parse_args",
+           "blas_threads_note", "limit_blas_threads"]

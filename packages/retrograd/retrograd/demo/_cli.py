@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main", "parse_args", "limit_blas_threads"]
+__all__ = ["main", "parse_args", "limit_blas_threads", "blas_threads_note"]
 
 # The variables the common BLAS builds read (OpenBLAS, MKL, BLIS, and OpenMP
 # builds of any of them).
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+# set in the environment of the restarted demo: the variables are the demo's choice, not the user's
+_RESTARTED = "RETROGRAD_DEMO_SET_BLAS_THREADS"
 
 
 def limit_blas_threads(threads: int = 1) -> str:
@@ -42,27 +45,57 @@ def limit_blas_threads(threads: int = 1) -> str:
     Returns
     -------
     str
-        ``"user"`` (a variable was already set; nothing changed) or
-        ``"threadpoolctl"``. Without threadpoolctl the process is replaced
-        and this does not return.
+        ``"user"`` (a variable was already set; nothing changed),
+        ``"threadpoolctl"``, or ``"restarted"`` (in the restarted demo).
+        Where the demo restarts, the first process does not return.
     """
+    if os.environ.get(_RESTARTED):
+        return "restarted"
     if any(v in os.environ for v in _BLAS_VARS):
         return "user"
     try:
-        from threadpoolctl import threadpool_limits
+        # imported by name: an optional package, which type checkers may not have
+        threadpoolctl = importlib.import_module("threadpoolctl")
     except ImportError:
         pass
     else:
-        # kept alive for the whole process on purpose: the limit is global
-        threadpool_limits(limits=threads, user_api="blas")
+        # never restored on purpose: the limit is for the whole run
+        threadpoolctl.threadpool_limits(limits=threads, user_api="blas")
         return "threadpoolctl"
-    env = {**os.environ, **{v: str(threads) for v in _BLAS_VARS}}
+    env = {**os.environ, **{v: str(threads) for v in _BLAS_VARS}, _RESTARTED: "1"}
     argv = [sys.executable, "-m", "retrograd.demo", *sys.argv[1:]]
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
         os.execve(sys.executable, argv, env)
     sys.exit(subprocess.call(argv, env=env))    # Windows has no real exec
+
+
+def blas_threads_note(how: str) -> str:
+    """One line saying how many BLAS threads the demo runs with, and why.
+
+    Parameters
+    ----------
+    how : str
+        What :func:`limit_blas_threads` returned.
+
+    Returns
+    -------
+    str
+        The line to print.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.demo import blas_threads_note
+    >>> print(blas_threads_note("restarted"))
+    BLAS threads: 1 (the demo's choice for small matrices on busy cores; set OPENBLAS_NUM_THREADS to choose)
+    """
+    if how == "user":
+        chosen = ", ".join(f"{v}={os.environ[v]}" for v in _BLAS_VARS if v in os.environ)
+        return f"BLAS threads: as the environment sets them ({chosen})"
+    return ("BLAS threads: 1 (the demo's choice for small matrices on busy cores; "
+            "set OPENBLAS_NUM_THREADS to choose)")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
