@@ -244,6 +244,28 @@ class FunctionCtx:
         ----------
         *pairs : tuple
             Ignored.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import retrograd as rg
+        >>> class Double(rg.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.mark_shared_storage((x, x))
+        ...         return x * 2
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return 2 * grad
+        >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     y = Double.apply(x)
+        >>> caught[0].category.__name__
+        'FutureWarning'
+        >>> y
+        tensor([2., 4.], grad_fn=<DoubleBackward>)
         """
         warnings.warn(
             "`mark_shared_storage` is deprecated. Tensors with shared storages are automatically "
