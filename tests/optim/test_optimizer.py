@@ -565,3 +565,30 @@ def test_no_warnings_in_an_ordinary_loop():
             opt.zero_grad()
             (p * p).sum().backward()
             opt.step()
+
+
+@pytest.mark.parametrize("name, kwargs", [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(amsgrad=True)),
+                                          ("AdamW", {}), ("RMSprop", dict(centered=True, momentum=0.5)),
+                                          ("Adagrad", dict(lr_decay=0.1))])
+def test_state_dict_through_save_and_load_continues_identically(name, kwargs, tmp_path):
+    cls = getattr(rg.optim, name)
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(3) for _ in range(20)]
+    p = rg.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    opt = cls([p], **kwargs)
+    for g in grads[:10]:
+        p.grad = rg.tensor(g)
+        opt.step()
+    rg.save({"params": p.detach(), "optim": opt.state_dict()}, tmp_path / "ckpt.npz")
+    ckpt = rg.load(tmp_path / "ckpt.npz")
+    q = rg.tensor(ckpt["params"].numpy().copy(), requires_grad=True)
+    opt2 = cls([q])
+    opt2.load_state_dict(ckpt["optim"])
+    for g in grads[10:]:
+        p.grad = rg.tensor(g)
+        q.grad = rg.tensor(g)
+        opt.step()
+        opt2.step()
+    np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    for key, value in opt.state[p].items():
+        np.testing.assert_array_equal(value.numpy(), opt2.state[q][key].numpy())

@@ -154,7 +154,7 @@ class Adagrad(Optimizer):
         return loss
 
 
-def _single_tensor_adagrad(params: list[Tensor], state: Any, *, lr: float, weight_decay: float, lr_decay: float,
+def _single_tensor_adagrad(params: list[Any], state: Any, *, lr: float, weight_decay: float, lr_decay: float,
                            eps: float, maximize: bool) -> None:
     # Order of operations as torch's _single_tensor_adagrad (dense gradients), on the arrays.
     for p in params:

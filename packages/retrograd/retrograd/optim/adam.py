@@ -179,7 +179,7 @@ def _lerp_(start: Any, end: Any, weight: float, scratch: Any) -> None:
         np.subtract(end, scratch, out=start)
 
 
-def _single_tensor_adam(params: list[Tensor], state: Any, *, amsgrad: bool, beta1: float, beta2: float, lr: float,
+def _single_tensor_adam(params: list[Any], state: Any, *, amsgrad: bool, beta1: float, beta2: float, lr: float,
                         weight_decay: float, eps: float, maximize: bool, decoupled_weight_decay: bool) -> None:
     # Order of operations as torch's _single_tensor_adam (non-capturable
     # branch), on the arrays. One scratch array per parameter holds the

@@ -771,6 +771,7 @@ class OneCycleLR(LRScheduler):
 
         # Each phase runs up to its end step (inclusive), from the group key
         # named start_* to the one named end_*.
+        self._schedule_phases: list[dict[str, Any]]
         if three_phase:
             self._schedule_phases = [
                 {"end_step": float(pct_start * self.total_steps) - 1, "start_lr": "initial_lr",

@@ -312,7 +312,7 @@ class Optimizer:
         self.state: defaultdict[Any, Any] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
 
-        param_groups = list(params)
+        param_groups: list[Any] = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):

@@ -147,7 +147,7 @@ class RMSprop(Optimizer):
         return loss
 
 
-def _single_tensor_rmsprop(params: list[Tensor], state: Any, *, lr: float, alpha: float, eps: float,
+def _single_tensor_rmsprop(params: list[Any], state: Any, *, lr: float, alpha: float, eps: float,
                            weight_decay: float, momentum: float, centered: bool, maximize: bool) -> None:
     # Order of operations as torch's _single_tensor_rmsprop, on the arrays;
     # one scratch array per parameter stands for torch's new tensors.

@@ -135,7 +135,7 @@ class SGD(Optimizer):
         return loss
 
 
-def _single_tensor_sgd(params: list[Tensor], state: Any, *, weight_decay: float, momentum: float, lr: float,
+def _single_tensor_sgd(params: list[Any], state: Any, *, weight_decay: float, momentum: float, lr: float,
                        dampening: float, nesterov: bool, maximize: bool) -> None:
     # Order of operations as torch's _single_tensor_sgd, on the arrays.
     # Only the parameter and the momentum buffer are written in place;
@@ -151,7 +151,7 @@ def _single_tensor_sgd(params: list[Tensor], state: Any, *, weight_decay: float,
             grad = grad + weight_decay * param
         if momentum != 0:
             p_state = state[p]
-            buf_t = p_state.get("momentum_buffer")
+            buf_t: Any = p_state.get("momentum_buffer")
             if buf_t is None:
                 buf_t = empty_like(p)
                 buf = buf_t._array
