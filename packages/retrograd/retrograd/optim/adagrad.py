@@ -124,7 +124,8 @@ class Adagrad(Optimizer):
 
         Returns
         -------
-        The closure's result, or None.
+        object
+            The closure's result, or None.
 
         Examples
         --------

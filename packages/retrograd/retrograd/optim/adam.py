@@ -142,7 +142,8 @@ class Adam(Optimizer):
 
         Returns
         -------
-        The closure's result, or None.
+        object
+            The closure's result, or None.
 
         Examples
         --------

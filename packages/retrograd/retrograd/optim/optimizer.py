@@ -772,7 +772,8 @@ class Optimizer:
 
         Returns
         -------
-        The closure's result, or None.
+        object
+            The closure's result, or None.
 
         Raises
         ------

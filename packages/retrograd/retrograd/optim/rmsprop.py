@@ -122,7 +122,8 @@ class RMSprop(Optimizer):
 
         Returns
         -------
-        The closure's result, or None.
+        object
+            The closure's result, or None.
 
         Examples
         --------

@@ -111,7 +111,8 @@ class SGD(Optimizer):
 
         Returns
         -------
-        The closure's result, or None.
+        object
+            The closure's result, or None.
 
         Examples
         --------
