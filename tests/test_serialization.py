@@ -208,6 +208,8 @@ def test_unsupported_objects_are_named(tmp_path):
         pass
     with pytest.raises(TypeError, match=r"Thing object at the top level\['a'\]\[1\].*saves only tensors"):
         rg.save({"a": [1, Thing()]}, io.BytesIO())
+    with pytest.raises(TypeError, match=r"Module object at the top level.*save its state_dict\(\) instead"):
+        rg.save(rg.nn.Module(), io.BytesIO())
     with pytest.raises(TypeError, match="set"):
         rg.save({1, 2}, io.BytesIO())
     with pytest.raises(TypeError, match="dtype object"):

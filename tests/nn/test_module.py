@@ -577,3 +577,42 @@ def test_module_copies_are_independent(how):
     with rg.no_grad():
         twin.block.fc.weight.fill_(2.0)
     assert net.block.fc.weight.tolist()[0][0] == 0.5
+
+
+# -- with the library's layers ----------------------------------------------------------------
+
+def _cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(OrderedDict([
+        ("features", nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2))),
+        ("flatten", nn.Flatten()),
+        ("heads", nn.ModuleList([nn.Linear(4 * 4 * 4, 10), nn.Linear(4 * 4 * 4, 10)])),
+        ("drop", nn.Dropout(0.5)),
+    ]))
+
+
+@pytest.mark.oracle
+def test_library_layers_load_torch_weights_and_match(torch):
+    needed = ("Conv2d", "BatchNorm2d", "ReLU", "MaxPool2d", "Flatten", "Linear", "Dropout")
+    if not all(hasattr(rg.nn, n) for n in needed):
+        pytest.skip("the layers of rg.nn are not all there yet")
+    torch.manual_seed(0)
+    t_model = _cnn(torch).double()
+    r_model = _cnn(rg).double()
+    assert repr(r_model) == repr(t_model)
+    assert list(r_model.state_dict()) == list(t_model.state_dict())
+    assert [n for n, _ in r_model.named_parameters()] == [n for n, _ in t_model.named_parameters()]
+    assert [n for n, _ in r_model.named_buffers()] == [n for n, _ in t_model.named_buffers()]
+    # torch's trained-looking state, moved over through NumPy
+    with torch.no_grad():
+        t_model.features[1].running_mean.uniform_(-1, 1)
+        t_model.features[1].running_var.uniform_(0.5, 2)
+    sd = OrderedDict((k, rg.tensor(v.numpy().copy())) for k, v in t_model.state_dict().items())
+    assert repr(r_model.load_state_dict(sd)) == "<All keys matched successfully>"
+    r_model.eval()
+    t_model.eval()
+    x = np.random.default_rng(0).standard_normal((2, 1, 8, 8))
+    rx = r_model.flatten(r_model.features(rg.tensor(x)))
+    tx = t_model.flatten(t_model.features(torch.tensor(x)))
+    for rh, th in zip(r_model.heads, t_model.heads):
+        np.testing.assert_allclose(rh(rx).detach().numpy(), th(tx).detach().numpy(), rtol=1e-10, atol=1e-12)

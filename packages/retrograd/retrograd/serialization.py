@@ -98,8 +98,9 @@ class _Writer:
             if metadata is not None:
                 node["metadata"] = self.node(metadata, f"{path}._metadata")
             return node
+        hint = "; save its state_dict() instead" if callable(getattr(obj, "state_dict", None)) else ""
         raise TypeError(f"rg.save cannot save the {type(obj).__module__}.{type(obj).__qualname__} object at "
-                        f"{path}: it saves only {_SUPPORTED} (a file that needs no pickle to load)")
+                        f"{path}: it saves only {_SUPPORTED} (a file that needs no pickle to load){hint}")
 
     def key_node(self, key: Any, path: str) -> dict:
         if isinstance(key, tuple):

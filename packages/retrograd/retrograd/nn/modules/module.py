@@ -1030,10 +1030,17 @@ class Module:
     def __getattr__(self, name: str) -> Any:
         # only reached when normal lookup fails: parameters, buffers and
         # children live in their registries, not in __dict__
+        # (written out, not looped: forward reads every parameter through here)
         d = self.__dict__
-        for registry in ("_parameters", "_buffers", "_modules"):
-            if registry in d and name in d[registry]:
-                return d[registry][name]
+        params = d.get("_parameters")
+        if params is not None and name in params:
+            return params[name]
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            return buffers[name]
+        modules = d.get("_modules")
+        if modules is not None and name in modules:
+            return modules[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
