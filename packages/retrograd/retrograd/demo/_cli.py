@@ -158,6 +158,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit status (0).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import contextlib, io, tempfile
+    >>> from retrograd.demo import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as log:
+    ...     status = main(["--quick", "--out", tempfile.mkdtemp()])
+    >>> status, "Final test accuracy" in log.getvalue()
+    (0, True)
     """
     from retrograd.demo._train import run
     args = parse_args(argv)

@@ -130,18 +130,33 @@ class ProgressBar:
     # -- state -------------------------------------------------------------
     @property
     def elapsed(self) -> float:
-        """Seconds since the bar was created."""
+        """Seconds since the bar was created.
+
+        Returns
+        -------
+        float
+        """
         return time.perf_counter() - self._start
 
     @property
     def rate(self) -> float:
-        """Steps per second so far (0.0 before the first step)."""
+        """Steps per second so far (0.0 before the first step).
+
+        Returns
+        -------
+        float
+        """
         elapsed = self.elapsed
         return self.n / elapsed if self.n and elapsed > 0 else 0.0
 
     @property
     def eta(self) -> float:
-        """Estimated seconds left (``inf`` before the first step)."""
+        """Estimated seconds left (``inf`` before the first step).
+
+        Returns
+        -------
+        float
+        """
         rate = self.rate
         return (self.total - self.n) / rate if rate > 0 else float("inf")
 
@@ -153,6 +168,16 @@ class ProgressBar:
         str
             For example ``"epoch 1/3  40/125 |#####.........| 85.2 step/s
             loss 0.4210  ETA 0:01"``.
+
+        Examples
+        --------
+        >>> import io
+        >>> import retrograd as rg
+        >>> from retrograd.demo import ProgressBar
+        >>> bar = ProgressBar(4, "epoch 1/1", file=io.StringIO(), mode="plain")
+        >>> bar.update(1, loss=0.25)
+        >>> bar.line().split(" step/s")[0].rsplit(" ", 1)[0]
+        'epoch 1/1  1/4 |#####...............|'
         """
         width = 20
         filled = width * self.n // self.total if self.total else width
@@ -175,6 +200,16 @@ class ProgressBar:
             Steps done since the last call (default 1).
         loss : float, optional
             The loss to show (a Python float or a 0-d tensor).
+
+        Examples
+        --------
+        >>> import io
+        >>> import retrograd as rg
+        >>> from retrograd.demo import ProgressBar
+        >>> bar = ProgressBar(10, file=io.StringIO(), mode="plain")
+        >>> bar.update(3, loss=0.5)
+        >>> bar.n, bar.loss
+        (3, 0.5)
         """
         self.n += n
         if loss is not None:
@@ -195,7 +230,20 @@ class ProgressBar:
             self.file.flush()
 
     def close(self) -> None:
-        """Draw the final state and end the line (idempotent)."""
+        """Draw the final state and end the line (idempotent).
+
+        Examples
+        --------
+        >>> import io
+        >>> import retrograd as rg
+        >>> from retrograd.demo import ProgressBar
+        >>> out = io.StringIO()
+        >>> bar = ProgressBar(2, "done", file=out, mode="plain")
+        >>> bar.update(2)
+        >>> bar.close()
+        >>> out.getvalue().startswith("done  2/2 |####################|")
+        True
+        """
         if self._closed:
             return
         self._closed = True

@@ -195,6 +195,21 @@ def profile_step(model: nn.Module, images: rg.Tensor, labels: rg.Tensor, optimiz
     str or None
         The trace's path, or None when the ``retrograd-profiler``
         distribution is not installed (the step is then run unprofiled).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import json, os, tempfile
+    >>> from retrograd.demo import build_model, profile_step, render_digits
+    >>> _ = rg.manual_seed(0)
+    >>> model = build_model()
+    >>> x, y = render_digits(8)
+    >>> opt = rg.optim.SGD(model.parameters(), lr=0.1)
+    >>> path = profile_step(model, rg.from_numpy(x), rg.from_numpy(y), opt, rg.nn.CrossEntropyLoss(),
+    ...                     os.path.join(tempfile.mkdtemp(), "trace.json"))
+    >>> names = {e["name"] for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X"}
+    >>> {"forward", "backward", "optimizer.step"} <= names
+    True
     """
     try:
         from retrograd.profiler import profile, record_function
@@ -245,6 +260,18 @@ def draw_graph(model: nn.Module, images: rg.Tensor, labels: rg.Tensor, loss_fn: 
     tuple
         ``(path, rendered)``: the file written, and whether it is the SVG
         (False: Graphviz is not installed, and the file is the DOT source).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import os, tempfile
+    >>> from retrograd.demo import build_model, draw_graph, render_digits
+    >>> _ = rg.manual_seed(0)
+    >>> x, y = render_digits(2)
+    >>> path, rendered = draw_graph(build_model(), rg.from_numpy(x), rg.from_numpy(y), rg.nn.CrossEntropyLoss(),
+    ...                             tempfile.mkdtemp())
+    >>> os.path.basename(path) == ("backward_graph.svg" if rendered else "backward_graph.dot")
+    True
     """
     model.train()
     loss = loss_fn(model(images), labels)
@@ -261,7 +288,33 @@ def draw_graph(model: nn.Module, images: rg.Tensor, labels: rg.Tensor, loss_fn: 
 
 @dataclass
 class DemoResult:
-    """What :func:`run` measured and wrote."""
+    """What :func:`run` measured and wrote.
+
+    Attributes
+    ----------
+    epochs : list of dict
+        One dict per epoch: ``loss`` and ``train_acc`` (over the epoch's
+        training batches), ``test_loss``, ``test_acc`` and ``seconds``.
+    test_accuracy : float
+        The final test accuracy, in [0, 1].
+    test_correct, test_count : int
+        Correctly classified test images, and how many there are.
+    trace_path : str or None
+        The Perfetto trace (None without retrograd-profiler).
+    graph_path : str or None
+        The backward graph's picture (SVG), or its DOT source.
+    graph_rendered : bool
+        Whether ``graph_path`` is the SVG.
+    seconds : float
+        Wall time of :func:`run`.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.demo import DemoResult
+    >>> DemoResult().test_accuracy
+    0.0
+    """
     epochs: list = field(default_factory=list)   # per epoch: dict(loss, train_acc, test_loss, test_acc, seconds)
     test_accuracy: float = 0.0
     test_correct: int = 0
@@ -301,6 +354,18 @@ def run(epochs: int | None = None, *, quick: bool = False, out: str | os.PathLik
     ------
     ValueError
         If ``epochs`` is below 1.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import io, tempfile
+    >>> from retrograd.demo import run
+    >>> log = io.StringIO()
+    >>> result = run(quick=True, out=tempfile.mkdtemp(), file=log)
+    >>> len(result.epochs), result.test_count
+    (1, 300)
+    >>> "Final test accuracy" in log.getvalue()
+    True
     """
     import sys
     file = sys.stdout if file is None else file
