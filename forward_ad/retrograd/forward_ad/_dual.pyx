@@ -502,8 +502,39 @@ cdef object _zeros_same_layout(object like):
 # Levels
 
 def enter_dual_level():
-    """Enter a new forward-AD level (nested inside the active ones) and return
-    its index; tangents made at it are dropped by ``exit_dual_level``."""
+    """Enter a new forward-AD level and return its index.
+
+    Tangents given with ``make_dual`` at this level are pushed through every
+    op until ``exit_dual_level`` drops them. Prefer ``with dual_level():``,
+    which exits the level even when an error is raised.
+
+    Unlike torch, which allows one level at a time (entering a second raises
+    "Nested forward mode AD is not supported"), levels nest here: the new
+    level is the innermost, the default of ``make_dual`` and
+    ``unpack_dual``, and its index is the number of levels active before it.
+
+    Returns
+    -------
+    int
+        The new level's index (0 for the outermost).
+
+    Raises
+    ------
+    RuntimeError
+        When the maximum number of levels is already active.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> level = fwAD.enter_dual_level()
+    >>> level
+    0
+    >>> x = fwAD.make_dual(rg.tensor([1.0, 2.0]), rg.tensor([1.0, 0.0]))
+    >>> fwAD.unpack_dual(x * x).tangent
+    tensor([2., 0.])
+    >>> fwAD.exit_dual_level(level=level)
+    """
     return _enter(0)
 
 
@@ -534,8 +565,39 @@ cdef int _enter(Py_ssize_t batch) except -1:
 
 
 def exit_dual_level(*, level=None):
-    """Exit the innermost level (``level``, if given, must be it) and drop
-    every tangent it set."""
+    """Exit the innermost forward-AD level and drop every tangent it set.
+
+    Tensors made at the level stay valid as tensors; they no longer carry
+    a tangent of it. Levels exit in the reverse order they were entered.
+
+    Parameters
+    ----------
+    level : int, optional
+        Keyword-only. The level to exit, which must be the innermost; None
+        (the default) exits the innermost.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    RuntimeError
+        When no level is active, or ``level`` is not the innermost active
+        level.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> level = fwAD.enter_dual_level()
+    >>> x = fwAD.make_dual(rg.tensor([1.0, 2.0]), rg.tensor([1.0, 1.0]))
+    >>> fwAD.unpack_dual(x).tangent
+    tensor([1., 1.])
+    >>> fwAD.exit_dual_level(level=level)
+    >>> fwAD.unpack_dual(x).tangent is None
+    True
+    """
     cdef _Level lvl
     if not _levels:
         raise RuntimeError("exit_dual_level: no dual level is active (enter one with "
@@ -595,8 +657,58 @@ cdef object _alias_without(Tensor t, _Level lvl):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A view of ``tensor`` whose tangent at ``level`` (default: the innermost)
-    is ``tangent`` (torch.autograd.forward_ad.make_dual)."""
+    """Attach a tangent to a tensor: a dual tensor for forward-mode AD.
+
+    Returns a view of ``tensor`` whose tangent at ``level`` is ``tangent``
+    (``torch.autograd.forward_ad.make_dual``). Every op on it (and on what
+    is computed from it) computes the output's tangent too, the
+    Jacobian-vector product, read with ``unpack_dual``. ``tensor`` itself is
+    unchanged, and the view stays differentiable back to it for reverse
+    mode. If the tangent's memory layout differs from the primal's, it is
+    copied into the primal's layout.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The primal, floating point or complex.
+    tangent : Tensor
+        Its tangent: same shape and device, floating point or complex, and
+        without a tangent of its own at ``level``. At a batched level (what
+        ``jacobian(..., strategy="forward-mode", vectorize=True)`` uses) it
+        has a leading batch dimension.
+    level : int, optional
+        Keyword-only. The level to attach it at; None (the default) is the
+        innermost active level.
+
+    Returns
+    -------
+    Tensor
+        The dual tensor (a view of ``tensor``).
+
+    Raises
+    ------
+    RuntimeError
+        When no level is active, ``level`` is not active, the shapes or
+        devices differ, or ``tangent`` has a tangent at the same level.
+    TypeError
+        When ``tensor`` or ``tangent`` is not a Tensor, or ``level`` not an int.
+    ValueError
+        When either is not floating point or complex.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> x = rg.tensor([0.0, 1.0])
+    >>> v = rg.tensor([1.0, 1.0])
+    >>> with fwAD.dual_level():
+    ...     dual = fwAD.make_dual(x, v)
+    ...     print(dual)
+    ...     y = dual.exp() * 2
+    ...     print(fwAD.unpack_dual(y).tangent)     # 2 exp(x) * v
+    tensor([0., 1.], tangent=tensor([1., 1.]))
+    tensor([2.        , 5.43656366])
+    """
     cdef _Level lvl = _resolve(level, "make_dual")
     if type(tensor) is not Tensor:
         raise TypeError(f"make_dual: expected a Tensor as primal, got {type(tensor).__name__}")
@@ -642,8 +754,47 @@ def make_dual(tensor, tangent, *, level=None):
 
 
 def unpack_dual(tensor, *, level=None):
-    """(primal, tangent) of ``tensor`` at ``level`` (default: the innermost);
-    tangent is None where it has none (torch.autograd.forward_ad.unpack_dual)."""
+    """Split a dual tensor into its primal and its tangent.
+
+    As ``torch.autograd.forward_ad.unpack_dual``: returns
+    ``UnpackedDualTensor(primal, tangent)``, where ``tangent`` is the
+    tensor's tangent at ``level`` (the Jacobian-vector product of what was
+    computed), or None where it has none (no level active, or the tensor
+    does not depend on any dual tensor of that level).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to split.
+    level : int, optional
+        Keyword-only. The level to read; None (the default) is the innermost
+        active level.
+
+    Returns
+    -------
+    UnpackedDualTensor
+        The named tuple ``(primal, tangent)``.
+
+    Raises
+    ------
+    TypeError
+        When ``tensor`` is not a Tensor, or ``level`` not an int.
+    RuntimeError
+        When ``level`` is given and not active.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> x = rg.tensor([1.0, 2.0])
+    >>> with fwAD.dual_level():
+    ...     y = fwAD.make_dual(x, rg.tensor([1.0, 0.0])) ** 2
+    ...     primal, tangent = fwAD.unpack_dual(y)
+    ...     print(tangent)
+    ...     print(fwAD.unpack_dual(x))
+    tensor([2., 0.])
+    UnpackedDualTensor(primal=tensor([1., 2.]), tangent=None)
+    """
     from retrograd.forward_ad import UnpackedDualTensor
     if type(tensor) is not Tensor:
         raise TypeError(f"unpack_dual: expected a Tensor, got {type(tensor).__name__}")
