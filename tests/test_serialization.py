@@ -281,3 +281,31 @@ def test_torch_state_dict_keys_survive_a_round_trip():
     for k, v in tnet.state_dict().items():
         assert back[k].dtype == np.dtype(str(v.dtype).replace("torch.", ""))
         np.testing.assert_array_equal(np.asarray(back[k]), v.numpy())
+
+
+def test_cuda_tensors_with_the_cpu_stand_in_for_cupy(run_python):
+    """A CUDA tensor records 'cuda:0' and comes back there (or to
+    map_location), run against tests/cuda/fake_cupy (CuPy's rules on the CPU)."""
+    import pathlib
+    fake = pathlib.Path(__file__).resolve().parent / "cuda" / "fake_cupy"
+    done = run_python("""
+        import io
+        import retrograd as rg
+        t = rg.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+        p = rg.nn.Parameter(rg.ones(2, device="cuda"))
+        buf = io.BytesIO()
+        rg.save({"t": t, "p": p, "c": rg.ones(1)}, buf)
+        buf.seek(0)
+        back = rg.load(buf)
+        assert str(back["t"].device) == "cuda:0" and back["t"].requires_grad and back["t"].is_leaf
+        assert back["t"].cpu().tolist() == [1.0, 2.0]
+        assert isinstance(back["p"], rg.nn.Parameter) and str(back["p"].device) == "cuda:0"
+        assert str(back["c"].device) == "cpu"
+        buf.seek(0)
+        assert str(rg.load(buf, map_location="cpu")["t"].device) == "cpu"
+        buf.seek(0)
+        mapped = rg.load(buf, map_location={"cuda:0": "cpu"})
+        assert str(mapped["t"].device) == "cpu" and str(mapped["p"].device) == "cpu"
+        print("ok")
+    """, env={"PYTHONPATH": str(fake)})
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr

@@ -616,3 +616,39 @@ def test_library_layers_load_torch_weights_and_match(torch):
     tx = t_model.flatten(t_model.features(torch.tensor(x)))
     for rh, th in zip(r_model.heads, t_model.heads):
         np.testing.assert_allclose(rh(rx).detach().numpy(), th(tx).detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_on_cuda_with_the_cpu_stand_in_for_cupy(run_python):
+    """Module.cuda()/to(), Parameter, clipping and vectors on CUDA tensors,
+    run against tests/cuda/fake_cupy (CuPy's rules on the CPU)."""
+    import pathlib
+    fake = pathlib.Path(__file__).resolve().parents[1] / "cuda" / "fake_cupy"
+    done = run_python("""
+        import numpy as np
+        import retrograd as rg
+        p = rg.nn.Parameter(rg.tensor([1.0, 2.0], device="cuda"))
+        assert str(p.device) == "cuda:0" and p.requires_grad and p.is_leaf
+        m = rg.nn.Module()
+        m.w = rg.nn.Parameter(rg.ones(2))
+        m.register_buffer("n", rg.zeros((), dtype=rg.int64))
+        (m.w * 2).sum().backward()
+        w = m.w
+        m.cuda()
+        assert m.w is w and str(w.device) == "cuda:0" and str(w.grad.device) == "cuda:0"
+        assert str(m.n.device) == "cuda:0" and m.n.dtype == np.int64
+        m.to("cuda:0", rg.float32)
+        assert w.dtype == np.float32
+        w.grad = rg.ones(2, device="cuda", dtype=rg.float32) * 10
+        total = rg.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        assert str(total.device) == "cuda:0" and abs(total.item() - 200 ** 0.5) < 1e-4
+        assert abs(w.grad.cpu().sum().item() - 2 ** 0.5) < 1e-5
+        rg.nn.utils.clip_grad_value_(m.parameters(), 0.5)
+        vec = rg.nn.utils.parameters_to_vector(m.parameters())
+        assert str(vec.device) == "cuda:0"
+        rg.nn.utils.vector_to_parameters(vec * 3, m.parameters())
+        assert w.cpu().tolist() == [3.0, 3.0] and str(w.device) == "cuda:0"
+        m.cpu()
+        assert str(w.device) == "cpu" and str(m.n.device) == "cpu"
+        print("ok")
+    """, env={"PYTHONPATH": str(fake)})
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr

@@ -20,12 +20,6 @@ _TENSOR_SUBCLASSABLE = bool(Tensor.__flags__ & (1 << 10))
 _marked: dict[int, _weakref.ref] | None = None if _TENSOR_SUBCLASSABLE else {}
 
 
-def _array_of(t: Tensor) -> Any:
-    # the tensor's own ndarray (or CuPy array): core's read-only field,
-    # which the public stubs do not declare
-    return t._array  # type: ignore[attr-defined]
-
-
 def _leaf_sharing(data: Tensor | None, requires_grad: bool) -> Tensor:
     # a new leaf over data's array (no copy), as torch's _make_subclass of
     # data.detach()
@@ -35,7 +29,8 @@ def _leaf_sharing(data: Tensor | None, requires_grad: bool) -> Tensor:
         raise TypeError(
             f"Parameter(): argument 'data' must be a Tensor, not {type(data).__name__}; "
             "make one with rg.tensor(...) first")
-    return Tensor(_array_of(data), device=data.device, requires_grad=bool(requires_grad))
+    # detach() shares the array, the device and the version counter
+    return data.detach().requires_grad_(bool(requires_grad))
 
 
 class _ParameterMeta(type):
@@ -119,7 +114,13 @@ class Parameter(Tensor if _TENSOR_SUBCLASSABLE else object, metaclass=_Parameter
             raise TypeError(
                 f"Parameter(): argument 'data' must be a Tensor, not {type(data).__name__}; "
                 "make one with rg.tensor(...) first")
-        super().__init__(_array_of(data), device=data.device, requires_grad=bool(requires_grad))
+        # Start empty, then take data's array and device through the .data
+        # setter: that shares a CuPy array as well as a NumPy one (Tensor()
+        # itself converts its argument with np.asarray).
+        super().__init__()
+        self.data = data
+        if requires_grad:
+            self.requires_grad_(True)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
