@@ -5,7 +5,9 @@ one step (wait), warms up on one, then records two; ``record_function``
 labels the phases of each step. We print the ops that took the most time
 (``key_averages().table``) and write a trace that Perfetto
 (ui.perfetto.dev) or chrome://tracing opens: a timeline of every op, the
-forward ops on the main thread and the backward ops on the engine's.
+forward ops inside the "forward" range, the backward nodes (MatmulBackward0,
+...) inside "backward"; the optimizer updates arrays in place with NumPy,
+outside the graph, so its work shows as the "optimizer.step" range alone.
 
 Run: ``python examples/profile_step.py [trace.json]``.
 """
