@@ -191,8 +191,8 @@ class record_function:
     its own, with the ops run inside it as its children, so the table shows
     how long the block took in all (CPU total) and outside its ops (Self
     CPU). Ranges nest. A range is recorded when the profile that records at
-    its start still records at its end; outside a profile it costs a
-    clock read.
+    its start still records at its end; outside a profile it records
+    nothing and costs next to nothing.
 
     Parameters
     ----------
