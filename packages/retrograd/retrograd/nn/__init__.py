@@ -6,10 +6,11 @@
 - ``rg.nn.init``: initialisation of parameters in place;
 - ``rg.nn.utils``: gradient clipping and parameter/vector conversion.
 """
+from retrograd.nn import parameter, modules
 from retrograd.nn.parameter import *  # noqa: F401,F403
 from retrograd.nn.modules import *  # noqa: F401,F403
 from retrograd.nn import functional, init, utils  # noqa: F401
-from retrograd.nn import parameter as _parameter, modules as _modules
 
-__all__ = [*_parameter.__all__, *_modules.__all__, "functional", "init", "utils"]
-del _parameter, _modules
+__all__ = ["functional", "init", "utils"]
+__all__ += parameter.__all__
+__all__ += modules.__all__
