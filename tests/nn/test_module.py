@@ -426,6 +426,9 @@ def test_state_dict_is_detached_and_shares_memory():
     assert kept["block.fc.weight"] is net.block.fc.weight
     dest = {}
     assert net.state_dict(destination=dest) is dest and list(dest) == list(sd)
+    with pytest.warns(FutureWarning, match="Positional args are being deprecated"):
+        old_style = net.state_dict(None, "m.", True)
+    assert list(old_style) == ["m." + k for k in sd] and old_style["m.scale"] is net.scale
 
 
 def test_load_state_dict_round_trip_copies_in_place():

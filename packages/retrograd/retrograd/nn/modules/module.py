@@ -1114,7 +1114,8 @@ class Module:
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
-    def state_dict(self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict:
         """The module's state: every parameter and persistent buffer of the tree, by dotted name.
 
         The entries are detached tensors that share the module's arrays (no
@@ -1124,6 +1125,9 @@ class Module:
 
         Parameters
         ----------
+        *args
+            ``destination, prefix, keep_vars`` given by position: accepted,
+            with torch's FutureWarning (pass them by keyword).
         destination : dict, optional
             A dict to fill and return instead of a new OrderedDict.
         prefix : str, optional
@@ -1147,6 +1151,14 @@ class Module:
         >>> list(sd), sd["w"]
         (['w', 'inner.mean'], tensor([1., 1.]))
         """
+        if args:
+            if len(args) > 3:
+                raise TypeError(f"state_dict() takes at most 3 positional arguments ({len(args)} given)")
+            warnings.warn("Positional args are being deprecated, use kwargs instead (state_dict(destination=..., "
+                          "prefix=..., keep_vars=...)).", FutureWarning, stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # type: ignore[attr-defined]
