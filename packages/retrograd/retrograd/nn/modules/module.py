@@ -56,6 +56,34 @@ def _forward_unimplemented(self: "Module", *input: Any) -> Any:
 
     Call the module (``module(x)``) rather than ``module.forward(x)``: the
     call runs the registered hooks around ``forward``.
+
+    Parameters
+    ----------
+    *input : Any
+        The arguments the module is called with.
+
+    Returns
+    -------
+    Any
+        The module's output (a subclass's ``forward`` decides).
+
+    Raises
+    ------
+    NotImplementedError
+        On a Module whose class defines no ``forward``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> class Double(rg.nn.Module):
+    ...     def forward(self, x):
+    ...         return 2 * x
+    >>> Double()(rg.tensor(3.0))
+    tensor(6.)
+    >>> rg.nn.Module()(rg.tensor(3.0))
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: Module [Module] is missing the required "forward" function
     """
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
