@@ -1293,8 +1293,8 @@ class Module:
         >>> m.w = rg.nn.Parameter(rg.zeros(2))
         >>> m.load_state_dict({"w": rg.tensor([3.0, 4.0])})
         <All keys matched successfully>
-        >>> m.w
-        tensor([3., 4.], requires_grad=True)
+        >>> m.w.tolist()
+        [3.0, 4.0]
         >>> m.load_state_dict({"v": rg.ones(1)}, strict=False)
         _IncompatibleKeys(missing_keys=['w'], unexpected_keys=['v'])
         """
