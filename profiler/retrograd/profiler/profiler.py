@@ -346,9 +346,8 @@ class profile:
     handed to ``on_trace_ready``, and each step gets a ``ProfilerStep#<n>``
     range. Without one, everything between start and stop is recorded.
 
-    Differences from torch: the arguments may also be passed by position
-    (torch's are keyword-only: pass them by keyword to keep the code
-    portable); ``with_flops``, ``with_modules``, ``experimental_config``,
+    The arguments are keyword-only, in torch's order. Differences from
+    torch: ``with_flops``, ``with_modules``, ``experimental_config``,
     ``execution_trace_observer``, ``acc_events`` and torch's other options
     do not exist; only CPU-side events are recorded; times come from the
     monotonic clock, in microseconds.
@@ -358,6 +357,12 @@ class profile:
     activities : iterable of ProfilerActivity, optional
         What to record; default :func:`supported_activities`. Asking for
         CUDA warns (device kernels are not traced).
+    schedule : callable, optional
+        ``schedule(step) -> ProfilerAction``, e.g. from :func:`schedule`.
+        Default: record every step.
+    on_trace_ready : callable, optional
+        ``on_trace_ready(prof)``, called at the end of each recorded cycle
+        (and at ``stop()``), e.g. :func:`tensorboard_trace_handler`.
     record_shapes : bool, optional
         Record each op's input shapes and types (``key_averages(
         group_by_input_shape=True)``). Default False.
@@ -367,18 +372,13 @@ class profile:
     with_stack : bool, optional
         Record the Python stack of each op (``key_averages(
         group_by_stack_n=...)``). Default False.
-    schedule : callable, optional
-        ``schedule(step) -> ProfilerAction``, e.g. from :func:`schedule`.
-        Default: record every step.
-    on_trace_ready : callable, optional
-        ``on_trace_ready(prof)``, called at the end of each recorded cycle
-        (and at ``stop()``), e.g. :func:`tensorboard_trace_handler`.
 
     Raises
     ------
     TypeError
         For an activity that is not a ProfilerActivity, a flag that is not
-        a bool, or a ``schedule`` or ``on_trace_ready`` that is not callable.
+        a bool, a ``schedule`` or ``on_trace_ready`` that is not callable,
+        or an argument passed by position.
 
     Examples
     --------
@@ -395,10 +395,13 @@ class profile:
     ['Name', 'Self', 'CPU', '%', 'Self', 'CPU', 'CPU', 'total', '%', 'CPU', 'total', 'CPU', 'time', 'avg', '#', 'of', 'Calls']
     """
 
-    def __init__(self, activities: Iterable[ProfilerActivity] | None = None, record_shapes: bool = False,
-                 profile_memory: bool = False, with_stack: bool = False,
+    # Keyword-only and in torch's order, as torch's: a positional call
+    # (profile([CPU], True)) raises TypeError rather than silently setting
+    # whichever flag sits in that position.
+    def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
                  schedule: Callable[[int], ProfilerAction] | None = None,
-                 on_trace_ready: Callable[["profile"], Any] | None = None):
+                 on_trace_ready: Callable[["profile"], Any] | None = None,
+                 record_shapes: bool = False, profile_memory: bool = False, with_stack: bool = False):
         explicit = activities is not None
         activities = set(activities) if activities is not None else supported_activities()
         for a in activities:
