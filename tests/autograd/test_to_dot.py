@@ -284,8 +284,26 @@ def test_argument_errors():
 
 
 def test_hooks_are_readable_on_this_core():
-    # a core whose hook fields to_dot cannot find fails here, not silently in pictures
-    assert _to_dot._hook_layout() is not None
+    # a core without the hook accessors fails here, not silently in pictures
+    assert _to_dot._learn_layout() is not None
+
+
+def test_hook_marks_follow_registration_and_removal(wb):
+    w, _ = wb
+    mid = w * 2
+    out = mid.sum()
+    h_pre = out.grad_fn.register_prehook(lambda go: None)
+    h_post = out.grad_fn.register_hook(lambda gi, go: None)
+    h_t = mid.register_hook(lambda g: None)
+    h_w = w.register_hook(lambda g: None)
+    h_acc = w.register_post_accumulate_grad_hook(lambda t: None)
+    dot = to_dot(out)
+    for line in ("hooks: 1 pre, 1 post", "tensor hooks on output 0: 1", "tensor hooks: 1",
+                 "post-accumulate-grad hooks: 1"):
+        assert line in dot
+    for h in (h_pre, h_post, h_t, h_w, h_acc):
+        h.remove()
+    assert "hooks" not in to_dot(out)
 
 
 def test_unreadable_hooks_warn_and_mark_nothing(monkeypatch, wb):

@@ -9,101 +9,50 @@ through Graphviz.
 """
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import subprocess
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
+
 from retrograd.core import Tensor
 
 __all__ = ["to_dot", "DotSource"]
 
 
 # --- reading hooks --------------------------------------------------------
-# Core keeps a node's hooks in its NodeExtras and a leaf's in the tensor, as
-# fields that only Cython code can read (the engine reads them through
-# abi.pxd's rg_node_* accessors); Python sees no attribute for them. Python's
-# gc.get_referents lists an extension object's object fields in declaration
-# order, None included, so the fields can be read by position. The positions
-# are not written here: they are learnt once, on a throwaway graph, by
-# registering one hook of each kind through the public API and finding where
-# it appears. A core whose layout cannot be learnt that way gets a warning and
-# no hook marks, never wrong ones.
+# Core lists a node's hooks through private read-only methods (Node._pre_hooks,
+# _hooks, _tensor_pre_hooks and _retains_grad_hooks, tuples in registration
+# order) and a tensor's through torch's attributes (Tensor._backward_hooks and
+# _post_accumulate_grad_hooks, an OrderedDict or None). A core built before
+# these existed gets a warning and no hook marks, never wrong ones.
+
+_NODE_READERS = ("_pre_hooks", "_hooks", "_tensor_pre_hooks", "_retains_grad_hooks")
+_TENSOR_READERS = ("_backward_hooks", "_post_accumulate_grad_hooks")
+
 
 class _HookLayout:
-    def __init__(self, extras_type, node_fields, tensor_fields):
-        self.extras_type = extras_type
-        self.node_fields = node_fields        # kind -> index in get_referents(NodeExtras)
-        self.tensor_fields = tensor_fields    # kind -> index in get_referents(Tensor)
+    """Marks that this core's hooks can be read (see above)."""
 
 
 _layout: _HookLayout | None = None
 _layout_learnt = False
 
 
-def _index_holding(refs, fn):
-    """Index of the list in ``refs`` holding a hook entry (a tuple) whose last item is ``fn``."""
-    found = [i for i, r in enumerate(refs)
-             if type(r) is list and any(type(e) is tuple and e and e[-1] is fn for e in r)]
-    return found[0] if len(found) == 1 else None
-
-
 def _learn_layout() -> _HookLayout | None:
-    from retrograd.core import tensor
+    from retrograd.core import Node
 
-    def pre(g):
-        return None
-
-    def post(gi, go):
-        return None
-
-    def on_tensor(g):
-        return None
-
-    def on_leaf(g):
-        return None
-
-    def after_acc(t):
-        return None
-
-    leaf = tensor([1.0], requires_grad=True)
-    mid = leaf * 2.0
-    node = mid.grad_fn
-    if node is None:
-        return None
-    node.register_prehook(pre)
-    node.register_hook(post)
-    mid.register_hook(on_tensor)
-    mid.retain_grad()
-    leaf.register_hook(on_leaf)
-    leaf.register_post_accumulate_grad_hook(after_acc)
-
-    extras = [r for r in gc.get_referents(node) if type(r).__name__ == "NodeExtras"]
-    if len(extras) != 1:
-        return None
-    refs = gc.get_referents(extras[0])
-    node_fields = {"pre": _index_holding(refs, pre), "post": _index_holding(refs, post),
-                   "tensor": _index_holding(refs, on_tensor)}
-    dicts = [i for i, r in enumerate(refs) if type(r) is dict and mid.output_nr in r]
-    node_fields["retains_grad"] = dicts[0] if len(dicts) == 1 else None
-    trefs = gc.get_referents(leaf)
-    tensor_fields = {"tensor": _index_holding(trefs, on_leaf), "post_accumulate": _index_holding(trefs, after_acc)}
-    if None in node_fields.values() or None in tensor_fields.values():
-        return None
-    # the same positions must read the same things back
-    if len(gc.get_referents(extras[0])) != len(refs) or len(gc.get_referents(leaf)) != len(trefs):
-        return None
-    return _HookLayout(type(extras[0]), node_fields, tensor_fields)
+    if all(hasattr(Node, name) for name in _NODE_READERS) and all(hasattr(Tensor, name)
+                                                                    for name in _TENSOR_READERS):
+        return _HookLayout()
+    return None
 
 
 def _hook_layout() -> _HookLayout | None:
     global _layout, _layout_learnt
     if not _layout_learnt:
-        try:
-            _layout = _learn_layout()
-        except Exception:   # any surprise from core's internals means: cannot read hooks
-            _layout = None
+        _layout = _learn_layout()
         _layout_learnt = True
         if _layout is None:
             warnings.warn("to_dot: this build of retrograd.core does not let the hooks of a graph be read, so "
@@ -112,37 +61,38 @@ def _hook_layout() -> _HookLayout | None:
 
 
 def _node_hooks(node, layout: _HookLayout | None) -> dict:
-    """``{"pre": n, "post": n, "tensor": {output_nr: n}, "retains_grad": [output_nr, ...]}``, zeros omitted."""
+    """``{"pre": n, "post": n, "tensor": {output_nr: n}, "retains_grad": [output_nr, ...]}``, zeros omitted.
+
+    For an AccumulateGrad, "tensor" counts its leaf's hooks; the caller
+    replaces it by ``_leaf_hooks``'s count (the same hooks)."""
     out: dict = {}
     if layout is None:
         return out
-    extras = [r for r in gc.get_referents(node) if type(r) is layout.extras_type]
-    if not extras:
-        return out
-    refs = gc.get_referents(extras[0])
-    f = layout.node_fields
-    for kind in ("pre", "post"):
-        if refs[f[kind]]:
-            out[kind] = len(refs[f[kind]])
-    if refs[f["tensor"]]:
-        per_output: dict = {}
-        for entry in refs[f["tensor"]]:          # (handle id, output nr, fn)
-            per_output[entry[1]] = per_output.get(entry[1], 0) + 1
+    for kind, hooks in (("pre", node._pre_hooks()), ("post", node._hooks())):
+        if hooks:
+            out[kind] = len(hooks)
+    per_output: dict = {}
+    for nr, _fn in node._tensor_pre_hooks():
+        per_output[nr] = per_output.get(nr, 0) + 1
+    if per_output:
         out["tensor"] = dict(sorted(per_output.items()))
-    if refs[f["retains_grad"]]:
-        out["retains_grad"] = sorted(refs[f["retains_grad"]])
+    retains = [nr for nr, _hook in node._retains_grad_hooks()]
+    if retains:
+        out["retains_grad"] = retains
     return out
 
 
-def _leaf_hooks(leaf: Tensor, layout: _HookLayout | None) -> dict:
-    """``{"tensor": n, "post_accumulate": n}`` for a leaf tensor, zeros omitted."""
+def _leaf_hooks(leaf: Any, layout: _HookLayout | None) -> dict:
+    """``{"tensor": n, "post_accumulate": n}`` for a leaf tensor, zeros omitted.
+
+    ``leaf`` is a Tensor, typed Any: its hook attributes are private, so
+    core's stub does not list them."""
     out: dict = {}
     if layout is None:
         return out
-    refs = gc.get_referents(leaf)
-    for kind, i in layout.tensor_fields.items():
-        if refs[i]:
-            out[kind] = len(refs[i])
+    for kind, hooks in (("tensor", leaf._backward_hooks), ("post_accumulate", leaf._post_accumulate_grad_hooks)):
+        if hooks:
+            out[kind] = len(hooks)
     return out
 
 
