@@ -44,9 +44,12 @@ DISTRIBUTIONS = {
 BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.8",
                       "numpy>=2.0", "pyyaml>=6"]
 # pyyaml: tests run the op generator (core/retrograd/core/_codegen/gen_ops.py) on bad tables
-TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6"]
+TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11"]
+# scipy: the examples (examples/newton_fit.py) and the tests that run them
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
+# the documentation site (docs/, `nox -s docs`)
+DOCS_REQUIREMENTS = ["sphinx>=8", "pydata-sphinx-theme>=0.16", "numpydoc>=1.8", "myst-parser>=4"]
 # mypy: the typing session checks the stubs and a typed user program (tests/typing)
 TYPING_REQUIREMENTS = ["mypy>=1.8"]
 # The engine's floor (the oldest core ABI minor it supports), kept as headers:
@@ -120,9 +123,11 @@ def _install_sets() -> dict:
         dists = _closure(base + [opt])
         sets["+".join(names + [opt])] = (dists, (UMBRELLA, [_extra_for(opt)]))
     all_named = {_requirement_name(r) for r in EXTRAS[UMBRELLA].get("all", [])} - {DIST_NAME[UMBRELLA]}
-    everything = "all" in EXTRAS[UMBRELLA] and \
-        {_requirement_name(r) for e, reqs in EXTRAS[UMBRELLA].items() if e != "all" for r in reqs} \
-        <= set(DIST_NAME.values()) and not all_named - set(DIST_NAME.values())
+    # (extras may also name third-party packages, graphviz: only retrograd-* names must be built here)
+    ours = {n for n in (_requirement_name(r) for e, reqs in EXTRAS[UMBRELLA].items() if e != "all" for r in reqs)
+            if n.startswith("retrograd")}
+    everything = "all" in EXTRAS[UMBRELLA] and ours <= set(DIST_NAME.values()) and \
+        not {n for n in all_named if n.startswith("retrograd")} - set(DIST_NAME.values())
     sets["all"] = (list(DISTRIBUTIONS), (UMBRELLA, ["all"] if everything else
                                          [_extra_for(k) for k in OPTIONAL]))
     unique, seen = {}, []
@@ -245,6 +250,24 @@ def _print_facts(session: nox.Session) -> None:
                 "platform.machine(), '| numpy', numpy.__version__)")
 
 
+def _graphviz(session: nox.Session) -> None:
+    """Graphviz's `dot` binary, for the tests that render rg.autograd.graph.to_dot
+    and for the docs' pictures. It is a system package, not a Python one: install
+    it with apt-get where this runs as root on Debian, else leave it absent (those
+    tests then skip, saying so; the docs session fails, naming it)."""
+    if shutil.which("dot"):
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        session.warn("Graphviz's `dot` is not installed and cannot be installed here (needs root and apt-get)")
+        return
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env, success_codes=[0, 100])
+    session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "graphviz", external=True, env=env,
+                success_codes=[0, 100])
+    if not shutil.which("dot"):
+        session.warn("apt-get could not install Graphviz: the rendering tests will skip")
+
+
 def _pytest(session: nox.Session, *paths: str) -> None:
     args = session.posargs or list(paths) or ["tests"]
     # -p no:cacheprovider: several sessions share the checkout
@@ -269,6 +292,8 @@ def tests(session: nox.Session, install_set: str, numpy: str) -> None:
     pin = [f"numpy=={_numpy_floor()}.*"] if numpy == "oldest" else []
     # "newest": pip resolves the newest NumPy the index has
     _install(session, install_set, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *pin)
+    if install_set == "all":
+        _graphviz(session)
     _print_facts(session)
     _pytest(session, "tests")
     if install_set == "all" and numpy == "newest" and not session.posargs:
@@ -353,10 +378,27 @@ def typing(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-def example(session: nox.Session) -> None:
-    """Install retrograd from wheels, then run the README's example (examples/mlp.py)."""
-    _install(session, "all")
-    session.run("python", "examples/mlp.py")
+def demo(session: nox.Session) -> None:
+    """The README's main job: install retrograd from wheels as a user does, then
+    run its demo (`python -m retrograd.demo`: a small CNN trained on digits it
+    renders itself, a profiled step and a picture of the graph).
+    `nox -s demo -- --epochs 5` passes options on."""
+    _install(session, "all", "tqdm")
+    _graphviz(session)
+    session.run("python", "-m", "retrograd.demo", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site (docs/): Sphinx with warnings as errors, into
+    docs/_build/html (open index.html). The API pages are generated from the
+    installed package's docstrings; the pictures of graphs are drawn at build
+    time by rg.autograd.graph.to_dot and Graphviz."""
+    _install(session, "all", *DOCS_REQUIREMENTS)
+    _graphviz(session)
+    if not shutil.which("dot"):
+        session.error("Graphviz's `dot` is needed for the docs' pictures of graphs (apt-get install graphviz)")
+    session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html")
 
 
 @nox.session(python=PYTHON)

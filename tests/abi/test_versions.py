@@ -85,7 +85,8 @@ def test_umbrella_offers_the_optional_distributions_as_extras():
     extras = _project("packages/retrograd")["optional-dependencies"]
     assert [r.split(">=")[0] for r in extras["forward-ad"]] == ["retrograd-forward-ad"]
     assert [r.split(">=")[0] for r in extras["profiler"]] == ["retrograd-profiler"]
-    assert extras["all"] == ["retrograd[forward-ad,profiler]"]
+    assert [r.split(">=")[0] for r in extras["graph"]] == ["graphviz"]      # to_dot(...).render()
+    assert extras["all"] == ["retrograd[forward-ad,profiler,graph]"]
     deps = [re.match(r"[\w-]+", r).group(0) for r in _project("packages/retrograd")["dependencies"]]
     assert "retrograd-core" in deps and "retrograd-engine" in deps
     for reqs in [*extras.values(), _project("packages/retrograd")["dependencies"]]:

@@ -59,6 +59,29 @@ def test_profile_arguments_are_checked():
     assert rg.profiler.ProfilerActivity.CPU in rg.profiler.supported_activities()
 
 
+@pytest.mark.oracle
+def test_profile_arguments_are_keyword_only_like_torch(torch):
+    import inspect
+
+    # a positional call raises in both, rather than setting whichever flag
+    # sits in that position
+    for mod in (rg, torch):
+        CPU = mod.profiler.ProfilerActivity.CPU
+        with pytest.raises(TypeError):
+            mod.profiler.profile([CPU], True)
+        with pytest.raises(TypeError):
+            mod.profiler.profile([CPU])
+    ours = inspect.signature(rg.profiler.profile).parameters
+    theirs = inspect.signature(torch.profiler.profile).parameters
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in ours.values())
+    # the options retrograd has, in torch's order and with torch's defaults
+    assert list(ours) == [n for n in theirs if n in ours]
+    for name, p in ours.items():
+        assert p.default == theirs[name].default, name
+    prof = rg.profiler.profile(activities=[rg.profiler.ProfilerActivity.CPU], record_shapes=True)
+    assert prof.record_shapes is True and prof.profile_memory is False and prof.with_stack is False
+
+
 def test_abi_check_names_both_versions():
     from retrograd.profiler._collector import BUILT_AGAINST
     assert BUILT_AGAINST == core.ABI_VERSION

@@ -222,6 +222,36 @@ cdef class Node:
         ex.tensor_pre_hooks.append((h.id, input_nr, fn))
         return h
 
+    # -- reading the hooks (read-only) -----------------------------------
+    # torch's Python Node has no way to list its hooks; these private
+    # methods let Python tools (rg.autograd.graph.to_dot) read what the
+    # engine will run without reaching into NodeExtras. Each returns a new
+    # tuple in registration order (empty when there are none): changing it
+    # changes nothing; register and remove hooks through the handles.
+    def _pre_hooks(self):
+        """The ``fn(grad_outputs)`` of ``register_prehook``, as a tuple."""
+        cdef list hooks = self._extra.pre_hooks if self._extra is not None else None
+        return tuple(h[1] for h in hooks) if hooks else ()
+
+    def _hooks(self):
+        """The ``fn(grad_inputs, grad_outputs)`` of ``register_hook``, as a tuple."""
+        cdef list hooks = self._extra.post_hooks if self._extra is not None else None
+        return tuple(h[1] for h in hooks) if hooks else ()
+
+    def _tensor_pre_hooks(self):
+        """``(input_nr, fn)`` for each ``Tensor.register_hook`` on a tensor whose
+        gradient arrives at node input ``input_nr`` (the forward op's output of
+        that number). For an AccumulateGrad, the hooks of its leaf (input 0)."""
+        cdef list hooks = self.tensor_pre_hooks()
+        return tuple((h[1], h[2]) for h in hooks) if hooks else ()
+
+    def _retains_grad_hooks(self):
+        """``(input_nr, hook)`` for each output of the forward op that
+        ``retain_grad()`` was called on, by input number; the hook stores the
+        gradient arriving at that input as the tensor's ``.grad``."""
+        cdef dict hooks = self._extra.retains_grad_hooks if self._extra is not None else None
+        return tuple(sorted(hooks.items())) if hooks else ()      # input numbers are unique
+
     def release_saved_variables(self):
         """Free the arrays this node saved for backward (as after a backward without retain_graph)."""
         self.release_variables()

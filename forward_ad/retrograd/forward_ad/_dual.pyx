@@ -17,6 +17,15 @@
 # processed outermost first, so an inner level's JVP sees `result` with its
 # outer tangents already set.
 #
+# A view with no tangent of its own at a level sees its base's (a view of the
+# base's tangent), except where it is marked not to: the primal that
+# unpack_dual returns, and views made from it, are views of the dual tensor
+# (differentiable back to it in reverse mode) but carry no tangent at that
+# level, PyTorch's _fw_primal (a view that is not forward-differentiable).
+# The marks live on the level (`_Level.no_inherit`), not in the tensor's
+# tangent storage, so a primal stays a plain tensor to core (NumPy's
+# functions accept it, its repr shows no tangent).
+#
 # Must never: keep a tangent alive past its level's exit (exit drops every
 # tangent the level set), or leave the slot filled with no level active (an
 # empty slot is what keeps the forward-AD-off cost at one branch per op).
@@ -58,6 +67,7 @@ cdef class _Level:
     cdef readonly object key              # unique serial: the key in a tensor's tangent storage
     cdef list tensors                     # weakrefs to every tensor given a tangent here
     cdef readonly Py_ssize_t batch        # > 0: tangents carry a leading batch dimension of this size
+    cdef dict no_inherit                  # {id(view): weakref}: views that do not see their base's tangent here
 
 
 cdef list _levels = []                    # active levels, outermost first
@@ -86,7 +96,8 @@ cdef inline object _direct(Tensor t, object key):
 
 cdef object _get_tangent(Tensor t, _Level lvl):
     # t's tangent at lvl; a view without one of its own sees its base's (a
-    # view of the base's tangent, made on first use: PyTorch's fw_grad()).
+    # view of the base's tangent, made on first use: PyTorch's fw_grad()),
+    # unless it is marked not to.
     cdef object v = _direct(t, lvl.key)
     cdef Tensor base
     if v is not None:
@@ -95,11 +106,22 @@ cdef object _get_tangent(Tensor t, _Level lvl):
     if base is None:
         return None
     bt = _direct(base, lvl.key)
-    if bt is None:
+    if bt is None or _inherits_not(t, lvl):
         return None
     v = _view_of_base_tangent(t, base, <Tensor>bt, lvl)
     _store(t, lvl, v)
     return v
+
+
+cdef bint _inherits_not(Tensor t, _Level lvl):
+    # Whether view t is marked not to see its base's tangent at lvl. The
+    # weakref tells a marked tensor from a later one given the same id.
+    ref = lvl.no_inherit.get(id(t))
+    return ref is not None and ref() is t
+
+
+cdef _mark_no_inherit(Tensor t, _Level lvl):
+    lvl.no_inherit[id(t)] = PyWeakref_NewRef(t, None)
 
 
 cdef _store(Tensor t, _Level lvl, object tangent):
@@ -342,6 +364,8 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
                 tans[i] = t
                 found = True
         if not found:
+            if lvl.no_inherit:
+                _propagate_no_inherit(inputs, outputs, lvl)
             continue
         rg_fw_suppressed |= bit
         try:
@@ -351,15 +375,33 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
                 res = attrs(inputs, tans, outputs)
         finally:
             rg_fw_suppressed &= ~bit
-        if res is None:
-            continue
-        for i in range(len(outputs)):
-            o = outputs[i]
-            r = res[i]
-            if r is not None and type(o) is Tensor:
-                _store(<Tensor>o, lvl, _fit(r, <Tensor>o, lvl.batch))
+        if res is not None:
+            for i in range(len(outputs)):
+                o = outputs[i]
+                r = res[i]
+                if r is not None and type(o) is Tensor:
+                    _store(<Tensor>o, lvl, _fit(r, <Tensor>o, lvl.batch))
+        if lvl.no_inherit:
+            _propagate_no_inherit(inputs, outputs, lvl)
     _record_saved_tangents(inputs, outputs)
     return 0
+
+
+cdef _propagate_no_inherit(tuple inputs, tuple outputs, _Level lvl):
+    # A view of a marked view (unpack_dual's primal) is marked too: it has the
+    # same base, whose tangent it must not see either (in PyTorch a view of a
+    # non-forward-differentiable view is not forward-differentiable).
+    cdef Tensor x, o
+    for a in inputs:
+        if type(a) is not Tensor or not _inherits_not(<Tensor>a, lvl):
+            continue
+        x = <Tensor>a
+        for b in outputs:
+            if type(b) is Tensor:
+                o = <Tensor>b
+                if o is not x and rg_view_base(o) is not None and rg_view_base(o) is rg_view_base(x) \
+                        and _direct(o, lvl.key) is None:
+                    _mark_no_inherit(o, lvl)
 
 
 # Ops whose JVP formula only broadcasts tangents against primals (the table's
@@ -469,8 +511,11 @@ cdef int _on_inplace(Tensor self, Tensor res) except -1:
             continue
         if st is None:
             base = rg_view_base(self)
-            if base is None:
-                # a fresh copy: rt may be another tensor's tangent (copy_)
+            if base is None or _inherits_not(self, lvl):
+                # a fresh copy: rt may be another tensor's tangent (copy_).
+                # A view marked not to see its base's tangent gets one of its
+                # own, leaving the base's alone (PyTorch: an in-place op on a
+                # non-forward-differentiable view sets the view's tangent).
                 _store(self, lvl, _core_wrap((<Tensor>rt)._array.copy(), self.device))
                 continue
             # the base gets a zero tangent, of which self's is a view
@@ -502,8 +547,39 @@ cdef object _zeros_same_layout(object like):
 # Levels
 
 def enter_dual_level():
-    """Enter a new forward-AD level (nested inside the active ones) and return
-    its index; tangents made at it are dropped by ``exit_dual_level``."""
+    """Enter a new forward-AD level and return its index.
+
+    Tangents given with ``make_dual`` at this level are pushed through every
+    op until ``exit_dual_level`` drops them. Prefer ``with dual_level():``,
+    which exits the level even when an error is raised.
+
+    Unlike torch, which allows one level at a time (entering a second raises
+    "Nested forward mode AD is not supported"), levels nest here: the new
+    level is the innermost, the default of ``make_dual`` and
+    ``unpack_dual``, and its index is the number of levels active before it.
+
+    Returns
+    -------
+    int
+        The new level's index (0 for the outermost).
+
+    Raises
+    ------
+    RuntimeError
+        When the maximum number of levels is already active.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> level = fwAD.enter_dual_level()
+    >>> level
+    0
+    >>> x = fwAD.make_dual(rg.tensor([1.0, 2.0]), rg.tensor([1.0, 0.0]))
+    >>> fwAD.unpack_dual(x * x).tangent
+    tensor([2., 0.])
+    >>> fwAD.exit_dual_level(level=level)
+    """
     return _enter(0)
 
 
@@ -527,6 +603,7 @@ cdef int _enter(Py_ssize_t batch) except -1:
     lvl.key = _next_key
     _next_key += 1
     lvl.tensors = []
+    lvl.no_inherit = {}
     _levels.append(lvl)
     if len(_levels) == 1:
         rg_register_forward_grad(_on_op)
@@ -534,8 +611,39 @@ cdef int _enter(Py_ssize_t batch) except -1:
 
 
 def exit_dual_level(*, level=None):
-    """Exit the innermost level (``level``, if given, must be it) and drop
-    every tangent it set."""
+    """Exit the innermost forward-AD level and drop every tangent it set.
+
+    Tensors made at the level stay valid as tensors; they no longer carry
+    a tangent of it. Levels exit in the reverse order they were entered.
+
+    Parameters
+    ----------
+    level : int, optional
+        Keyword-only. The level to exit, which must be the innermost; None
+        (the default) exits the innermost.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    RuntimeError
+        When no level is active, or ``level`` is not the innermost active
+        level.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> level = fwAD.enter_dual_level()
+    >>> x = fwAD.make_dual(rg.tensor([1.0, 2.0]), rg.tensor([1.0, 1.0]))
+    >>> fwAD.unpack_dual(x).tangent
+    tensor([1., 1.])
+    >>> fwAD.exit_dual_level(level=level)
+    >>> fwAD.unpack_dual(x).tangent is None
+    True
+    """
     cdef _Level lvl
     if not _levels:
         raise RuntimeError("exit_dual_level: no dual level is active (enter one with "
@@ -560,6 +668,7 @@ def exit_dual_level(*, level=None):
                 if not d:
                     rg_set_forward_grads(<Tensor>t, None)
     lvl.tensors = []
+    lvl.no_inherit = {}
 
 
 cdef _Level _resolve(object level, str what):
@@ -583,20 +692,74 @@ def _active_levels():
 
 cdef object _alias_without(Tensor t, _Level lvl):
     # A view of t that is differentiable back to t and keeps t's tangents of
-    # the other levels, but not lvl's.
+    # the other levels, but not lvl's: the view op runs with lvl suppressed
+    # (so it computes no tangent of lvl), and the view is marked not to see
+    # its base's tangent of lvl either (PyTorch's _fw_primal).
     global rg_fw_suppressed
     cdef unsigned long long bit = 1ULL << lvl.index
     cdef unsigned long long prev = rg_fw_suppressed
     rg_fw_suppressed |= bit
     try:
-        return t[...]
+        out = t[...]
     finally:
         rg_fw_suppressed = prev
+    _mark_no_inherit(<Tensor>out, lvl)
+    return out
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A view of ``tensor`` whose tangent at ``level`` (default: the innermost)
-    is ``tangent`` (torch.autograd.forward_ad.make_dual)."""
+    """Attach a tangent to a tensor: a dual tensor for forward-mode AD.
+
+    Returns a view of ``tensor`` whose tangent at ``level`` is ``tangent``
+    (``torch.autograd.forward_ad.make_dual``). Every op on it (and on what
+    is computed from it) computes the output's tangent too, the
+    Jacobian-vector product, read with ``unpack_dual``. ``tensor`` itself is
+    unchanged, and the view stays differentiable back to it for reverse
+    mode. If the tangent's memory layout differs from the primal's, it is
+    copied into the primal's layout.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The primal, floating point or complex.
+    tangent : Tensor
+        Its tangent: same shape and device, floating point or complex, and
+        without a tangent of its own at ``level``. At a batched level (what
+        ``jacobian(..., strategy="forward-mode", vectorize=True)`` uses) it
+        has a leading batch dimension.
+    level : int, optional
+        Keyword-only. The level to attach it at; None (the default) is the
+        innermost active level.
+
+    Returns
+    -------
+    Tensor
+        The dual tensor (a view of ``tensor``).
+
+    Raises
+    ------
+    RuntimeError
+        When no level is active, ``level`` is not active, the shapes or
+        devices differ, or ``tangent`` has a tangent at the same level.
+    TypeError
+        When ``tensor`` or ``tangent`` is not a Tensor, or ``level`` not an int.
+    ValueError
+        When either is not floating point or complex.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> x = rg.tensor([0.0, 1.0])
+    >>> v = rg.tensor([1.0, 1.0])
+    >>> with fwAD.dual_level():
+    ...     dual = fwAD.make_dual(x, v)
+    ...     print(dual)
+    ...     y = dual.exp() * 2
+    ...     print(fwAD.unpack_dual(y).tangent)     # 2 exp(x) * v
+    tensor([0., 1.], tangent=tensor([1., 1.]))
+    tensor([2.        , 5.43656366])
+    """
     cdef _Level lvl = _resolve(level, "make_dual")
     if type(tensor) is not Tensor:
         raise TypeError(f"make_dual: expected a Tensor as primal, got {type(tensor).__name__}")
@@ -642,8 +805,50 @@ def make_dual(tensor, tangent, *, level=None):
 
 
 def unpack_dual(tensor, *, level=None):
-    """(primal, tangent) of ``tensor`` at ``level`` (default: the innermost);
-    tangent is None where it has none (torch.autograd.forward_ad.unpack_dual)."""
+    """Split a dual tensor into its primal and its tangent.
+
+    As ``torch.autograd.forward_ad.unpack_dual``: returns
+    ``UnpackedDualTensor(primal, tangent)``, where ``tangent`` is the
+    tensor's tangent at ``level`` (the Jacobian-vector product of what was
+    computed), or None where it has none (no level active, or the tensor
+    does not depend on any dual tensor of that level). ``primal`` is a view
+    of ``tensor`` (differentiable back to it in reverse mode) that carries no
+    tangent at ``level``, nor do views of it or what is computed from it; it
+    keeps its tangents of the other active levels.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to split.
+    level : int, optional
+        Keyword-only. The level to read; None (the default) is the innermost
+        active level.
+
+    Returns
+    -------
+    UnpackedDualTensor
+        The named tuple ``(primal, tangent)``.
+
+    Raises
+    ------
+    TypeError
+        When ``tensor`` is not a Tensor, or ``level`` not an int.
+    RuntimeError
+        When ``level`` is given and not active.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.autograd.forward_ad as fwAD
+    >>> x = rg.tensor([1.0, 2.0])
+    >>> with fwAD.dual_level():
+    ...     y = fwAD.make_dual(x, rg.tensor([1.0, 0.0])) ** 2
+    ...     primal, tangent = fwAD.unpack_dual(y)
+    ...     print(tangent)
+    ...     print(fwAD.unpack_dual(x))
+    tensor([2., 0.])
+    UnpackedDualTensor(primal=tensor([1., 2.]), tangent=None)
+    """
     from retrograd.forward_ad import UnpackedDualTensor
     if type(tensor) is not Tensor:
         raise TypeError(f"unpack_dual: expected a Tensor, got {type(tensor).__name__}")

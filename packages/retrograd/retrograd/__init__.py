@@ -29,6 +29,8 @@ from retrograd import autograd  # noqa: E402,F401
 from retrograd import nn  # noqa: E402,F401
 from retrograd import linalg  # type: ignore[no-redef]  # noqa: E402,F401 (replaces core's)
 from retrograd import utils  # noqa: E402,F401
+from retrograd import optim  # noqa: E402,F401
+from retrograd.serialization import save, load  # noqa: E402,F401
 
 from types import ModuleType as _ModuleType  # noqa: E402
 from retrograd._version import __version__  # noqa: E402,F401

@@ -51,7 +51,44 @@ class _NoDeviceFields:
 
 
 class FunctionEvent(_NoDeviceFields):
-    """One recorded range: an op, a record_function range or a backward node."""
+    """One recorded range: an op, a record_function range or a backward node.
+
+    As torch's ``FunctionEvent``; the profiler makes them (``profile.events()``),
+    users read them. Its fields: ``name`` (``ProfilerStep*`` for every step
+    range, whose own name is ``trace_name``), ``key``, ``thread``,
+    ``time_range`` (start and end in microseconds), ``input_shapes`` and
+    ``input_types`` (with ``record_shapes``), ``stack`` (with
+    ``with_stack``), ``sequence_nr``, ``cpu_parent`` and ``cpu_children``
+    (by interval nesting on one thread), ``cpu_memory_usage`` (bytes
+    allocated by it and its children, with ``profile_memory``), ``count``
+    (1), and torch's device fields, which are empty (CPU only).
+
+    Parameters
+    ----------
+    id : int
+        Its index in the cycle's events, in start order.
+    raw : object
+        The collector's record of the range.
+    start_us, end_us : float
+        Its start and end on the profiler's clock, in microseconds.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.profiler import profile, record_function
+    >>> x = rg.ones(3)
+    >>> with profile(record_shapes=True, profile_memory=True) as prof:
+    ...     with record_function("block"):
+    ...         y = x.exp().sum()
+    >>> block = prof.events()[0]
+    >>> block.name, [c.name for c in block.cpu_children]
+    ('block', ['aten::exp', 'aten::sum'])
+    >>> exp = block.cpu_children[0]
+    >>> exp.input_shapes, exp.cpu_memory_usage, exp.cpu_parent.name
+    ([[3]], 24, 'block')
+    >>> block.cpu_time_total >= block.self_cpu_time_total >= 0
+    True
+    """
 
     def __init__(self, id: int, raw, start_us: float, end_us: float):
         self.id = id
@@ -87,18 +124,22 @@ class FunctionEvent(_NoDeviceFields):
 
     @property
     def cpu_time_total(self) -> float:
+        """Its duration in microseconds, children included."""
         return self.time_range.elapsed_us()
 
     @property
     def self_cpu_time_total(self) -> float:
+        """Its duration in microseconds less its children's (time spent in itself)."""
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
     @property
     def cpu_time(self) -> float:
+        """Its average duration per call in microseconds (one call: ``cpu_time_total``)."""
         return self.cpu_time_total
 
     @property
     def self_cpu_memory_usage(self) -> int:
+        """Bytes its own outputs allocated, its children's excluded (with ``profile_memory``)."""
         return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
 
     def __repr__(self):
@@ -110,7 +151,28 @@ class FunctionEvent(_NoDeviceFields):
 
 
 class FunctionEventAvg(_NoDeviceFields):
-    """Events of one key, summed (torch's FunctionEventAvg)."""
+    """Events of one key, summed (torch's ``FunctionEventAvg``).
+
+    What ``key_averages()`` gives, one per group: ``key`` (the name),
+    ``count`` (calls), ``cpu_time_total``, ``self_cpu_time_total``,
+    ``cpu_memory_usage`` and ``self_cpu_memory_usage`` summed over the
+    calls, ``cpu_time`` the average per call, and ``input_shapes`` /
+    ``stack`` when grouped by them. A new one is empty; ``add`` sums events
+    into it.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.profiler import profile
+    >>> with profile() as prof:
+    ...     for _ in range(3):
+    ...         y = rg.ones(2).exp()
+    >>> (avg,) = prof.key_averages()
+    >>> avg.key, avg.count
+    ('aten::exp', 3)
+    >>> abs(avg.cpu_time * 3 - avg.cpu_time_total) < 1e-6
+    True
+    """
 
     cpu_parent = None
 
@@ -127,6 +189,38 @@ class FunctionEventAvg(_NoDeviceFields):
         self.is_user_annotation = False
 
     def add(self, other) -> "FunctionEventAvg":
+        """Add an event (or an average) of the same key into this average.
+
+        Counts, times and memory are summed; the first event added sets the
+        key. ``avg += event`` does the same.
+
+        Parameters
+        ----------
+        other : FunctionEvent or FunctionEventAvg
+            What to add; its ``key`` must be this average's.
+
+        Returns
+        -------
+        FunctionEventAvg
+            This average.
+
+        Raises
+        ------
+        ValueError
+            When ``other`` has another key.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> from retrograd.profiler import profile, FunctionEventAvg
+        >>> with profile() as prof:
+        ...     y = rg.ones(2).exp().exp()
+        >>> avg = FunctionEventAvg()
+        >>> for event in prof.events():
+        ...     _ = avg.add(event)
+        >>> avg.key, avg.count
+        ('aten::exp', 2)
+        """
         if self.key is None:
             self.key = other.key
             self.scope = other.scope
@@ -144,10 +238,12 @@ class FunctionEventAvg(_NoDeviceFields):
 
     @property
     def name(self) -> str:
+        """The key it averages (the events' name)."""
         return self.key
 
     @property
     def cpu_time(self) -> float:
+        """The average duration per call in microseconds (0 when empty)."""
         return self.cpu_time_total / self.count if self.count else 0.0
 
     def __repr__(self):
@@ -156,7 +252,32 @@ class FunctionEventAvg(_NoDeviceFields):
 
 
 class EventList(list):
-    """A list of events (or averages) with torch's table and averaging."""
+    """A list of events (or averages) with torch's table and averaging.
+
+    What ``profile.events()`` and ``key_averages()`` return (torch's
+    ``EventList``): a ``list`` subclass, so it indexes, slices and iterates
+    as one; ``str()`` gives its ``table()``.
+
+    Parameters
+    ----------
+    items : iterable, optional
+        The events (FunctionEvent or FunctionEventAvg).
+    profile_memory : bool, optional
+        Show the memory columns in the table (they also show when any event
+        allocated memory). Default False.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.profiler import profile, EventList
+    >>> with profile() as prof:
+    ...     y = rg.ones(2).exp().sum()
+    >>> events = prof.events()
+    >>> isinstance(events, list), [e.name for e in events]
+    (True, ['aten::exp', 'aten::sum'])
+    >>> [e.name for e in EventList(e for e in events if e.name == "aten::sum")]
+    ['aten::sum']
+    """
 
     def __init__(self, items=(), profile_memory: bool = False):
         super().__init__(items)
@@ -164,9 +285,36 @@ class EventList(list):
 
     @property
     def self_cpu_time_total(self) -> float:
+        """The sum of the events' self times in microseconds (the table's last line)."""
         return sum(e.self_cpu_time_total for e in self)
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> "EventList":
+        """Group the events by key (and input shapes, and top stack frames), summed.
+
+        What ``profile.key_averages`` returns; user ranges and ops of the same
+        name are kept apart. Groups come in the order of their first event.
+
+        Parameters
+        ----------
+        group_by_input_shape : bool, optional
+            Separate events with different input shapes. Default False.
+        group_by_stack_n : int, optional
+            Separate events by their top ``n`` stack frames (0: not).
+
+        Returns
+        -------
+        EventList
+            One FunctionEventAvg per group.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> from retrograd.profiler import profile
+        >>> with profile() as prof:
+        ...     y = rg.ones(2).exp().exp().sum()
+        >>> [(a.key, a.count) for a in prof.events().key_averages()]
+        [('aten::exp', 2), ('aten::sum', 1)]
+        """
         stats: dict = defaultdict(FunctionEventAvg)
         for e in self:
             key = [e.key, str(e.is_user_annotation)]
@@ -183,6 +331,23 @@ class EventList(list):
         return EventList(stats.values(), self.profile_memory)
 
     def total_average(self) -> FunctionEventAvg:
+        """Sum every event into one average, keyed ``"Total"``.
+
+        Returns
+        -------
+        FunctionEventAvg
+            The counts, times and memory of all events together.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> from retrograd.profiler import profile
+        >>> with profile() as prof:
+        ...     y = rg.ones(2).exp().exp().sum()
+        >>> total = prof.events().total_average()
+        >>> total.key, total.count
+        ('Total', 3)
+        """
         total = FunctionEventAvg()
         for e in self:
             total.count += e.count
@@ -197,10 +362,64 @@ class EventList(list):
               max_name_column_width: int = 55, max_shapes_column_width: int = 80,
               header: str | None = None, top_level_events_only: bool = False,
               time_unit: str | None = None) -> str:
-        """The events as torch's table: name, self and total CPU time with
-        their shares of the total self time, average time, memory (when any
-        was recorded), calls, input shapes (when grouped by them) and source
-        locations (when grouped by stack)."""
+        """Format the events as torch's table.
+
+        One row per event: name, self and total CPU time with their shares of
+        the total self time, average time, memory (when any was recorded),
+        calls, input shapes (when grouped by them) and source locations
+        (when grouped by stack), and the total self time below. Call it on
+        ``key_averages()`` for one row per op. The columns are torch's CPU
+        columns (no device columns).
+
+        Parameters
+        ----------
+        sort_by : str, optional
+            The attribute to sort by, largest first: ``"cpu_time"``,
+            ``"cpu_time_total"``, ``"self_cpu_time_total"``, ``"count"``,
+            ``"cpu_memory_usage"``, ``"self_cpu_memory_usage"`` (torch's
+            device keys are accepted, and are zero). Default: as listed.
+        row_limit : int, optional
+            At most this many rows. Default 100.
+        max_src_column_width : int, optional
+            Width of the source-location column. Default 75.
+        max_name_column_width : int, optional
+            Width of the name column; longer names are cut with ``...``.
+            Default 55.
+        max_shapes_column_width : int, optional
+            Width of the input-shapes column. Default 80.
+        header : str, optional
+            A title line above the table.
+        top_level_events_only : bool, optional
+            Only events without a parent. Default False.
+        time_unit : {"s", "ms", "us"}, optional
+            One unit for every time; None (the default) picks one per value.
+
+        Returns
+        -------
+        str
+            The table ("" for an empty list).
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``sort_by`` or ``time_unit``.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> from retrograd.profiler import profile
+        >>> with profile() as prof:
+        ...     y = rg.ones(2).exp().exp().sum()
+        >>> table = prof.key_averages().table(sort_by="count", time_unit="us")
+        >>> print(table)  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+        ---...
+        Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls
+        ---...
+        aten::exp ...us ... 2
+        aten::sum ...us ... 1
+        ---...
+        Self CPU time total: ...
+        """
         return _build_table(self, self.profile_memory, sort_by, row_limit, max_src_column_width,
                             max_name_column_width, max_shapes_column_width, header,
                             top_level_events_only, time_unit)

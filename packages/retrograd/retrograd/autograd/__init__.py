@@ -1,5 +1,11 @@
-"""retrograd.autograd: backward, grad, grad modes and the engine's switches
-(``torch.autograd``)."""
+"""retrograd.autograd: backward, grad, grad modes, custom Functions,
+gradient checking and the engine's switches (``torch.autograd``).
+
+Submodules: :mod:`retrograd.autograd.functional` (Jacobians, Hessians and
+their products), :mod:`retrograd.autograd.graph` (the graph's nodes, hooks
+and pictures) and ``retrograd.autograd.forward_ad`` (forward mode, from the
+retrograd-forward-ad distribution).
+"""
 from retrograd.autograd import function  # noqa: F401
 from retrograd.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 _FUNCTION_API = ["Function", "FunctionCtx", "once_differentiable"]
@@ -26,29 +32,60 @@ del TYPE_CHECKING
 
 
 def set_multithreading_enabled(mode: bool) -> "_engine_set_multithreading_enabled":
-    """Run every backward node on the calling thread (False), or each on its
-    device's worker thread (True, the default). Usable as a context manager."""
+    """Choose whether backward runs nodes on their device's worker threads.
+
+    With True (the default) each non-CPU device (a CUDA device, a virtual
+    CPU device ``cpu:1``, ...) runs its nodes on its own worker thread; with
+    False every node runs on the thread that called backward
+    (``torch.autograd.set_multithreading_enabled``). The setting is the
+    engine's, shared by every thread. Works as a function and as a context
+    manager that restores the previous setting on exit.
+
+    Parameters
+    ----------
+    mode : bool
+        True to use the device worker threads, False to run everything on
+        the calling thread.
+
+    Returns
+    -------
+    set_multithreading_enabled
+        A context manager (the setting is already applied when it returns).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> with rg.autograd.set_multithreading_enabled(False):
+    ...     x = rg.tensor([1.0, 2.0], requires_grad=True)
+    ...     (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
     from retrograd.engine import set_multithreading_enabled as _impl
     return _impl(mode)
 
 
 def is_multithreading_enabled() -> bool:
-    """Whether backward runs nodes on their device's worker threads
-    (``torch.autograd.is_multithreading_enabled``).
+    """Whether backward runs nodes on their device's worker threads.
 
-    Returns:
-        bool: True (the default) when each node runs on the worker thread of
-        its device (nodes on the CPU run on the thread that called
+    ``torch.autograd.is_multithreading_enabled``.
+
+    Returns
+    -------
+    bool
+        True (the default) when each node runs on the worker thread of its
+        device (nodes on the CPU run on the thread that called
         ``backward``); False inside ``set_multithreading_enabled(False)``,
         where every node runs on the calling thread.
 
-    Example::
-
-        >>> rg.autograd.is_multithreading_enabled()
-        True
-        >>> with rg.autograd.set_multithreading_enabled(False):
-        ...     rg.autograd.is_multithreading_enabled()
-        False
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.autograd.is_multithreading_enabled()
+    True
+    >>> with rg.autograd.set_multithreading_enabled(False):
+    ...     rg.autograd.is_multithreading_enabled()
+    False
     """
     from retrograd.engine import is_multithreading_enabled as _impl
     return bool(_impl())

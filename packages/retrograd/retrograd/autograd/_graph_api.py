@@ -24,9 +24,36 @@ def _engine():
 class GradientEdge(NamedTuple):
     """Where a gradient flows in the graph: input ``output_nr`` of ``node``.
 
-    ``autograd.grad`` accepts one among ``inputs`` (the gradient flowing into
-    the edge is returned) and among ``outputs`` (the backward starts there).
-    Get one with ``get_gradient_edge(tensor)``."""
+    A named tuple ``(node, output_nr, ownership_token)``. ``autograd.grad``
+    accepts one among ``inputs`` (the gradient flowing into the edge is
+    returned, without naming the tensor, which may be gone) and among
+    ``outputs`` (the backward starts there). Get one with
+    ``get_gradient_edge(tensor)``.
+
+    Parameters
+    ----------
+    node : Node
+        The node that receives the gradient.
+    output_nr : int
+        Which of the node's gradient inputs (the forward output's index).
+    ownership_token : object, optional
+        torch's field that keeps Python-defined nodes' graphs alive; a node
+        here holds its graph itself, so it stays None unless a caller sets it.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.graph import get_gradient_edge
+    >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = x * 2
+    >>> y = (h * h).sum()
+    >>> edge = get_gradient_edge(h)
+    >>> edge.node.name(), edge.output_nr, edge.ownership_token
+    ('MulBackward0', 0, None)
+    >>> del h                                # the edge still names dy/dh = 2h
+    >>> rg.autograd.grad(y, edge)
+    (tensor([4., 8.]),)
+    """
 
     node: Node
     output_nr: int
@@ -36,10 +63,43 @@ class GradientEdge(NamedTuple):
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
-    """The edge through which the gradient of ``tensor`` flows: ``(grad_fn,
-    output_nr)`` for a non-leaf, ``(its AccumulateGrad, 0)`` for a leaf
-    (created if needed). ``grad(loss, get_gradient_edge(x))`` equals
-    ``grad(loss, x)``."""
+    """The edge through which the gradient of ``tensor`` flows.
+
+    ``(grad_fn, output_nr)`` for a non-leaf, ``(its AccumulateGrad, 0)`` for
+    a leaf (created if needed). ``grad(loss, get_gradient_edge(x))`` equals
+    ``grad(loss, x)``; the edge stays valid after ``tensor`` is gone, or
+    after ``tensor`` is modified in place (the edge names the gradient of
+    the value it had then), as in torch.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        A tensor that requires grad.
+
+    Returns
+    -------
+    GradientEdge
+        ``(node, output_nr)``.
+
+    Raises
+    ------
+    TypeError
+        When ``tensor`` is not a Tensor.
+    RuntimeError
+        When ``tensor`` does not require grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.graph import get_gradient_edge
+    >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> edge = get_gradient_edge(x)
+    >>> edge.node.name(), edge.output_nr
+    ('AccumulateGrad', 0)
+    >>> loss = (x ** 3).sum()
+    >>> rg.autograd.grad(loss, edge)
+    (tensor([ 3., 12.]),)
+    """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"get_gradient_edge expects a Tensor, got {type(tensor).__name__}")
     if not tensor.requires_grad:
@@ -51,14 +111,40 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
 
 
 def queue_callback(callback) -> None:
-    """Run ``callback()`` when the backward now running on this thread ends
-    (PyTorch's ``Variable._execution_engine.queue_callback``).
+    """Run ``callback()`` when the backward now running on this thread ends.
 
-    Call it from a hook or a Function's backward. Callbacks run after every
-    node of that backward, on the thread that started it, in the order they
-    were queued; a callback may queue more. Under reentrant backward, the
-    innermost backward running on the thread is the one it attaches to.
-    Raises RuntimeError outside a backward."""
+    PyTorch's ``Variable._execution_engine.queue_callback`` (torch has no
+    public name for it in ``torch.autograd.graph``). Call it from a hook or
+    a Function's backward. Callbacks run after every node of that backward,
+    on the thread that started it, in the order they were queued; a
+    callback may queue more. Under reentrant backward, the innermost
+    backward running on the thread is the one it attaches to.
+
+    Parameters
+    ----------
+    callback : callable
+        Called with no arguments; its return value is ignored.
+
+    Raises
+    ------
+    RuntimeError
+        Outside a backward (no backward runs on this thread).
+    ImportError
+        Without the ``retrograd-engine`` distribution.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.graph import queue_callback
+    >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> def hook(grad):
+    ...     queue_callback(lambda: print("backward finished; x.grad =", x.grad))
+    ...     print("hook ran")
+    >>> handle = x.register_hook(hook)
+    >>> (x * 2).sum().backward()
+    hook ran
+    backward finished; x.grad = tensor([2., 2.])
+    """
     _engine().queue_callback(callback)
 
 
@@ -91,15 +177,55 @@ class _MultiHandle:
 
 
 def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
-    """Register ``fn`` to run once per backward over several tensors
-    (``torch.autograd.graph.register_multi_grad_hook``).
+    """Register ``fn`` to run once per backward over several tensors.
 
-    ``mode="all"``: ``fn(grads)`` runs once the gradient of every tensor that
+    As ``torch.autograd.graph.register_multi_grad_hook``. With
+    ``mode="all"``, ``fn(grads)`` runs once the gradient of every tensor that
     this backward computes is there; ``grads`` has one entry per tensor, None
     for those this backward does not compute (not in the graph, or not needed
-    for its ``inputs``). ``mode="any"``: ``fn(grad)`` runs once, with the first
-    gradient computed. The state is per backward call, so the hook fires again
-    in the next one. Returns a handle whose ``remove()`` removes it."""
+    for its ``inputs``). With ``mode="any"``, ``fn(grad)`` runs once, with the
+    first gradient computed. The state is per backward call, so the hook
+    fires again in the next one. ``fn``'s return value is ignored: it cannot
+    replace gradients.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        The tensors to watch (a list or tuple, not one Tensor).
+    fn : callable
+        ``fn(grads)`` (mode "all") or ``fn(grad)`` (mode "any").
+    mode : {"all", "any"}, optional
+        When ``fn`` runs. Default ``"all"``.
+
+    Returns
+    -------
+    handle
+        ``handle.remove()`` removes the hook (also a context manager that
+        removes it on exit).
+
+    Raises
+    ------
+    ValueError
+        When ``mode`` is neither "all" nor "any".
+    TypeError
+        When ``fn`` is not callable, or ``tensors`` is a Tensor or holds
+        something else.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.graph import register_multi_grad_hook
+    >>> a = rg.tensor(1.0, requires_grad=True)
+    >>> b = rg.tensor(2.0, requires_grad=True)
+    >>> handle = register_multi_grad_hook((a, b), lambda grads: print("all:", grads))
+    >>> (a * b).backward()
+    all: [tensor(2.), tensor(1.)]
+    >>> handle.remove()
+    >>> handle = register_multi_grad_hook((a, b), lambda grad: print("any:", grad), mode="any")
+    >>> (a * 5).backward()
+    any: tensor(5.)
+    >>> handle.remove()
+    """
     supported_modes = ("all", "any")
     if mode not in supported_modes:
         raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")

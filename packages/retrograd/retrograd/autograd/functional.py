@@ -214,7 +214,53 @@ def _prepare_v(v, refs, is_refs_tuple, fn_name, create_graph, what):
 
 def vjp(func: _Func, inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """(func(*inputs), v^T J): the vector-Jacobian product at ``inputs``."""
+    """The vector-Jacobian product ``v^T J`` of ``func`` at ``inputs``.
+
+    One reverse-mode pass (a backward from the outputs with ``v`` as their
+    gradient), as ``torch.autograd.functional.vjp``.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors: called as ``func(*inputs)``, it returns a
+        Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple of Tensor
+        The point at which to differentiate.
+    v : Tensor or tuple of Tensor, optional
+        The vector, one Tensor per output with the output's shape. May be
+        None only when ``func`` returns one Tensor of one element.
+    create_graph : bool, optional
+        Record the graph of the computation, so that the result can be
+        differentiated again (and gradients flow back to inputs that require
+        grad). Default False: the results carry no history.
+    strict : bool, optional
+        Raise a RuntimeError when an output does not depend on an input (the
+        result would be a zero that no computation produced), instead of
+        returning zeros. Default False.
+
+    Returns
+    -------
+    tuple
+        ``(func_output, vjp)``: the outputs of ``func(*inputs)`` and the
+        product, shaped as ``inputs`` (a Tensor for a Tensor, a tuple for a
+        tuple).
+
+    Raises
+    ------
+    TypeError
+        When ``inputs`` or the outputs are not Tensors.
+    RuntimeError
+        When ``v`` does not match the outputs, or, with ``strict=True``, an
+        output is independent of an input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import vjp
+    >>> x = rg.tensor([1.0, 2.0])
+    >>> vjp(lambda x: x ** 2, x, rg.ones(2))
+    (tensor([1., 4.]), tensor([2., 4.]))
+    """
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -234,12 +280,55 @@ def vjp(func: _Func, inputs: _Tensors, v: _Tensors | None = None, create_graph: 
 
 def jvp(func: _Func, inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """(func(*inputs), J v): the Jacobian-vector product.
+    """The Jacobian-vector product ``J v`` of ``func`` at ``inputs``.
 
-    With retrograd-forward-ad installed it is computed in forward mode (one
-    pass with dual tensors); without it, with the double-backward trick (the
-    vjp is linear in its grad_outputs, so differentiating it with respect to
-    them gives J v), which is what torch does."""
+    With retrograd-forward-ad installed (and ``strict=False``) it is
+    computed in forward mode, in one pass with dual tensors; otherwise with
+    the double-backward trick (the vjp is linear in its ``grad_outputs``,
+    so differentiating it with respect to them gives ``J v``), which is what
+    ``torch.autograd.functional.jvp`` does.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors: called as ``func(*inputs)``, it returns a
+        Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple of Tensor
+        The point at which to differentiate.
+    v : Tensor or tuple of Tensor, optional
+        The vector, one Tensor per input with the input's shape. May be None
+        only when there is one input of one element.
+    create_graph : bool, optional
+        Record the graph of the computation, so that the result can be
+        differentiated again (and gradients flow back to inputs that require
+        grad). Default False: the results carry no history.
+    strict : bool, optional
+        Raise a RuntimeError when an output does not depend on an input (the
+        result would be a zero that no computation produced), instead of
+        returning zeros. Default False.
+
+    Returns
+    -------
+    tuple
+        ``(func_output, jvp)``: the outputs of ``func(*inputs)`` and the
+        product, shaped as the outputs.
+
+    Raises
+    ------
+    TypeError
+        When ``inputs`` or the outputs are not Tensors.
+    RuntimeError
+        When ``v`` does not match the inputs, or, with ``strict=True``, an
+        output is independent of an input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import jvp
+    >>> x = rg.tensor([1.0, 2.0])
+    >>> jvp(lambda x: x ** 2, x, rg.ones(2))
+    (tensor([1., 4.]), tensor([2., 4.]))
+    """
     fw = _forward_ad() if not strict else None
     if fw is not None:
         # (strict=True keeps torch's double-backward method: its checks are
@@ -336,8 +425,62 @@ def _require_forward_ad(what):
 
 def jacobian(func: _Func, inputs: _Tensors, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode") -> Tensor | tuple[Any, ...]:
-    """The Jacobian of ``func`` at ``inputs``: for output i and input j, a
-    Tensor of shape output_i.shape + input_j.shape."""
+    """The Jacobian of ``func`` at ``inputs``.
+
+    For output ``i`` and input ``j`` the block is a Tensor of shape
+    ``output_i.shape + input_j.shape``. By default one backward per output
+    element; ``vectorize=True`` computes every row in one batched backward
+    (``grad(..., is_grads_batched=True)``), and ``strategy="forward-mode"``
+    (with ``vectorize=True``, and retrograd-forward-ad installed) computes
+    every column in one forward pass, better when there are more outputs
+    than inputs.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors: called as ``func(*inputs)``, it returns a
+        Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple of Tensor
+        The point at which to differentiate.
+    create_graph : bool, optional
+        Record the graph of the computation, so that the result can be
+        differentiated again (and gradients flow back to inputs that require
+        grad). Default False: the results carry no history.
+    strict : bool, optional
+        Raise a RuntimeError when an output does not depend on an input (the
+        result would be a zero that no computation produced), instead of
+        returning zeros. Default False.
+    vectorize : bool, optional
+        Compute the rows (or columns) together in one batched pass. Default
+        False.
+    strategy : {"reverse-mode", "forward-mode"}, optional
+        How to compute it. Default ``"reverse-mode"``.
+
+    Returns
+    -------
+    Tensor or tuple
+        A Tensor for one input and one output; a tuple over the inputs for
+        one output; a tuple over the outputs (of tuples over the inputs, for
+        a tuple of inputs) otherwise.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``strategy``.
+    NotImplementedError
+        For ``strategy="forward-mode"`` with ``create_graph=True`` or
+        without ``vectorize=True``.
+    RuntimeError
+        With ``strict=True``, when an output is independent of an input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import jacobian
+    >>> jacobian(lambda x: x ** 2, rg.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -497,8 +640,54 @@ def hessian(func: Callable[..., Tensor], inputs: tuple[Tensor, ...] | list[Tenso
 def hessian(func: Callable[..., Tensor], inputs: _Tensors, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode") -> Tensor | tuple[tuple[Tensor, ...], ...]:
-    """The Hessian of a scalar function: for inputs i, j a Tensor of shape
-    input_i.shape + input_j.shape."""
+    """The Hessian of a scalar function at ``inputs``.
+
+    The Jacobian of the gradient: for inputs ``i`` and ``j`` the block is a
+    Tensor of shape ``input_i.shape + input_j.shape``, as
+    ``torch.autograd.functional.hessian``.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors returning a Tensor of one element.
+    inputs : Tensor or tuple of Tensor
+        The point at which to differentiate.
+    create_graph : bool, optional
+        Record the graph of the computation, so that the result can be
+        differentiated again (and gradients flow back to inputs that require
+        grad). Default False: the results carry no history.
+    strict : bool, optional
+        Raise a RuntimeError when an output does not depend on an input (the
+        result would be a zero that no computation produced), instead of
+        returning zeros. Default False.
+    vectorize : bool, optional
+        Compute the rows together in one batched pass. Default False.
+    outer_jacobian_strategy : {"reverse-mode", "forward-mode"}, optional
+        How the outer Jacobian (of the gradient) is computed:
+        ``"forward-mode"`` is forward-over-reverse (needs ``vectorize=True``
+        and retrograd-forward-ad). Default ``"reverse-mode"``.
+
+    Returns
+    -------
+    Tensor or tuple of tuple of Tensor
+        A Tensor for one input; ``H[i][j]`` for a tuple of inputs.
+
+    Raises
+    ------
+    RuntimeError
+        When ``func`` does not return a single Tensor of one element, or,
+        with ``strict=True``, when the Hessian is independent of an input.
+    ValueError
+        For an unknown ``outer_jacobian_strategy``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import hessian
+    >>> hessian(lambda x: (x ** 3).sum(), rg.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -553,7 +742,51 @@ def _scalar_fn_gradient(func, inputs, v, create_graph, strict, fn_name):
 
 def vhp(func: Callable[..., Tensor], inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
-    """(func(*inputs), v^T H): vector-Hessian product of a scalar function."""
+    """The vector-Hessian product ``v^T H`` of a scalar function at ``inputs``.
+
+    Two reverse passes: the gradient with ``create_graph=True``, then a
+    backward of it with ``v`` (``torch.autograd.functional.vhp``). For a
+    twice continuously differentiable function the Hessian is symmetric and
+    this equals :func:`hvp`.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors returning a Tensor of one element.
+    inputs : Tensor or tuple of Tensor
+        The point at which to differentiate.
+    v : Tensor or tuple of Tensor, optional
+        The vector, one Tensor per input with the input's shape. May be None
+        only when there is one input of one element.
+    create_graph : bool, optional
+        Record the graph of the computation, so that the result can be
+        differentiated again (and gradients flow back to inputs that require
+        grad). Default False: the results carry no history.
+    strict : bool, optional
+        Raise a RuntimeError when an output does not depend on an input (the
+        result would be a zero that no computation produced), instead of
+        returning zeros. Default False.
+
+    Returns
+    -------
+    tuple
+        ``(func_output, product)``: the value of ``func(*inputs)`` and the
+        product, shaped as ``inputs``.
+
+    Raises
+    ------
+    RuntimeError
+        When ``func`` does not return a single Tensor of one element, when
+        ``v`` does not match the inputs, or, with ``strict=True``, when the
+        result is independent of an input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import vhp
+    >>> vhp(lambda x: (x ** 3).sum(), rg.tensor([1.0, 2.0]), rg.ones(2))
+    (tensor(9.), tensor([ 6., 12.]))
+    """
     with enable_grad():
         (is_inputs_tuple, inputs, v, is_outputs_tuple, outputs,
          jac) = _scalar_fn_gradient(func, inputs, v, create_graph, strict, "vhp")
@@ -567,8 +800,52 @@ def vhp(func: Callable[..., Tensor], inputs: _Tensors, v: _Tensors | None = None
 
 def hvp(func: Callable[..., Tensor], inputs: _Tensors, v: _Tensors | None = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
-    """(func(*inputs), H v): Hessian-vector product of a scalar function
-    (double-backward trick, as torch)."""
+    """The Hessian-vector product ``H v`` of a scalar function at ``inputs``.
+
+    Computed with the double-backward trick, as
+    ``torch.autograd.functional.hvp``: never forms the Hessian, so it costs
+    a few backward passes whatever the number of inputs. This is what
+    Newton-type optimisers (``scipy.optimize.minimize(method="trust-ncg",
+    hessp=...)``) need.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors returning a Tensor of one element.
+    inputs : Tensor or tuple of Tensor
+        The point at which to differentiate.
+    v : Tensor or tuple of Tensor, optional
+        The vector, one Tensor per input with the input's shape. May be None
+        only when there is one input of one element.
+    create_graph : bool, optional
+        Record the graph of the computation, so that the result can be
+        differentiated again (and gradients flow back to inputs that require
+        grad). Default False: the results carry no history.
+    strict : bool, optional
+        Raise a RuntimeError when an output does not depend on an input (the
+        result would be a zero that no computation produced), instead of
+        returning zeros. Default False.
+
+    Returns
+    -------
+    tuple
+        ``(func_output, product)``: the value of ``func(*inputs)`` and the
+        product, shaped as ``inputs``.
+
+    Raises
+    ------
+    RuntimeError
+        When ``func`` does not return a single Tensor of one element, when
+        ``v`` does not match the inputs, or, with ``strict=True``, when the
+        result is independent of an input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import hvp
+    >>> hvp(lambda x: (x ** 3).sum(), rg.tensor([1.0, 2.0]), rg.ones(2))
+    (tensor(9.), tensor([ 6., 12.]))
+    """
     with enable_grad():
         (is_inputs_tuple, inputs, v, is_outputs_tuple, outputs,
          jac) = _scalar_fn_gradient(func, inputs, v, create_graph, strict, "hvp")

@@ -23,7 +23,11 @@ __all__ = ["GradcheckError", "gradcheck", "gradgradcheck", "get_numerical_jacobi
 
 
 class GradcheckError(RuntimeError):
-    """Raised by gradcheck and gradgradcheck when a check fails."""
+    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails.
+
+    A RuntimeError (as torch's ``GradcheckError``), whose message names
+    the output, the input and the Jacobian entries that disagree.
+    """
 
 
 FAILED_BATCHED_GRAD_MSG = (
@@ -624,11 +628,78 @@ def gradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor | S
               check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
               check_forward_ad: bool = False, check_backward_ad: bool = True, fast_mode: bool = False,
               masked: bool | None = None) -> bool:
-    """Check the gradients of ``func`` at ``inputs`` (those with
-    ``requires_grad=True``) against central finite differences
-    (``torch.autograd.gradcheck``). Returns True, or raises GradcheckError
-    (returns False with ``raise_exception=False``) naming the output, the
-    input and the Jacobian entries that disagree."""
+    """Check the gradients of ``func`` against finite differences.
+
+    Compares, for every input with ``requires_grad=True`` and every output,
+    the Jacobian that backward computes with the one central finite
+    differences give (``torch.autograd.gradcheck``). Use float64 inputs: in
+    float32 the finite differences are too coarse for the default
+    tolerances.
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors returning a Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple
+        The arguments of ``func``; those that require grad are checked.
+    eps : float, optional
+        The step of the finite differences. Default 1e-6.
+    atol : float, optional
+        Absolute tolerance between the numerical and the analytical Jacobian.
+        Default 1e-5.
+    rtol : float, optional
+        Relative tolerance. Default 1e-3.
+    raise_exception : bool, optional
+        Raise GradcheckError on a mismatch (True, the default) or return
+        False.
+    nondet_tol : float, optional
+        How far two backward passes over the same input may differ (for
+        nondeterministic backward formulas). Default 0.
+    check_undefined_grad : bool, optional
+        Also check that backward accepts undefined (None) output gradients.
+        Default True.
+    check_grad_dtypes : bool, optional
+        Also check that each gradient has its input's dtype. Default False.
+    check_batched_grad : bool, optional
+        Also check ``grad(..., is_grads_batched=True)`` against one backward
+        per gradient. Default False.
+    check_batched_forward_grad : bool, optional
+        Also check batched forward gradients. Default False.
+    check_forward_ad : bool, optional
+        Also check forward-mode gradients (needs retrograd-forward-ad).
+        Default False.
+    check_backward_ad : bool, optional
+        Check backward-mode gradients. Default True.
+    fast_mode : bool, optional
+        Compare random projections of the Jacobians instead of the full
+        matrices: much faster for large inputs. Default False.
+    masked : bool, optional
+        Accepted for torch's signature (sparse masked semantics); retrograd
+        has no sparse tensors.
+
+    Returns
+    -------
+    bool
+        True when every check passes; False on a mismatch with
+        ``raise_exception=False``.
+
+    Raises
+    ------
+    GradcheckError
+        On a mismatch (with ``raise_exception=True``): the message names the
+        output, the input and the Jacobian entries that disagree.
+    ValueError
+        For an inconsistent choice of checks.
+    TypeError
+        When ``func`` is not callable.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([0.5, 1.5], requires_grad=True)
+    >>> rg.autograd.gradcheck(lambda x: (x.sin() * x).sum(), (x,))
+    True
+    """
     if not (check_forward_ad or check_backward_ad):
         raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad and not check_backward_ad:
@@ -658,9 +729,71 @@ def gradgradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor
                   check_grad_dtypes: bool = False, check_batched_grad: bool = False,
                   check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True, fast_mode: bool = False,
                   masked: bool = False) -> bool:
-    """Check the second derivatives of ``func``: gradcheck of the function
-    (inputs, grad_outputs) -> grad(func(inputs), inputs, grad_outputs,
-    create_graph=True) (``torch.autograd.gradgradcheck``)."""
+    """Check the second derivatives of ``func`` against finite differences.
+
+    Runs :func:`gradcheck` on the function ``(inputs, grad_outputs) ->
+    grad(func(inputs), inputs, grad_outputs, create_graph=True)``: the
+    backward of the backward (``torch.autograd.gradgradcheck``).
+
+    Parameters
+    ----------
+    func : callable
+        A function of tensors returning a Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple
+        The arguments of ``func``; those that require grad are checked.
+    grad_outputs : Tensor or tuple of Tensor, optional
+        The output gradients to differentiate through. Default: random
+        values (from a fixed seed) that require grad.
+    eps : float, optional
+        The step of the finite differences. Default 1e-6.
+    atol : float, optional
+        Absolute tolerance between the numerical and the analytical Jacobian.
+        Default 1e-5.
+    rtol : float, optional
+        Relative tolerance. Default 1e-3.
+    gen_non_contig_grad_outputs : bool, optional
+        Make the random ``grad_outputs`` non-contiguous. Default False.
+    raise_exception : bool, optional
+        Raise GradcheckError on a mismatch (True, the default) or return
+        False.
+    nondet_tol : float, optional
+        Tolerance for nondeterministic backward formulas. Default 0.
+    check_undefined_grad : bool, optional
+        Also check undefined (None) output gradients. Default True.
+    check_grad_dtypes : bool, optional
+        Also check the gradients' dtypes. Default False.
+    check_batched_grad : bool, optional
+        Also check batched gradients. Default False.
+    check_fwd_over_rev : bool, optional
+        Check forward-over-reverse (needs retrograd-forward-ad). Default
+        False.
+    check_rev_over_rev : bool, optional
+        Check reverse-over-reverse. Default True.
+    fast_mode : bool, optional
+        Compare random projections of the Jacobians. Default False.
+    masked : bool, optional
+        Accepted for torch's signature; retrograd has no sparse tensors.
+
+    Returns
+    -------
+    bool
+        True when every check passes; False on a mismatch with
+        ``raise_exception=False``.
+
+    Raises
+    ------
+    GradcheckError
+        On a mismatch, with ``raise_exception=True``.
+    ValueError
+        For an inconsistent choice of checks.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([0.5, 1.5], requires_grad=True)
+    >>> rg.autograd.gradgradcheck(lambda x: (x ** 3).sum(), (x,))
+    True
+    """
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise ValueError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
     if check_undefined_grad and not check_rev_over_rev:

@@ -1,9 +1,13 @@
 """rg.nn.functional: torch.nn.functional's signatures and semantics.
 
 Stable primitives (softmax, log_softmax, logsigmoid, convolution, pooling)
-are entries of core's derivatives.yaml with their own backward formulas; the
-losses, linear, dropout, layer_norm and embedding are exact composites of
-table ops (so their gradients, and higher-order ones, come from the table).
+are entries of core's derivatives.yaml with their own backward formulas.
+Everything else here is an exact composite of table ops (the losses,
+linear, bilinear, dropout, the norms, embedding, pad, leaky_relu, elu,
+adaptive_avg_pool2d), so its gradients, and higher-order ones, come from
+the table; each is recorded under its own name in profiles
+(``@composite_op``). Arguments are checked as torch checks them, with
+torch's exception classes.
 """
 from __future__ import annotations
 
@@ -30,14 +34,12 @@ __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
     "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
     "dropout", "layer_norm", "embedding", "relu", "relu_", "gelu", "silu", "softplus",
-    "sigmoid", "tanh", "pad",
+    "sigmoid", "tanh", "pad", "leaky_relu", "leaky_relu_", "elu", "elu_", "batch_norm", "one_hot", "l1_loss",
+    "huber_loss", "adaptive_avg_pool2d", "bilinear",
 ]
 
 # an int, or one per spatial dim (torch's _size_2_t)
 _Size2 = int | tuple[int, int]
-
-# torch.nn.functional.pad: core's shape op (the same function as rg.pad)
-pad = _c.pad
 
 
 def _not_a_tensor(x, what):
@@ -123,9 +125,94 @@ def _reduce(loss, reduction):
 
 @composite_op('linear')
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """y = input @ weight.T + bias, weight of shape (out_features, in_features)."""
+    """The affine map ``input @ weight.T + bias``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Of shape ``(*, in_features)``.
+    weight : Tensor
+        Of shape ``(out_features, in_features)`` (or 1-D: a dot product).
+    bias : Tensor, optional
+        Of shape ``(out_features,)`` (broadcast).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(*, out_features)``.
+
+    Raises
+    ------
+    RuntimeError
+        If the shapes do not match.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.linear(rg.tensor([[1.0, 2.0]]), rg.tensor([[1.0, 1.0], [0.0, 2.0]]), rg.tensor([0.5, 0.0]))
+    tensor([[3.5, 4. ]])
+    """
     w = _t(weight)
     out = _c.matmul(input, _c.transpose(w, 0, 1) if w.ndim == 2 else w)
+    if bias is not None:
+        out = _c.add(out, bias)
+    return out
+
+
+@composite_op('bilinear')
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """The bilinear map ``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
+
+    Parameters
+    ----------
+    input1 : Tensor
+        Of shape ``(*, in1_features)``.
+    input2 : Tensor
+        Of shape ``(*, in2_features)``, the same leading dims.
+    weight : Tensor
+        Of shape ``(out_features, in1_features, in2_features)``.
+    bias : Tensor, optional
+        Of shape ``(out_features,)``.
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(*, out_features)``.
+
+    Raises
+    ------
+    RuntimeError
+        If the inputs' leading dims differ or a size does not match the
+        weight's (torch's messages).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.bilinear(rg.tensor([[1.0, 2.0]]), rg.tensor([[3.0]]), rg.ones(4, 2, 1)).shape
+    (1, 4)
+    """
+    x1, x2, w = _t(input1, "input1"), _t(input2, "input2"), _t(weight, "weight")
+    if x1.ndim != x2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}")
+    for d in range(x1.ndim - 1):
+        if x1.shape[d] != x2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                               f"{x1.shape[d]} and {x2.shape[d]}")
+    if w.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out_features, in1_features, in2_features), got "
+                           f"weight of size {list(w.shape)}")
+    if x1.shape[-1] != w.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {x1.shape[-1]} but "
+                           f"expected {w.shape[1]}")
+    if x2.shape[-1] != w.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {x2.shape[-1]} but "
+                           f"expected {w.shape[2]}")
+    if bias is not None and tuple(_arr(bias, "bias").shape) != (w.shape[0],):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {_arr(bias).shape[0]} but "
+                           f"expected {w.shape[0]}")
+    out = _c.einsum("...i,oij,...j->...o", x1, w, x2)
     if bias is not None:
         out = _c.add(out, bias)
     return out
@@ -134,19 +221,123 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # -- activations (torch.nn.functional's spellings of the elementwise ops) ------
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """max(input, 0); with inplace=True, in place (relu_)."""
+    """The rectified linear unit ``max(input, 0)``, elementwise.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any tensor.
+    inplace : bool, optional
+        Overwrite ``input`` and return it (default False), as :func:`relu_`.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    RuntimeError
+        With ``inplace=True`` on a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.relu(rg.tensor([-1.0, 0.5]))
+    tensor([0. , 0.5])
+    """
     return _t(input).relu_() if inplace else _c.relu(_t(input))
 
 
 def relu_(input: Tensor) -> Tensor:
+    """In-place :func:`relu`: overwrite ``input`` with ``max(input, 0)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to overwrite (not a leaf that requires grad).
+
+    Returns
+    -------
+    Tensor
+        ``input`` itself.
+
+    Raises
+    ------
+    RuntimeError
+        On a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.tensor([-1.0, 2.0])
+    >>> F.relu_(x) is x, x
+    (True, tensor([0., 2.]))
+    """
     return _t(input).relu_()
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """The Gaussian error linear unit ``x * Phi(x)``, ``Phi`` the standard
+    normal CDF.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    approximate : {'none', 'tanh'}, optional
+        ``'tanh'``: the approximation ``0.5 * x * (1 + tanh(sqrt(2 / pi) *
+        (x + 0.044715 * x**3)))`` (default ``'none'``: exact, with erf).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    RuntimeError
+        For an unknown ``approximate``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.gelu(rg.tensor([0.0, 1.0]))
+    tensor([0.        , 0.84134475])
+    """
     return _c.gelu(_t(input), approximate=approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """The sigmoid linear unit (swish) ``x * sigmoid(x)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    inplace : bool, optional
+        Overwrite ``input`` and return it (default False).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    RuntimeError
+        With ``inplace=True`` on a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.silu(rg.tensor([0.0, 1.0]))
+    tensor([0.        , 0.73105858])
+    """
     if not inplace:
         return _c.silu(_t(input))
     # No in-place kernel: silu saves its input, so it runs on a copy whose
@@ -156,15 +347,381 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, a smooth ReLU; linear (``x``) where
+    ``beta * x > threshold``, for stability.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    beta : float, optional
+        The sharpness (default 1).
+    threshold : float, optional
+        Above ``beta * x > threshold`` the result is ``x`` (default 20).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.softplus(rg.tensor([0.0, 30.0]))
+    tensor([ 0.69314718, 30.        ])
+    """
     return _c.softplus(_t(input), beta=beta, threshold=threshold)
 
 
 def sigmoid(input: Tensor) -> Tensor:
+    """The logistic function ``1 / (1 + exp(-x))``, elementwise.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any tensor.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.sigmoid(rg.tensor([0.0]))
+    tensor([0.5])
+    """
     return _c.sigmoid(_t(input))
 
 
 def tanh(input: Tensor) -> Tensor:
+    """The hyperbolic tangent, elementwise.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any tensor.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.tanh(rg.tensor([0.0, 1.0]))
+    tensor([0.        , 0.76159416])
+    """
     return _c.tanh(_t(input))
+
+
+def _floating(x, fn):
+    # torch has no kernel of these activations, norms and pools for integer
+    # or bool input
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{fn}" not implemented for {x.dtype} input, as in torch; convert it first, '
+                                  "e.g. input.float()")
+
+
+def _write_back(input, result):
+    # torch's in-place activations: `result` was computed from a copy of
+    # `input` (so no op saved the buffer it overwrites), then copied into
+    # it as one tracked in-place write; a leaf that requires grad raises
+    input[...] = result
+    return input
+
+
+@composite_op('leaky_relu')
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, ``negative_slope * x`` elsewhere.
+
+    At 0 the gradient is ``negative_slope``, as torch's.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    negative_slope : float, optional
+        The slope for non-positive inputs (default 0.01).
+    inplace : bool, optional
+        Overwrite ``input`` and return it (default False).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    NotImplementedError
+        For an integer or bool input, as torch.
+    RuntimeError
+        With ``inplace=True`` on a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.leaky_relu(rg.tensor([-2.0, 3.0]), 0.1)
+    tensor([-0.2,  3. ])
+    """
+    x = _t(input)
+    _floating(x, "leaky_relu")
+    src = x.clone() if inplace else x
+    # x > 0 picks x, else slope * x: at 0 the gradient is the slope, as torch's
+    out = _c.where(_arr(src) > 0, src, _c.mul(src, negative_slope))
+    return _write_back(x, out) if inplace else out
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`.
+
+    Parameters
+    ----------
+    input : Tensor
+        The floating-point tensor to overwrite.
+    negative_slope : float, optional
+        The slope for non-positive inputs (default 0.01).
+
+    Returns
+    -------
+    Tensor
+        ``input`` itself.
+
+    Raises
+    ------
+    RuntimeError
+        On a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.tensor([-1.0, 1.0])
+    >>> F.leaky_relu_(x, 0.5)
+    tensor([-0.5,  1. ])
+    """
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+@composite_op('elu')
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """The exponential linear unit: ``x`` where ``x > 0``, ``alpha * (exp(x) - 1)``
+    elsewhere (Clevert et al., 2015).
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    alpha : float, optional
+        The value the negative side tends to is ``-alpha`` (default 1).
+    inplace : bool, optional
+        Overwrite ``input`` and return it (default False).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    NotImplementedError
+        For an integer or bool input, as torch.
+    RuntimeError
+        With ``inplace=True`` on a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.elu(rg.tensor([-1.0, 2.0]))
+    tensor([-0.63212056,  2.        ])
+    """
+    x = _t(input)
+    _floating(x, "elu")
+    src = x.clone() if inplace else x
+    pos = _arr(src) > 0
+    # expm1 sees only the non-positive part: exp of a large x would overflow,
+    # and inf * 0 in the unused branch's gradient would be NaN. At 0 the
+    # gradient is alpha, as torch's
+    neg = _c.mul(_c.expm1(_c.where(pos, 0.0, src)), alpha)
+    out = _c.where(pos, src, neg)
+    return _write_back(x, out) if inplace else out
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`.
+
+    Parameters
+    ----------
+    input : Tensor
+        The floating-point tensor to overwrite.
+    alpha : float, optional
+        The negative side's scale (default 1).
+
+    Returns
+    -------
+    Tensor
+        ``input`` itself.
+
+    Raises
+    ------
+    RuntimeError
+        On a leaf that requires grad.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.tensor([0.0, 2.0])
+    >>> F.elu_(x) is x
+    True
+    """
+    return elu(input, alpha, inplace=True)
+
+
+# --- padding -------------------------------------------------------------------------
+
+# the input ranks that torch's non-constant padding accepts, by pad length
+_PAD_RANKS = {2: (2, 3), 4: (3, 4), 6: (4, 5)}
+
+
+def _pad_source_index(mode, n, left, right, d, shape):
+    """Which element along a dim of size n each padded position reads.
+    reflect and replicate index the uncropped dim (a negative pad crops
+    what they read); circular first crops, then wraps within what is left,
+    as torch's _pad_circular."""
+    if mode == "circular":
+        lo, hi = max(-left, 0), n - max(-right, 0)
+        m = hi - lo
+        if m < 0:
+            raise RuntimeError(f"pad: negative padding ({left}, {right}) removes more than dim {d}'s size {n}")
+        lpad, rpad = max(left, 0), max(right, 0)
+        if lpad > m or rpad > m:
+            raise RuntimeError(f"Padding value causes wrapping around more than once. (padding ({left}, "
+                               f"{right}) at dimension {d} of input {shape}: each side may pad at most the "
+                               f"{m} elements the dim keeps)")
+        return lo + np.arange(-lpad, m + rpad) % max(m, 1)
+    size = n + left + right
+    if size < 0:
+        raise RuntimeError(f"pad: padding ({left}, {right}) at dimension {d} of input {shape} gives a negative "
+                           f"output size {size}")
+    pos = np.arange(-left, n + right)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if left >= n or right >= n:
+        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                           f"but got: padding ({left}, {right}) at dimension {d} of input {shape}")
+    pos = np.abs(pos)
+    return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
+
+
+@composite_op('pad')
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last dims of ``input``, as
+    torch's ``F.pad``.
+
+    ``pad`` lists ``(left, right)`` amounts from the LAST dim backwards:
+    ``(1, 2)`` pads the last dim by 1 before and 2 after, ``(1, 2, 3, 4)``
+    also the second-to-last by 3 and 4.
+
+    - ``'constant'``: fill with ``value``; any number of dims; negative
+      amounts crop.
+    - ``'reflect'``: mirror without repeating the edge (``[1, 2, 3]`` padded
+      by 2 on the left gives ``[3, 2, 1, 2, 3]``); each amount less than the
+      dim's size.
+    - ``'replicate'``: repeat the edge element.
+    - ``'circular'``: wrap around; negative amounts crop first, and each
+      amount is at most the (cropped) dim's size.
+
+    The non-constant modes pad the last 1, 2 or 3 dims of an input of 2-3,
+    3-4 or 4-5 dims (a pad of length 2, 4 or 6), as torch's. The gradient
+    sums over the positions each element was copied to.
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to pad.
+    pad : tuple or list of int
+        ``(left, right)`` pairs, last dim first.
+    mode : {'constant', 'reflect', 'replicate', 'circular'}, optional
+        How the new elements are filled (default ``'constant'``).
+    value : float, optional
+        The fill value of ``'constant'`` (default 0; cast to the input's dtype).
+
+    Returns
+    -------
+    Tensor
+        The padded tensor (a new tensor even when nothing changes).
+
+    Raises
+    ------
+    TypeError
+        If ``pad`` is not a tuple or list of ints.
+    RuntimeError
+        For an odd ``pad`` length, one longer than twice the input's dims, a
+        ``value`` with a non-constant mode, reflect amounts of at least the
+        dim's size, circular padding that would wrap more than once, or a
+        crop larger than the dim.
+    NotImplementedError
+        For an unknown mode, or a non-constant pad length the input's rank
+        does not allow.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.tensor([[1.0, 2.0, 3.0]])
+    >>> F.pad(x, (1, 2))
+    tensor([[0., 1., 2., 3., 0., 0.]])
+    >>> F.pad(x, (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]])
+    >>> F.pad(x, (1, 1), mode="circular")
+    tensor([[3., 1., 2., 3., 1.]])
+    >>> F.pad(x, (-1, 0))
+    tensor([[2., 3.]])
+    """
+    x = _t(input)
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    p = _int_tuple(pad, "pad", "pad")
+    if mode == "constant":
+        return _c.pad(x, p, "constant", value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}: use 'constant', 'reflect', 'replicate' "
+                                  "or 'circular'")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if len(p) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    shape = list(x.shape)
+    ranks = _PAD_RANKS.get(len(p))
+    if ranks is None or x.ndim not in ranks:
+        raise NotImplementedError(
+            f"Padding size {len(p)} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode != "circular" and any(s == 0 for s in shape[x.ndim - ranks[0]:]):
+        raise RuntimeError(f"Expected {ranks[0]}D or {ranks[1]}D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: {shape}")
+    out = x
+    for i in range(len(p) // 2):
+        d = x.ndim - 1 - i
+        left, right = p[2 * i], p[2 * i + 1]
+        n = out.shape[d]
+        idx = _pad_source_index(mode, n, left, right, d, shape)
+        if idx.shape[0] != n or (idx != np.arange(n)).any():
+            # one integer-array index: repeated sources accumulate their
+            # gradients in getitem's backward
+            out = _c.getitem(out, (slice(None),) * d + (_on_device(idx, x._array),))
+    return _c.clone(out) if out is x else out
 
 
 def _conv_padding(padding, ksize, dilation, stride):
@@ -211,8 +768,49 @@ def _conv2d_biased(x, w, bias, st, pad, dl, groups):
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | tuple[int, int] = 1,
            padding: int | tuple[int, int] | str = 0, dilation: int | tuple[int, int] = 1,
            groups: int = 1) -> Tensor:
-    """2-d convolution (cross-correlation) of (N, C, H, W) or (C, H, W) input
-    with weight (out_channels, in_channels / groups, kH, kW)."""
+    """A 2-d convolution (cross-correlation) of ``input`` with ``weight``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Of shape ``(N, C_in, H, W)`` or, unbatched, ``(C_in, H, W)``.
+    weight : Tensor
+        Of shape ``(C_out, C_in / groups, kH, kW)``.
+    bias : Tensor, optional
+        Of shape ``(C_out,)``.
+    stride : int or tuple of int, optional
+        The step between windows (default 1).
+    padding : int, tuple of int or {'valid', 'same'}, optional
+        Zeros added on both sides of each spatial dim (default 0). ``'same'``
+        keeps the size (stride 1 only; an odd total puts the extra zero after).
+    dilation : int or tuple of int, optional
+        The spacing between kernel elements (default 1).
+    groups : int, optional
+        Split the channels into groups convolved separately (default 1).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(N, C_out, H_out, W_out)``, ``H_out = (H + 2 * padding -
+        dilation * (kH - 1) - 1) // stride + 1`` (likewise W).
+
+    Raises
+    ------
+    RuntimeError
+        For inputs or weights of the wrong rank, non-positive strides or
+        dilations, negative or unknown padding, or 'same' with a stride.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.ones(1, 1, 3, 3)
+    >>> F.conv2d(x, rg.ones(1, 1, 2, 2))
+    tensor([[[[4., 4.],
+              [4., 4.]]]])
+    >>> F.conv2d(x, rg.ones(2, 1, 3, 3), padding="same").shape
+    (1, 2, 3, 3)
+    """
     x, w = _t(input), _t(weight)
     if x.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
@@ -234,7 +832,43 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: in
 @composite_op('conv1d')
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | tuple[int] = 1,
            padding: int | tuple[int] | str = 0, dilation: int | tuple[int] = 1, groups: int = 1) -> Tensor:
-    """1-d convolution of (N, C, L) or (C, L) input: a conv2d of height 1."""
+    """A 1-d convolution (cross-correlation): a :func:`conv2d` of height 1.
+
+    Parameters
+    ----------
+    input : Tensor
+        Of shape ``(N, C_in, L)`` or ``(C_in, L)``.
+    weight : Tensor
+        Of shape ``(C_out, C_in / groups, k)``.
+    bias : Tensor, optional
+        Of shape ``(C_out,)``.
+    stride : int or tuple of int, optional
+        The step between windows (default 1).
+    padding : int, tuple of int or {'valid', 'same'}, optional
+        Zeros added at both ends (default 0).
+    dilation : int or tuple of int, optional
+        The spacing between kernel elements (default 1).
+    groups : int, optional
+        Split the channels into groups convolved separately (default 1).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(N, C_out, L_out)``, ``L_out = (L + 2 * padding - dilation *
+        (k - 1) - 1) // stride + 1``.
+
+    Raises
+    ------
+    RuntimeError
+        For inputs or weights of the wrong rank or invalid options.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.conv1d(rg.tensor([[[1.0, 2.0, 3.0, 4.0]]]), rg.tensor([[[1.0, -1.0]]]))
+    tensor([[[-1., -1., -1.]]])
+    """
     x, w = _t(input), _t(weight)
     if x.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input "
@@ -269,9 +903,47 @@ def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None,
 def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0,
                dilation: _Size2 = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
-    """Max over windows; the gradient goes to each window's argmax (the first
-    on ties, as torch). With return_indices, also each maximum's flat index
-    h * W + w within its input plane (int64, as torch's)."""
+    """2-d max pooling: the maximum of each window.
+
+    The gradient goes to each window's argmax (the first one on ties, as
+    torch).
+
+    Parameters
+    ----------
+    input : Tensor
+        Of shape ``(N, C, H, W)`` or ``(C, H, W)``.
+    kernel_size : int or tuple of int
+        The window's (height, width).
+    stride : int or tuple of int, optional
+        The step between windows (default: ``kernel_size``).
+    padding : int or tuple of int, optional
+        Implicit -inf padding on both sides (default 0), at most half the kernel.
+    dilation : int or tuple of int, optional
+        The spacing between window elements (default 1).
+    ceil_mode : bool, optional
+        Round the output size up (default False).
+    return_indices : bool, optional
+        Also return each maximum's flat index ``h * W + w`` within its input
+        plane, int64 (default False).
+
+    Returns
+    -------
+    Tensor or tuple of Tensor
+        The maxima, and with ``return_indices`` their indices.
+
+    Raises
+    ------
+    RuntimeError
+        For invalid sizes, strides or padding.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.tensor([[[[1.0, 5.0], [3.0, 2.0]]]])
+    >>> F.max_pool2d(x, 2, return_indices=True)
+    (tensor([[[[5.]]]]), tensor([[[[1]]]]))
+    """
     out = _c.max_pool2d(input, kernel_size, stride, padding, dilation, bool(ceil_mode))
     if not return_indices:
         return out
@@ -282,8 +954,136 @@ def max_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None,
 def avg_pool2d(input: Tensor, kernel_size: _Size2, stride: _Size2 | None = None, padding: _Size2 = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
+    """2-d average pooling: the mean of each window.
+
+    Parameters
+    ----------
+    input : Tensor
+        Of shape ``(N, C, H, W)`` or ``(C, H, W)``.
+    kernel_size : int or tuple of int
+        The window's (height, width).
+    stride : int or tuple of int, optional
+        The step between windows (default: ``kernel_size``).
+    padding : int or tuple of int, optional
+        Implicit zero padding on both sides (default 0), at most half the kernel.
+    ceil_mode : bool, optional
+        Round the output size up (default False).
+    count_include_pad : bool, optional
+        Count the padding zeros in the divisor (default True).
+    divisor_override : int, optional
+        A fixed divisor instead of the window's size.
+
+    Returns
+    -------
+    Tensor
+        The window averages.
+
+    Raises
+    ------
+    RuntimeError
+        For invalid sizes, strides, padding or divisor.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.avg_pool2d(rg.tensor([[[[1.0, 2.0], [3.0, 6.0]]]]), 2)
+    tensor([[[[3.]]]])
+    """
     return _c.avg_pool2d(input, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
                          divisor_override)
+
+
+def _adaptive_size(output_size, shape):
+    """torch's output_size for adaptive pooling: an int for both dims or a
+    pair whose None entries keep the input's size."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 2:
+            raise RuntimeError(f"adaptive_avg_pool2d: output_size must be 2, got {tuple(output_size)}")
+        sizes = output_size
+    else:
+        sizes = (output_size, output_size)
+    out = []
+    for s, n in zip(sizes, shape):
+        if s is None:
+            out.append(n)
+            continue
+        out.append(_int_tuple(s, "output_size", "adaptive_avg_pool2d")[0])
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{out[0]}, {out[1]}}}")
+    return tuple(out)
+
+
+def _adaptive_matrix(n, m, dtype):
+    # (m, n): row i averages input positions floor(i*n/m) .. ceil((i+1)*n/m)-1
+    a = np.zeros((m, n), dtype=dtype)
+    for i in range(m):
+        start, end = (i * n) // m, -((-(i + 1) * n) // m)
+        a[i, start:end] = 1.0 / (end - start)
+    return a
+
+
+@composite_op('adaptive_avg_pool2d')
+def adaptive_avg_pool2d(input: Tensor, output_size: int | None | tuple[int | None, int | None]) -> Tensor:
+    """2-d average pooling to a given output size.
+
+    Output position ``i`` of a dim of input size ``n`` and output size ``m``
+    averages input positions ``floor(i * n / m)`` to ``ceil((i + 1) * n / m)
+    - 1`` (windows may differ in size and overlap), as torch's. When the
+    sizes divide evenly this is an :func:`avg_pool2d`; otherwise two
+    averaging matrices, ``rows @ input @ cols``. Either way the gradients of
+    every order come from table ops.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor of shape ``(N, C, H, W)`` or ``(C, H, W)``.
+    output_size : int, None or tuple of (int or None)
+        The output's (height, width); an int for both; None keeps the input's
+        size in that dim.
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(N, C, *output_size)`` (or unbatched).
+
+    Raises
+    ------
+    RuntimeError
+        For an input that is not 3-D or 4-D, an empty non-batch dim, an
+        ``output_size`` of the wrong length or with negative entries.
+    NotImplementedError
+        For an integer or bool input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.arange(5.0).reshape(1, 1, 1, 5)
+    >>> F.adaptive_avg_pool2d(x, (1, 2))
+    tensor([[[[1., 3.]]]])
+    >>> F.adaptive_avg_pool2d(rg.ones(2, 3, 7, 9), (None, 1)).shape
+    (2, 3, 7, 1)
+    """
+    x = _t(input)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(x.shape)}")
+    for d in range(x.ndim - 3, x.ndim):
+        if x.shape[d] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(x.shape)} with dimension {d} being empty")
+    _floating(x, "adaptive_avg_pool2d")
+    H, W = x.shape[-2:]
+    oh, ow = _adaptive_size(output_size, (H, W))
+    if oh and ow and H % oh == 0 and W % ow == 0:
+        # equal windows that tile the input: a plain average pool
+        return _c.avg_pool2d(x, (H // oh, W // ow), (H // oh, W // ow))
+    # windows of unequal or overlapping extent: averaging matrices on each
+    # side, rows (oh, H) @ x @ columns (W, ow)
+    rows = _wrap(_on_device(_adaptive_matrix(H, oh, x.dtype), x._array), device=x.device)
+    cols = _wrap(_on_device(_adaptive_matrix(W, ow, x.dtype).T.copy(), x._array), device=x.device)
+    return _c.matmul(_c.matmul(rows, x), cols)
 
 
 # --- softmax family ----------------------------------------------------------------
@@ -296,6 +1096,38 @@ def _softmax_dim(name, ndim):
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: DTypeLike | None = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (computed stably, max-shifted).
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    dim : int, optional
+        The dim that sums to 1. None picks one with a deprecation warning, as
+        torch (0 for 0-, 1- and 3-d inputs, else 1).
+    _stacklevel : int, optional
+        Kept for torch's signature; unused.
+    dtype : dtype, optional
+        Cast the input to it first.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.softmax(rg.tensor([[0.0, 0.0], [0.0, 1.0]]), dim=1)
+    tensor([[0.5       , 0.5       ],
+            [0.26894142, 0.73105858]])
+    """
     x = _t(input)
     if dim is None:
         dim = _softmax_dim("softmax", x.ndim)
@@ -306,6 +1138,37 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: DTypeLike | None = None) -> Tensor:
+    """``x - logsumexp(x)`` along ``dim``: :func:`softmax`'s logarithm,
+    computed stably.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    dim : int, optional
+        The dim normalised. None picks one with a deprecation warning, as torch.
+    _stacklevel : int, optional
+        Kept for torch's signature; unused.
+    dtype : dtype, optional
+        Cast the input to it first.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.log_softmax(rg.tensor([0.0, 0.0]), dim=0)
+    tensor([-0.69314718, -0.69314718])
+    """
     x = _t(input)
     if dim is None:
         dim = _softmax_dim("log_softmax", x.ndim)
@@ -315,6 +1178,25 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed stably as ``min(x, 0) - log1p(exp(-|x|))``.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.logsigmoid(rg.tensor([0.0, -1000.0]))
+    tensor([-6.93147181e-01, -1.00000000e+03])
+    """
     return _c.logsigmoid(input)
 
 
@@ -402,8 +1284,53 @@ def _mean_over_weight(total, denom):
 @composite_op('nll_loss')
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class indices; 'mean' is the weighted mean
-    sum(-w[t] * x[t]) / sum(w[t]) over non-ignored elements, as torch."""
+    """The negative log-likelihood of class indices, for an input of
+    log-probabilities.
+
+    Each element contributes ``-weight[t] * input[t]`` for its target class
+    ``t``; ``'mean'`` divides the sum by the sum of those weights, over the
+    elements whose target is not ``ignore_index``. When every target is
+    ignored the mean is NaN, as torch's.
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities of shape ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``.
+    target : Tensor
+        Integer class indices of shape ``()``, ``(N,)`` or ``(N, d1, ...)``.
+    weight : Tensor, optional
+        A weight per class, of shape ``(C,)`` (a constant: it must not
+        require grad).
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    ignore_index : int, optional
+        A target value that is skipped (default -100).
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the losses combine (default ``'mean'``).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the losses of shape ``target.shape`` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For mismatched batch sizes or an unknown reduction.
+    RuntimeError
+        For a non-integer target, a target shape that does not fit, a
+        ``weight`` of the wrong size or one that requires grad.
+    IndexError
+        For a target outside ``[0, C)``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> logp = rg.tensor([[-0.1, -2.4], [-1.2, -0.4]])
+    >>> F.nll_loss(logp, rg.tensor([0, 1]))
+    tensor(0.25)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     if isinstance(weight, Tensor) and weight.requires_grad and _c.is_grad_enabled():
         # as torch: the class weights of nll_loss (and of cross_entropy with
@@ -425,9 +1352,56 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """log_softmax over the class dim (1, or 0 for unbatched input), then the
-    negative log-likelihood of class indices (integer target) or the cross
-    entropy with class probabilities (float target of the input's shape)."""
+    """The cross entropy of logits: ``log_softmax`` over the class dim,
+    then :func:`nll_loss` (class-index target) or ``-sum(target * logp)``
+    (class-probability target).
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits of shape ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``; the class
+        dim is 1 (0 for an unbatched input).
+    target : Tensor
+        Integer class indices (the input's shape without C) or float class
+        probabilities (the input's shape).
+    weight : Tensor, optional
+        A weight per class, of shape ``(C,)``.
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    ignore_index : int, optional
+        A class-index target value that is skipped (default -100).
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the losses combine (default ``'mean'``; weighted by the targets'
+        class weights for class indices).
+    label_smoothing : float, optional
+        In [0, 1]: the target becomes ``(1 - s) * target + s / C``
+        (default 0).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or per-sample losses with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For mismatched batch sizes or an unknown reduction.
+    RuntimeError
+        For a target that is neither class indices nor probabilities of the
+        input's shape, or ``label_smoothing`` outside [0, 1].
+    IndexError
+        For a 0-d input or a target outside ``[0, C)``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> logits = rg.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    >>> F.cross_entropy(logits, rg.tensor([0, 2]))
+    tensor(0.66907853)
+    >>> F.cross_entropy(logits, rg.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
+    tensor(0.66907853)
+    """
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -500,22 +1474,215 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 @composite_op('mse_loss')
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-             reduction: str = "mean") -> Tensor:
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The squared error ``(input - target) ** 2``, averaged or summed.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any floating-point tensor.
+    target : Tensor
+        Of the input's shape (a different shape broadcasts, with torch's warning).
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the elementwise losses combine (default ``'mean'``).
+    weight : Tensor, optional
+        An elementwise weight of the input's shape; ``'mean'`` then divides
+        by its sum, as torch's.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the elementwise losses with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown reduction, or a weight whose shape is not the input's.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.mse_loss(rg.tensor([1.0, 2.0]), rg.tensor([0.0, 0.0]))
+    tensor(2.5)
+    """
     reduction = _reduction(size_average, reduce, reduction)
+    _size_warning(input, target)
+    d = _c.sub(input, target)
+    return _weighted_reduce(_c.mul(d, d), input, weight, reduction, True)
+
+
+def _size_warning(input, target):
     if np.shape(_arr(input)) != np.shape(_arr(target)):
         warnings.warn(f"Using a target size ({list(np.shape(_arr(target)))}) that is different to the "
                       f"input size ({list(np.shape(_arr(input)))}). This will likely lead to incorrect "
-                      "results due to broadcasting. Please ensure they have the same size.", stacklevel=2)
-    d = _c.sub(input, target)
-    return _reduce(_c.mul(d, d), reduction)
+                      "results due to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted_reduce(loss, input, weight, reduction, mean_over_weight):
+    """Reduce an elementwise loss, with torch's optional elementwise weight
+    (the input's shape). torch's weighted 'mean' differs by loss: l1 and mse
+    divide by the sum of the weights, huber by the number of elements."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if np.shape(_arr(weight, "weight")) != np.shape(_arr(input)):
+        raise ValueError(f"Weights and input must have the same size. (weight of shape "
+                         f"{list(np.shape(_arr(weight)))}, input of shape {list(np.shape(_arr(input)))})")
+    loss = _c.mul(loss, weight)
+    if reduction == "mean" and mean_over_weight:
+        return _c.div(_c.sum(loss), _c.sum(weight) if isinstance(weight, Tensor) else _arr(weight).sum())
+    return _reduce(loss, reduction)
+
+
+@composite_op('l1_loss')
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The absolute error ``|input - target|``, averaged or summed.
+
+    The gradient at ``input == target`` is 0, as torch's.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any tensor.
+    target : Tensor
+        Of the input's shape (a different shape broadcasts, with torch's warning).
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the elementwise losses combine (default ``'mean'``).
+    weight : Tensor, optional
+        An elementwise weight of the input's shape; ``'mean'`` then divides
+        by its sum, as torch's.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the elementwise losses with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown reduction, or a weight whose shape is not the input's.
+    RuntimeError
+        For ``'mean'`` of an integer input, as torch.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.l1_loss(rg.tensor([1.0, -3.0]), rg.tensor([0.0, 0.0]))
+    tensor(2.)
+    >>> F.l1_loss(rg.tensor([1.0, -3.0]), rg.tensor([0.0, 0.0]), weight=rg.tensor([3.0, 1.0]))
+    tensor(1.5)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    _size_warning(input, target)
+    x = _t(input)
+    if x.dtype.kind not in "fc" and reduction == "mean":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {x.dtype}")
+    return _weighted_reduce(_c.abs(_c.sub(x, target)), x, weight, reduction, True)
+
+
+@composite_op('huber_loss')
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """The Huber loss of ``d = input - target``: ``0.5 * d**2`` where
+    ``|d| < delta``, ``delta * (|d| - 0.5 * delta)`` elsewhere.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    target : Tensor
+        Of the input's shape (a different shape broadcasts, with torch's warning).
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the elementwise losses combine (default ``'mean'``).
+    delta : float, optional
+        Where the loss turns linear (default 1), positive.
+    weight : Tensor, optional
+        An elementwise weight of the input's shape; ``'mean'`` stays the mean
+        over elements, as torch's.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the elementwise losses with ``'none'``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``delta`` is not positive.
+    ValueError
+        For an unknown reduction, or a weight whose shape is not the input's.
+    NotImplementedError
+        For an integer or bool input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.huber_loss(rg.tensor([0.5, 3.0]), rg.tensor([0.0, 0.0]), reduction="none")
+    tensor([0.125, 2.5  ])
+    """
+    reduction = _reduction(None, None, reduction)
+    if not delta > 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
+    _size_warning(input, target)
+    x = _t(input)
+    _floating(x, "huber_loss")
+    d = _c.sub(x, target)
+    small = np.abs(_arr(d)) < delta
+    # 0.5 * d**2 inside |d| < delta, delta * (|d| - delta / 2) outside; the
+    # two agree in value and slope at |d| == delta
+    quad = _c.mul(_c.mul(d, d), 0.5)
+    lin = _c.mul(_c.sub(_c.abs(d), 0.5 * delta), delta)
+    return _weighted_reduce(_c.where(small, quad, lin), x, weight, reduction, False)
 
 
 @composite_op('binary_cross_entropy_with_logits')
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
-    """(1 - y) * x - (1 + (pos_weight - 1) * y) * logsigmoid(x): stable for any
-    logit (logsigmoid is a table op computed as min(x, 0) - log1p(exp(-|x|)))."""
+    """Binary cross entropy of logits ``x`` against targets ``y`` in [0, 1]:
+    ``-(pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x)))``,
+    computed stably for any logit.
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits.
+    target : Tensor
+        Probabilities of the input's shape.
+    weight : Tensor, optional
+        An elementwise weight broadcast to the input.
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the elementwise losses combine (default ``'mean'``).
+    pos_weight : Tensor, optional
+        A weight of the positive term, broadcast along the last dim (one per class).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the elementwise losses with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the target's shape is not the input's, or for an unknown reduction.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.binary_cross_entropy_with_logits(rg.tensor([0.0, 2.0]), rg.tensor([1.0, 0.0]), reduction="none")
+    tensor([0.69314718, 2.12692801])
+    """
     reduction = _reduction(size_average, reduce, reduction)
     x, y = _t(input), _t(target)
     if tuple(x.shape) != tuple(y.shape):
@@ -536,8 +1703,43 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 @composite_op('dropout')
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero each element with probability p (retrograd's generator:
-    rg.manual_seed) and scale the rest by 1 / (1 - p)."""
+    """In training, zero each element with probability ``p`` and scale the
+    others by ``1 / (1 - p)``; otherwise return ``input``.
+
+    The mask is drawn on the host from retrograd's global generator
+    (``rg.manual_seed``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any tensor.
+    p : float, optional
+        The probability of zeroing an element (default 0.5), in [0, 1].
+    training : bool, optional
+        Apply dropout (default True); False returns ``input`` itself.
+    inplace : bool, optional
+        Scale ``input`` in place (default False).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside [0, 1].
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> _ = rg.manual_seed(0)
+    >>> sorted(set(F.dropout(rg.ones(100), p=0.5).tolist()))
+    [0.0, 2.0]
+    >>> F.dropout(rg.ones(2), training=False)
+    tensor([1., 1.])
+    """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     x = _t(input)
@@ -559,8 +1761,43 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 @composite_op('layer_norm')
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims
-    (biased variance), then * weight + bias."""
+    """Layer normalisation: ``(x - mean) / sqrt(var + eps) * weight + bias``,
+    the mean and (biased) variance over the last ``len(normalized_shape)`` dims.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor of shape ``(*, *normalized_shape)``.
+    normalized_shape : int or sequence of int
+        The trailing dims normalised.
+    weight : Tensor, optional
+        A scale of shape ``normalized_shape``.
+    bias : Tensor, optional
+        A shift of shape ``normalized_shape``.
+    eps : float, optional
+        Added to the variance (default 1e-5).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    RuntimeError
+        If the input's trailing dims are not ``normalized_shape``.
+    NotImplementedError
+        For an integer or bool input.
+    TypeError
+        If ``normalized_shape`` holds non-integers.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.layer_norm(rg.tensor([[1.0, 3.0]]), (2,), eps=0.0)
+    tensor([[-1.,  1.]])
+    """
     x = _t(input)
     ns = _int_tuple(normalized_shape, "normalized_shape", "layer_norm")
     k = len(ns)
@@ -582,14 +1819,237 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     return y
 
 
+def _check_stat(t, name, C):
+    if t is not None and _arr(t, name).size != C:
+        raise RuntimeError(f"{name} should contain {C} elements not {_arr(t).size}")
+
+
+@composite_op('batch_norm')
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalisation per channel (dim 1): ``(x - mean) / sqrt(var + eps)
+    * weight + bias``.
+
+    With ``training=True`` the mean and (biased) variance are the batch's,
+    over every dim but 1, and ``running_mean`` / ``running_var`` (when given)
+    are updated IN PLACE, without grad: ``stat = (1 - momentum) * stat +
+    momentum * batch_stat``, the variance unbiased (``n / (n - 1)``), as
+    torch's. With ``training=False`` the running statistics normalise.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor of shape ``(N, C)`` or ``(N, C, *)``.
+    running_mean, running_var : Tensor or None
+        Of shape ``(C,)``; required in eval mode; state, not differentiated.
+    weight : Tensor, optional
+        A scale per channel, of shape ``(C,)``.
+    bias : Tensor, optional
+        A shift per channel, of shape ``(C,)``.
+    training : bool, optional
+        Use and record the batch's statistics (default False).
+    momentum : float, optional
+        The running statistics' update factor (default 0.1).
+    eps : float, optional
+        Added to the variance (default 1e-5; positive in training).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    ValueError
+        For a single value per channel in training, or a non-positive
+        ``eps`` in training (negative in eval).
+    RuntimeError
+        For a statistic or parameter without C elements, missing running
+        statistics in eval mode, running statistics that require grad, or an
+        input of fewer than 2 dims.
+    NotImplementedError
+        For an integer or bool input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> x = rg.tensor([[1.0], [3.0]])
+    >>> mean, var = rg.zeros(1), rg.ones(1)
+    >>> F.batch_norm(x, mean, var, training=True)
+    tensor([[-0.999995],
+            [ 0.999995]])
+    >>> mean, var
+    (tensor([0.2]), tensor([1.1]))
+    """
+    x = _t(input)
+    if x.ndim < 2:
+        raise RuntimeError(f"batch_norm: expected an input of shape (N, C) or (N, C, *), got input of size "
+                           f"{list(x.shape)}")
+    C = x.shape[1]
+    for t, name in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
+                    (bias, "bias")):
+        _check_stat(t, name, C)
+    _floating(x, "batch_norm")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    for t, name in ((running_mean, "running_mean"), (running_var, "running_var")):
+        if isinstance(t, Tensor) and t.requires_grad and _c.is_grad_enabled():
+            # as torch: the running statistics are state, not inputs to differentiate
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True: pass {name}.detach().")
+    dims = (0,) + tuple(range(2, x.ndim))
+    count = x.numel() // C if C else 0
+    shape = (C,) + (1,) * (x.ndim - 2)     # broadcasts against (N, C, *)
+    if training:
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(x.shape)}")
+        mean = _c.mean(x, dims, True)
+        xc = _c.sub(x, mean)
+        var = _c.mean(_c.mul(xc, xc), dims, True)      # biased: what normalises the batch
+        y = _c.mul(xc, _c.pow(_c.add(var, eps), -0.5))
+        _update_running_stats(running_mean, running_var, _arr(mean).reshape(C), _arr(var).reshape(C),
+                              count, momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined "
+                               "in evaluation mode: pass the running statistics, or training=True to "
+                               "normalise with the batch's own")
+        rm = _c.reshape(_t(running_mean, "running_mean"), shape)
+        rv = _c.reshape(_t(running_var, "running_var"), shape)
+        y = _c.mul(_c.sub(x, rm), _c.pow(_c.add(rv, eps), -0.5))
+    if weight is not None:
+        y = _c.mul(y, _c.reshape(_t(weight, "weight"), shape))
+    if bias is not None:
+        y = _c.add(y, _c.reshape(_t(bias, "bias"), shape))
+    return y
+
+
+def _update_running_stats(running_mean, running_var, mean, var, count, momentum):
+    """torch's running statistics, updated in place without grad:
+    stat = momentum * batch_stat + (1 - momentum) * stat, the variance
+    unbiased (var * n / (n - 1))."""
+    with _c.no_grad():
+        if running_mean is not None:
+            new = momentum * mean + (1 - momentum) * _arr(running_mean)
+            running_mean.copy_(_wrap(new.astype(running_mean.dtype, copy=False), device=running_mean.device))
+        if running_var is not None:
+            unbiased = var * (count / (count - 1))
+            new = momentum * unbiased + (1 - momentum) * _arr(running_var)
+            running_var.copy_(_wrap(new.astype(running_var.dtype, copy=False), device=running_var.device))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """One-hot encoding of int64 class indices: ``out[..., i] = 1`` where
+    ``tensor[...] == i``, else 0.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        Class indices of dtype int64 (torch's Long), of any shape.
+    num_classes : int, optional
+        The number of classes; -1 (default) takes the largest index plus one.
+
+    Returns
+    -------
+    Tensor
+        int64, of shape ``(*tensor.shape, num_classes)``, not requiring grad.
+
+    Raises
+    ------
+    RuntimeError
+        For a non-int64 input, negative indices, indices of at least
+        ``num_classes``, or ``num_classes=-1`` with an empty input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.one_hot(rg.tensor([0, 2, 1]))
+    tensor([[1, 0, 0],
+            [0, 0, 1],
+            [0, 1, 0]])
+    >>> F.one_hot(rg.tensor([1]), num_classes=4)
+    tensor([[0, 1, 0, 0]])
+    """
+    a = _arr(tensor, "tensor")
+    if a.dtype != np.int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor. (got {a.dtype}: "
+                           "convert the indices with .long())")
+    num_classes = _int_tuple(num_classes, "num_classes", "one_hot")[0]
+    if num_classes < -1:
+        raise RuntimeError(f"one_hot: num_classes must be -1 (one more than the largest index) or at least 0, "
+                           f"got {num_classes}")
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size and int(a.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if a.size and int(a.max()) >= num_classes:
+        raise RuntimeError(f"Class values must be smaller than num_classes. (largest {int(a.max())}, "
+                           f"num_classes={num_classes})")
+    out = (a[..., None] == _on_device(np.arange(num_classes), a)).astype(np.int64)
+    return _wrap(out, device=tensor.device if isinstance(tensor, Tensor) else None)
+
+
 @composite_op('embedding')
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """weight[input]; repeated indices accumulate their gradients, and the
-    row padding_idx gets none. max_norm renormalizes the rows that input
-    references IN PLACE (no grad) to a norm_type-norm of at most max_norm;
-    scale_grad_by_freq divides each row's gradient by how often input holds
-    it. Gradients are dense: sparse=True is rejected."""
+    """Rows of ``weight`` at the integer indices ``input``: ``weight[input]``.
+
+    Repeated indices accumulate their gradients; the row ``padding_idx``
+    gets none. ``max_norm`` renormalises the rows that ``input`` references
+    IN PLACE (without grad) to a ``norm_type``-norm of at most ``max_norm``;
+    ``scale_grad_by_freq`` divides each row's gradient by how often ``input``
+    holds it. Gradients are dense.
+
+    Parameters
+    ----------
+    input : Tensor
+        Integer indices of any shape, in ``[0, num_embeddings)``.
+    weight : Tensor
+        The table, of shape ``(num_embeddings, embedding_dim)``.
+    padding_idx : int, optional
+        A row that gets no gradient (negative counts from the end).
+    max_norm : float, optional
+        Renormalise the rows looked up to at most this norm.
+    norm_type : float, optional
+        The p of the p-norm for ``max_norm`` (default 2).
+    scale_grad_by_freq : bool, optional
+        Scale the gradients by the inverse frequency in the batch (default False).
+    sparse : bool, optional
+        Must be False (no sparse gradients).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(*input.shape, embedding_dim)``.
+
+    Raises
+    ------
+    ValueError
+        With ``sparse=True``.
+    RuntimeError
+        For non-integer indices or a weight that is not 2-D.
+    IndexError
+        For an index outside the table.
+    AssertionError
+        For a ``padding_idx`` outside the table (torch's class).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> table = rg.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> F.embedding(rg.tensor([[2, 1]]), table)
+    tensor([[[3., 4.],
+             [1., 2.]]])
+    """
     if sparse:
         raise ValueError("embedding: sparse=True (a sparse gradient for weight) is not supported; "
                          "retrograd's gradients are dense: pass sparse=False")

@@ -29,7 +29,13 @@ _early_stop_enabled = True
 
 
 class CheckpointError(RuntimeError):
-    """The recomputation did not reproduce what the forward saved."""
+    """The recomputation did not reproduce what the forward saved.
+
+    Raised in backward by a non-reentrant :func:`checkpoint` when the rerun
+    of the checkpointed function saves tensors of other shapes, dtypes or
+    devices, or fewer or more of them, than the forward did; or when a saved
+    tensor is read twice in one backward. A RuntimeError, as torch's.
+    """
 
 
 class _StopRecomputation(Exception):
@@ -38,8 +44,43 @@ class _StopRecomputation(Exception):
 
 @contextlib.contextmanager
 def set_checkpoint_early_stop(enable: bool):
-    """Stop the recomputation as soon as every needed tensor is recomputed
-    (the default), or run ``fn`` to the end (``False``)."""
+    """Choose whether the recomputation stops early (a context manager).
+
+    By default a non-reentrant :func:`checkpoint` stops rerunning its
+    function as soon as every tensor backward needs is recomputed (at the
+    last save the forward made), skipping the rest of the function. Inside
+    ``set_checkpoint_early_stop(False)``, checkpoints created there rerun
+    the function to the end (for functions with side effects that must
+    happen). The setting is read when ``checkpoint`` is called; its
+    ``early_stop=`` argument overrides it.
+
+    Parameters
+    ----------
+    enable : bool
+        True to stop early, False to run the function to the end.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+    >>> def f(x):
+    ...     y = x.sin()
+    ...     print("reached the end")
+    ...     return y
+    >>> x = rg.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = checkpoint(f, x)
+    reached the end
+    >>> y.sum().backward()                   # the rerun stops at sin's save
+    >>> with set_checkpoint_early_stop(False):
+    ...     y = checkpoint(f, x)
+    reached the end
+    >>> y.sum().backward()                   # the rerun runs f to the end
+    reached the end
+    """
     global _early_stop_enabled
     prev = _early_stop_enabled
     _early_stop_enabled = bool(enable)
@@ -216,16 +257,89 @@ class _Frame:
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
                debug=False, preserve_rng_state=True, early_stop=None, **kwargs):
-    """Run ``function(*args, **kwargs)`` without keeping the tensors its ops
-    save for backward; rerun it in backward to get them back.
+    """Run ``function`` without keeping what its ops save for backward; rerun it in backward.
 
-    ``use_reentrant=False`` (the default here; torch warns when it is not
-    given) uses saved-tensor hooks; ``True`` dispatches to the reentrant
-    implementation. ``preserve_rng_state`` restores NumPy's global random
-    state and retrograd's generator for the rerun. ``context_fn`` returns two
-    context managers: the first wraps the forward, the second the rerun.
-    ``determinism_check="default"`` compares the shape, dtype and device of
-    each recomputed saved tensor with the forward's ("none" skips it).
+    Activation checkpointing trades compute for memory: the tensors that
+    the ops inside ``function(*args, **kwargs)`` save for backward are freed
+    as soon as it returns, and the first time backward needs one of them the
+    function runs again (under ``enable_grad``) to recompute them. The
+    function therefore runs twice per forward and backward, and must do the
+    same operations both times.
+
+    The non-reentrant implementation (``use_reentrant=False``) is built on
+    saved-tensor hooks: it works with ``backward()`` and
+    ``autograd.grad()``, with inputs that do not require grad, with keyword
+    arguments, and nests. ``use_reentrant=True`` dispatches to the reentrant
+    implementation (a custom Function that runs a backward of its own).
+
+    Differences from torch: when ``use_reentrant`` is not given, torch warns
+    and uses the reentrant implementation; retrograd uses the non-reentrant
+    one, which torch recommends, without a warning. ``debug=True`` is
+    refused (retrograd records no operator traces).
+
+    Parameters
+    ----------
+    function : callable
+        What to run: ``function(*args, **kwargs)``.
+    *args
+        Its positional arguments.
+    use_reentrant : bool, optional
+        False (the default when None) for the non-reentrant implementation,
+        True for the reentrant one.
+    context_fn : callable, optional
+        Returns two context managers: the first wraps the forward, the
+        second the recomputation (non-reentrant only).
+    determinism_check : {"default", "none"}, optional
+        ``"default"`` compares the shape, dtype and device of each recomputed
+        saved tensor with the forward's; ``"none"`` skips the check.
+    debug : bool, optional
+        Must be False (torch's operator-trace debug mode is not available).
+    preserve_rng_state : bool, optional
+        Restore NumPy's global random state and retrograd's generator for
+        the rerun, so random ops (dropout) replay identically. Default True.
+    early_stop : bool, optional
+        Stop the rerun once every needed tensor is recomputed; None (the
+        default) follows :func:`set_checkpoint_early_stop`.
+    **kwargs
+        Keyword arguments of ``function`` (non-reentrant only).
+
+    Returns
+    -------
+    object
+        What ``function`` returns.
+
+    Raises
+    ------
+    TypeError
+        When ``function`` is not callable.
+    ValueError
+        For ``debug=True``, an unknown ``determinism_check``, a
+        ``context_fn`` that does not return two context managers, or
+        ``context_fn``/keyword arguments with ``use_reentrant=True``.
+    CheckpointError
+        In backward, when the rerun does not save what the forward saved.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.utils.checkpoint import checkpoint
+    >>> from retrograd.autograd.graph import saved_tensors_report
+    >>> def block(x):
+    ...     return (x.tanh() * x).exp()
+    >>> x = rg.tensor([0.5, 1.0], requires_grad=True)
+    >>> y = checkpoint(block, x, use_reentrant=False).sum()
+    >>> saved_tensors_report(y).total_bytes      # nothing kept for backward
+    0
+    >>> y.backward()                             # reruns block
+    >>> x.grad
+    tensor([1.07767242, 2.5305507 ])
+
+    The gradient is the one without checkpointing:
+
+    >>> x2 = rg.tensor([0.5, 1.0], requires_grad=True)
+    >>> block(x2).sum().backward()
+    >>> x2.grad
+    tensor([1.07767242, 2.5305507 ])
     """
     if not callable(function):
         raise TypeError(f"checkpoint(): function must be callable, got {type(function).__name__}")
@@ -267,9 +381,55 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
-    """Run a sequence of functions (or a module-like object with
-    ``children()``) in ``segments`` chunks, checkpointing every chunk but the
-    last (torch.utils.checkpoint.checkpoint_sequential)."""
+    """Run a sequence of functions in chunks, checkpointing every chunk but the last.
+
+    As ``torch.utils.checkpoint.checkpoint_sequential``: the functions (or
+    the children of a module such as ``nn.Sequential``) are applied in
+    order to ``input``, split into ``segments`` chunks of
+    ``len(functions) // segments`` functions (the last chunk takes the
+    rest). Each chunk but the last runs under :func:`checkpoint`, so only
+    the chunks' boundary outputs are kept for backward; the last chunk runs
+    normally, since backward needs its saves at once. As for
+    ``checkpoint``, ``use_reentrant`` defaults to False here where torch
+    warns and uses True.
+
+    Parameters
+    ----------
+    functions : sequence of callable, or a module with ``children()``
+        The functions to run in order, each taking one input.
+    segments : int
+        The number of chunks (at least 1).
+    input : Tensor
+        The input of the first function.
+    use_reentrant : bool, optional
+        As for :func:`checkpoint` (None means False).
+    **kwargs
+        Only ``preserve_rng_state`` (bool, default True).
+
+    Returns
+    -------
+    Tensor
+        The output of the last function.
+
+    Raises
+    ------
+    ValueError
+        When ``segments`` is not a positive int, or for another keyword
+        argument.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.utils.checkpoint import checkpoint_sequential
+    >>> layers = [lambda t: t.tanh(), lambda t: t * 2, lambda t: t.exp(), lambda t: t.sin()]
+    >>> x = rg.tensor([0.5, 1.0], requires_grad=True)
+    >>> out = checkpoint_sequential(layers, 2, x, use_reentrant=False)
+    >>> out
+    tensor([ 0.58238102, -0.99212734], grad_fn=<SinBackward0>)
+    >>> out.sum().backward()
+    >>> x.grad
+    tensor([-3.22207296, -0.48248563])
+    """
     if use_reentrant is None:
         use_reentrant = False
     preserve = kwargs.pop("preserve_rng_state", True)

@@ -1,0 +1,654 @@
+"""Containers: Sequential, ModuleList, ModuleDict (torch.nn's)."""
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from collections import abc as container_abcs
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain, islice
+from typing import Any, TypeVar
+
+from retrograd.nn.modules.module import Module, _addindent
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+_V = TypeVar("_V")
+
+
+class Sequential(Module):
+    """A chain of modules: the output of each is the input of the next.
+
+    Built from modules (named ``"0"``, ``"1"``, ...) or from one
+    ``OrderedDict`` of named modules. Calling it calls each module in turn
+    and returns the last one's output. Indexing by int gives a module, by
+    slice a new Sequential of the same modules.
+
+    Parameters
+    ----------
+    *args : Module or OrderedDict
+        The modules, in order; or a single OrderedDict of them by name.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> class AddOne(rg.nn.Module):
+    ...     def forward(self, x):
+    ...         return x + 1
+    >>> class Double(rg.nn.Module):
+    ...     def forward(self, x):
+    ...         return 2 * x
+    >>> seq = rg.nn.Sequential(AddOne(), Double())
+    >>> seq(rg.tensor(1.0))
+    tensor(4.)
+    >>> seq
+    Sequential(
+      (0): AddOne()
+      (1): Double()
+    )
+    >>> len(seq), type(seq[1]).__name__, len(seq[:1])
+    (2, 'Double', 1)
+    """
+
+    _modules: dict[str, Module]  # type: ignore[assignment]
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _get_item_by_idx(self, iterator: Iterable[_V], idx: int) -> _V:
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        return next(islice(iterator, idx % size, None))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        return self._get_item_by_idx(self._modules.values(), idx)
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        key = self._get_item_by_idx(self._modules.keys(), idx)
+        setattr(self, key, module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
+        # renumber: the names stay "0".."n-1"
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __add__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        ret = Sequential()
+        for layer in chain(self, other):
+            ret.append(layer)
+        return ret
+
+    def __iadd__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
+        return self
+
+    def __mul__(self, other: int) -> "Sequential":
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        combined = Sequential()
+        for i, module in enumerate(m for _ in range(other) for m in self):
+            combined.add_module(str(i), module)
+        return combined
+
+    __rmul__ = __mul__
+
+    def __dir__(self) -> list[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def pop(self, key: int | slice) -> Any:
+        """Remove the module at ``key`` and return it.
+
+        Parameters
+        ----------
+        key : int or slice
+            The index.
+
+        Returns
+        -------
+        Module or Sequential
+            What ``self[key]`` was.
+
+        Raises
+        ------
+        IndexError
+            If the index is out of range.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> seq = rg.nn.Sequential(rg.nn.Module(), rg.nn.Sequential())
+        >>> type(seq.pop(0)).__name__, len(seq)
+        ('Module', 1)
+        """
+        v = self[key]
+        del self[key]
+        return v
+
+    def forward(self, input: Any) -> Any:
+        """Call each module on the previous one's output.
+
+        Parameters
+        ----------
+        input : Any
+            The first module's input.
+
+        Returns
+        -------
+        Any
+            The last module's output (``input`` itself when empty).
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> rg.nn.Sequential()(rg.tensor(3.0))
+        tensor(3.)
+        """
+        for module in self:
+            input = module(input)
+        return input
+
+    def append(self, module: Module) -> "Sequential":
+        """Add ``module`` at the end.
+
+        Parameters
+        ----------
+        module : Module
+            The module.
+
+        Returns
+        -------
+        Sequential
+            self.
+
+        Raises
+        ------
+        TypeError
+            If ``module`` is not a Module.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> len(rg.nn.Sequential().append(rg.nn.Module()))
+        1
+        """
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> "Sequential":
+        """Insert ``module`` before position ``index`` (negative counts from the end).
+
+        Parameters
+        ----------
+        index : int
+            Where, ``-len(self) <= index <= len(self)``.
+        module : Module
+            The module.
+
+        Returns
+        -------
+        Sequential
+            self.
+
+        Raises
+        ------
+        AssertionError
+            If ``module`` is not a Module (torch's class for this error).
+        IndexError
+            If ``index`` is out of range.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> class A(rg.nn.Module): pass
+        >>> class B(rg.nn.Module): pass
+        >>> rg.nn.Sequential(A()).insert(0, B())
+        Sequential(
+          (0): B()
+          (1): A()
+        )
+        """
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> "Sequential":
+        """Append every module of ``sequential`` (any iterable of modules).
+
+        Parameters
+        ----------
+        sequential : iterable of Module
+            The modules.
+
+        Returns
+        -------
+        Sequential
+            self.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> len(rg.nn.Sequential(rg.nn.Module()).extend([rg.nn.Module(), rg.nn.Module()]))
+        3
+        """
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules, each registered as a child.
+
+    Index, iterate, append and extend it as a Python list; unlike a plain
+    list attribute, its modules' parameters are the owner's parameters.
+    Its repr collapses runs of equal entries (``(0-2): 3 x Layer()``), as
+    torch's does.
+
+    Parameters
+    ----------
+    modules : iterable of Module, optional
+        The initial modules.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> class Scale(rg.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = rg.nn.Parameter(rg.ones(1))
+    >>> layers = rg.nn.ModuleList([Scale() for _ in range(3)])
+    >>> len(list(layers.parameters()))
+    3
+    >>> layers
+    ModuleList(
+      (0-2): 3 x Scale()
+    )
+    """
+
+    _modules: dict[str, Module]  # type: ignore[assignment]
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self += modules
+
+    def _get_abs_string_index(self, idx: int) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return self.__class__(list(self._modules.values())[idx])
+        return self._modules[self._get_abs_string_index(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._get_abs_string_index(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        if isinstance(idx, slice):
+            for k in range(len(self._modules))[idx]:
+                delattr(self, str(k))
+        else:
+            delattr(self, self._get_abs_string_index(idx))
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> "ModuleList":
+        combined = ModuleList()
+        for i, module in enumerate(chain(self, other)):
+            combined.add_module(str(i), module)
+        return combined
+
+    def __repr__(self) -> str:
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        # runs of equal reprs: [start, end, text]
+        runs: list[list[Any]] = []
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for start, end, r in runs:
+            head = f"({start}): " if start == end else f"({start}-{end}): {end - start + 1} x "
+            lines.append(_addindent(head + r, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self) -> list[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def insert(self, index: int, module: Module) -> None:
+        """Insert ``module`` before position ``index``.
+
+        Parameters
+        ----------
+        index : int
+            Where.
+        module : Module
+            The module.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> class A(rg.nn.Module): pass
+        >>> ml = rg.nn.ModuleList([rg.nn.Module()])
+        >>> ml.insert(0, A())
+        >>> type(ml[0]).__name__
+        'A'
+        """
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def append(self, module: Module) -> "ModuleList":
+        """Add ``module`` at the end.
+
+        Parameters
+        ----------
+        module : Module
+            The module.
+
+        Returns
+        -------
+        ModuleList
+            self.
+
+        Raises
+        ------
+        TypeError
+            If ``module`` is not a Module.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> len(rg.nn.ModuleList().append(rg.nn.Module()))
+        1
+        """
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key: int | slice) -> Any:
+        """Remove the module at ``key`` and return it.
+
+        Parameters
+        ----------
+        key : int or slice
+            The index.
+
+        Returns
+        -------
+        Module or ModuleList
+            What ``self[key]`` was.
+
+        Raises
+        ------
+        IndexError
+            If the index is out of range.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> ml = rg.nn.ModuleList([rg.nn.Module(), rg.nn.Module()])
+        >>> _ = ml.pop(0)
+        >>> len(ml)
+        1
+        """
+        v = self[key]
+        del self[key]
+        return v
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        """Append every module of the iterable ``modules``.
+
+        Parameters
+        ----------
+        modules : iterable of Module
+            The modules.
+
+        Returns
+        -------
+        ModuleList
+            self.
+
+        Raises
+        ------
+        TypeError
+            If ``modules`` is not iterable, or holds something that is not a Module.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> len(rg.nn.ModuleList().extend([rg.nn.Module(), rg.nn.Module()]))
+        2
+        """
+        if not isinstance(modules, container_abcs.Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+
+class ModuleDict(Module):
+    """A dict of modules, each registered as a child under its key.
+
+    Keeps insertion order (and, in :meth:`update`, the order of an ordered
+    mapping or of a sequence of pairs).
+
+    Parameters
+    ----------
+    modules : Mapping or iterable of (str, Module) pairs, optional
+        The initial modules.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> class Double(rg.nn.Module):
+    ...     def forward(self, x):
+    ...         return 2 * x
+    >>> d = rg.nn.ModuleDict({"twice": Double(), "same": rg.nn.Sequential()})
+    >>> d["twice"](rg.tensor(3.0))
+    tensor(6.)
+    >>> list(d.keys()), "same" in d
+    (['twice', 'same'], True)
+    """
+
+    _modules: dict[str, Module]  # type: ignore[assignment]
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        """Remove every module.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> d = rg.nn.ModuleDict({"a": rg.nn.Module()})
+        >>> d.clear(); len(d)
+        0
+        """
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        """Remove the module under ``key`` and return it.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        Module
+            The module.
+
+        Raises
+        ------
+        KeyError
+            If there is no such key.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> d = rg.nn.ModuleDict({"a": rg.nn.Module()})
+        >>> type(d.pop("a")).__name__, len(d)
+        ('Module', 0)
+        """
+        v = self[key]
+        del self[key]
+        return v
+
+    def keys(self) -> container_abcs.KeysView[str]:
+        """The keys, in order.
+
+        Returns
+        -------
+        KeysView
+            The keys.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> list(rg.nn.ModuleDict([("b", rg.nn.Module()), ("a", rg.nn.Module())]).keys())
+        ['b', 'a']
+        """
+        return self._modules.keys()
+
+    def items(self) -> container_abcs.ItemsView[str, Module]:
+        """The ``(key, module)`` pairs, in order.
+
+        Returns
+        -------
+        ItemsView
+            The pairs.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> [k for k, m in rg.nn.ModuleDict({"a": rg.nn.Module()}).items()]
+        ['a']
+        """
+        return self._modules.items()
+
+    def values(self) -> container_abcs.ValuesView[Module]:
+        """The modules, in order.
+
+        Returns
+        -------
+        ValuesView
+            The modules.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> len(rg.nn.ModuleDict({"a": rg.nn.Module()}).values())
+        1
+        """
+        return self._modules.values()
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add (or replace) modules from a mapping or from an iterable of ``(key, module)`` pairs.
+
+        Parameters
+        ----------
+        modules : Mapping or iterable of pairs
+            The modules.
+
+        Raises
+        ------
+        TypeError
+            If ``modules`` is not iterable, or an element of a sequence is not.
+        ValueError
+            If an element of a sequence is not a pair.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> d = rg.nn.ModuleDict()
+        >>> d.update([("a", rg.nn.Module())])
+        >>> d.update({"b": rg.nn.Module()})
+        >>> list(d)
+        ['a', 'b']
+        """
+        if not isinstance(modules, container_abcs.Iterable):
+            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                            + type(modules).__name__)
+        if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, m in enumerate(modules):
+            if not isinstance(m, container_abcs.Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is"
+                                + type(m).__name__)
+            if len(m) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length {len(m)}; 2 is required")
+            self[m[0]] = m[1]
