@@ -17,7 +17,7 @@ def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
     cdef object a, ga
     cdef char kind
     cdef tuple seq
-    if type(grad_tensors) is Tensor:
+    if isinstance(grad_tensors, Tensor):
         seq = (grad_tensors,)
     elif type(grad_tensors) is list:
         seq = tuple(<list>grad_tensors)
@@ -30,7 +30,7 @@ def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
     cdef list roots = [None] * n
     cdef list grads = [None] * n
     for i in range(n):
-        if type(outputs[i]) is not Tensor or type(seq[i]) is not Tensor:
+        if not isinstance(outputs[i], Tensor) or not isinstance(seq[i], Tensor):
             return None
         out = <Tensor>outputs[i]
         g = <Tensor>seq[i]

@@ -365,7 +365,7 @@ def cumprod_jvp(ns, t, self, result, dim):
 cdef object _kept_indices(object indices, object dim, Py_ssize_t ndim):
     # max(dim)'s saved indices (a tensor in tensor mode, squeezed without
     # keepdim) as what k_take_dim takes: an array with `dim` kept
-    if type(indices) is Tensor:
+    if isinstance(indices, Tensor):
         indices = (<Tensor>indices)._array
     if ndim > 0 and np.ndim(indices) == ndim - 1:
         indices = np.expand_dims(indices, _wrap_dim(dim, ndim))
@@ -670,7 +670,7 @@ def _linalg_svdvals_op(x):
     # torch's linalg_svdvals: U and Vh are computed only where a derivative
     # may need them (grad mode and a tensor that requires grad, or a
     # tangent while forward AD is active)
-    cdef Tensor t = <Tensor>x if type(x) is Tensor else None
+    cdef Tensor t = <Tensor>x if isinstance(x, Tensor) else None
     cdef bint uv = t is not None and (
         (rg_tls_grad_enabled and _needs(t)) or
         (_forward_grad_slot != NULL and (t._fw_grads is not None or

@@ -142,7 +142,7 @@ cdef class _FunctionBase(Node):
             if g is None:
                 if self.materialize_grads:
                     args[i] = _rg_wrap(rg_zeros_like_metadata(meta), meta.device)
-            elif type(g) is Tensor:
+            elif isinstance(g, Tensor):
                 args[i] = g
             else:
                 args[i] = _rg_wrap(_ensure_array(g), meta.device)
@@ -181,7 +181,7 @@ cdef class _FunctionBase(Node):
             if is_var[i]:
                 if r is None:
                     out.append(None)
-                elif type(r) is Tensor:
+                elif isinstance(r, Tensor):
                     out.append(r if create_graph else (<Tensor>r)._array)
                 else:
                     raise RuntimeError(
@@ -224,7 +224,7 @@ def _function_apply(cls, tuple args, dict kwargs):
     ctx.materialize_grads = True
     for i in range(nin):
         a = args[i]
-        if type(a) is Tensor:
+        if isinstance(a, Tensor):
             t = <Tensor>a
             is_var[i] = True
             if _needs(t):
@@ -296,7 +296,7 @@ cdef tuple _as_tensor_tuple(object items, str what):
     if type(items) is not tuple:
         items = tuple(items)
     for i in range(len(items)):
-        if type(items[i]) is not Tensor:
+        if not isinstance(items[i], Tensor):
             raise RuntimeError(
                 f"{what} can only accept variables, but argument {i} is of type "
                 f"{type(items[i]).__name__}")
@@ -327,7 +327,7 @@ cdef object _process_outputs(_FunctionBase ctx, tuple inputs, object output, bin
 
     for i in range(n):
         o = outs[i]
-        if type(o) is not Tensor:
+        if not isinstance(o, Tensor):
             if executable:
                 ctx.add_input_metadata(_NON_TENSOR_META_ARRAY, _CPU)
             results[i] = o
@@ -476,7 +476,7 @@ cdef int _save_variables(_FunctionBase ctx) except -1:
         x = to_save[i]
         if x is None:
             saved.append(None)
-        elif type(x) is Tensor:
+        elif isinstance(x, Tensor):
             t = <Tensor>x
             saved.append(_save_tensor(t, t._grad_fn is ctx))
         else:
@@ -512,7 +512,7 @@ def _delayed_error(str msg, tuple outputs):
             edges.append(0)
             node.add_input_metadata(_NON_TENSOR_META_ARRAY, _CPU)
             continue
-        if type(x) is not Tensor:
+        if not isinstance(x, Tensor):
             raise TypeError(
                 f"once_differentiable: backward returned a {type(x).__name__}; a backward returns "
                 "Tensors or None")

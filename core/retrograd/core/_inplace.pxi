@@ -68,7 +68,7 @@ cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, 
 
 
 cdef Tensor _inplace_binary_run(Tensor self, object other, object op, object ufunc, str name):
-    cdef Tensor t_other = <Tensor>other if type(other) is Tensor else None
+    cdef Tensor t_other = <Tensor>other if isinstance(other, Tensor) else None
     cdef Tensor snap, res
     _check_inplace(self)
     recording = rg_tls_grad_enabled and (self.needs_grad() or _needs(t_other)) and _record_op(self._array)
@@ -152,7 +152,7 @@ cdef _rebase_history(Tensor self, Tensor res):
 
 cdef bint _any_arg_needs(tuple args):
     for a in args:
-        if type(a) is Tensor and _needs(<Tensor>a):
+        if isinstance(a, Tensor) and _needs(<Tensor>a):
             return True
     return False
 
@@ -217,7 +217,7 @@ def _copy_value(self, src):
     # gradient (torch's CopyBackwards keeps an edge to self) and the JVP is
     # src's tangent, without 0 * self (a nan/inf in self must not leak).
     cdef Tensor t = <Tensor>self
-    cdef Tensor s = <Tensor>src if type(src) is Tensor else _rg_wrap(_ensure_array(_arg_array(src)), t._device)
+    cdef Tensor s = <Tensor>src if isinstance(src, Tensor) else _rg_wrap(_ensure_array(_arg_array(src)), t._device)
     if s._array.dtype != t._array.dtype:
         s = s.to(t._array.dtype)
     if s._device is not t._device:
@@ -229,7 +229,7 @@ def _copy_value(self, src):
 
 cdef int _tensor_setitem(Tensor self, object index, object value) except -1:
     # Tensor.__setitem__: an in-place index_put_ (tracked when self needs grad).
-    cdef Tensor t_value = <Tensor>value if type(value) is Tensor else None
+    cdef Tensor t_value = <Tensor>value if isinstance(value, Tensor) else None
     cdef object tok = None
     if _op_enter_slot != NULL:
         tok = _op_event_enter("aten::index_put_", (self, index, value))    # see _op_events.pxi

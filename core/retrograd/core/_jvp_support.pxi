@@ -19,11 +19,11 @@ from retrograd.core._kernels_core cimport k_zeros_like
 
 
 cdef object _fw_array(object p):
-    return (<Tensor>p)._array if type(p) is Tensor else _arg_array(p)
+    return (<Tensor>p)._array if isinstance(p, Tensor) else _arg_array(p)
 
 
 cdef Device _fw_device(object p):
-    return (<Tensor>p)._device if type(p) is Tensor else _device_of_array(p)
+    return (<Tensor>p)._device if isinstance(p, Tensor) else _device_of_array(p)
 
 
 cdef object _fw_zeros(object p):
@@ -74,9 +74,9 @@ cdef class _FunctionJvp:
             # zeros for a differentiable input without a tangent; an input of
             # an integer or bool dtype has none at all (None), as torch
             for i in range(len(args)):
-                if grads[i] is None and type(args[i]) is Tensor and _record((<Tensor>args[i])._array):
+                if grads[i] is None and isinstance(args[i], Tensor) and _record((<Tensor>args[i])._array):
                     grads[i] = _fw_zeros(args[i])
-        versions = [(<Tensor>g)._version_counter.version if type(g) is Tensor else None
+        versions = [(<Tensor>g)._version_counter.version if isinstance(g, Tensor) else None
                     for g in grads]
         jvp = self.cls.jvp
         res = jvp(self.ctx, *grads)
@@ -88,10 +88,10 @@ cdef class _FunctionJvp:
                 f"{len(outputs)} but got {len(res)})")
         for i in range(len(res)):
             x = res[i]
-            if x is not None and type(x) is not Tensor:
+            if x is not None and not isinstance(x, Tensor):
                 raise RuntimeError(
                     f"expected Variable or None (got {type(x).__name__}) for grad output {i}.")
-            if type(outputs[i]) is not Tensor:
+            if not isinstance(outputs[i], Tensor):
                 continue
             o = <Tensor>outputs[i]
             if _index_in(o, self.nondiff) >= 0 or not _record(o._array):
@@ -116,7 +116,7 @@ cdef class _FunctionJvp:
                     raise RuntimeError(
                         "Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is "
                         "not an input, there is no need to pass it to mark_dirty().")
-                tan = <Tensor>grads[k] if type(grads[k]) is Tensor else None
+                tan = <Tensor>grads[k] if isinstance(grads[k], Tensor) else None
                 if tan is None or not (r._array is tan._array and
                                        tan._version_counter.version != versions[k]):
                     raise RuntimeError(
@@ -136,7 +136,7 @@ cdef class _FunctionJvp:
 
 cdef bint _any_view_of(Tensor base, tuple args):
     for a in args:
-        if type(a) is Tensor and (<Tensor>a)._base is base:
+        if isinstance(a, Tensor) and (<Tensor>a)._base is base:
             return True
     return False
 

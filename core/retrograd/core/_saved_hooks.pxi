@@ -83,7 +83,7 @@ cdef object _saved_array_of(object data):
     # itself, or the array of the tensor a pack hook returned, alone or in a
     # tuple/list (torch's save_on_cpu packs (device, tensor)); any other
     # packed object (e.g. a checkpoint handle) holds no array we know of.
-    if type(data) is Tensor:
+    if isinstance(data, Tensor):
         return (<Tensor>data)._array
     if type(data) is _PackedSaved:
         packed = (<_PackedSaved>data).packed

@@ -98,7 +98,7 @@ cdef inline object _unpack_input(Node owner, object data, VersionCounter vc, Py_
     cdef Tensor t
     if vc is None:
         return data
-    if type(data) is Tensor:
+    if isinstance(data, Tensor):
         # the saved original (see gen_ops.py)
         t = <Tensor>data
         if vc.version != ver:

@@ -56,7 +56,6 @@ _BOOL = np.dtype(np.bool_)
 
 
 @cython.trashcan(True)
-@cython.final
 cdef class Tensor:
     """A multi-dimensional array that records the autograd graph.
 

@@ -57,9 +57,9 @@ cdef int _validate_outputs(Node owner, tuple roots, list grads, Node node,
                     g = g.to(mdtype)
                 else:
                     g = g.astype(mdtype)
-            if type(g) is not Tensor and (type(g) is not ndarray) != meta.is_cupy:
+            if not isinstance(g, Tensor) and (type(g) is not ndarray) != meta.is_cupy:
                 g = _array_to_input_device(g, meta, node, i)
-            if type(g) is Tensor and (<Tensor>g)._device is not mdevice:
+            if isinstance(g, Tensor) and (<Tensor>g)._device is not mdevice:
                 # Only Tensors (create_graph) know their device. As in PyTorch, a
                 # 0-d gradient moves; anything else means a wrong backward formula.
                 if (<Tensor>g)._array.ndim == 0:

@@ -273,7 +273,7 @@ cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
     # tangent before broadcasting): give it the output's shape (behind the
     # batch dimension for a batched level), in memory of its own (in-place
     # ops write into tangents).
-    if type(tangent) is not Tensor:
+    if not isinstance(tangent, Tensor):
         tangent = _core_wrap(np.asarray(tangent, dtype=out._array.dtype)
                              if type(out._array) is np.ndarray
                              else __import__("cupy").asarray(tangent, dtype=out._array.dtype),
@@ -299,23 +299,23 @@ cdef object _fit(object tangent, Tensor out, Py_ssize_t batch=0):
 
 cdef inline bint _has_tangents(object x):
     cdef Tensor t
-    if type(x) is Tensor:
+    if isinstance(x, Tensor):
         t = <Tensor>x
         base = rg_view_base(t)
         return rg_forward_grads(t) is not None or (base is not None
                                                    and rg_forward_grads(base) is not None)
     if type(x) is list or type(x) is tuple:
         for y in x:
-            if type(y) is Tensor and _has_tangents(y):
+            if isinstance(y, Tensor) and _has_tangents(y):
                 return True
     return False
 
 
 cdef object _tangent_of_arg(object x, _Level lvl):
-    if type(x) is Tensor:
+    if isinstance(x, Tensor):
         return _get_tangent(<Tensor>x, lvl)
     if type(x) is list or type(x) is tuple:
-        ts = [_get_tangent(<Tensor>y, lvl) if type(y) is Tensor else None for y in x]
+        ts = [_get_tangent(<Tensor>y, lvl) if isinstance(y, Tensor) else None for y in x]
         for y in ts:
             if y is not None:
                 return ts
@@ -379,7 +379,7 @@ cdef int _on_op(str op, tuple inputs, tuple outputs, object attrs) except -1:
             for i in range(len(outputs)):
                 o = outputs[i]
                 r = res[i]
-                if r is not None and type(o) is Tensor:
+                if r is not None and isinstance(o, Tensor):
                     _store(<Tensor>o, lvl, _fit(r, <Tensor>o, lvl.batch))
         if lvl.no_inherit:
             _propagate_no_inherit(inputs, outputs, lvl)
@@ -393,11 +393,11 @@ cdef _propagate_no_inherit(tuple inputs, tuple outputs, _Level lvl):
     # non-forward-differentiable view is not forward-differentiable).
     cdef Tensor x, o
     for a in inputs:
-        if type(a) is not Tensor or not _inherits_not(<Tensor>a, lvl):
+        if not isinstance(a, Tensor) or not _inherits_not(<Tensor>a, lvl):
             continue
         x = <Tensor>a
         for b in outputs:
-            if type(b) is Tensor:
+            if isinstance(b, Tensor):
                 o = <Tensor>b
                 if o is not x and rg_view_base(o) is not None and rg_view_base(o) is rg_view_base(x) \
                         and _direct(o, lvl.key) is None:
@@ -416,12 +416,12 @@ cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple ou
     # its JVP once per batch entry and stacks (the engine's per-node fallback
     # of is_grads_batched, for forward mode).
     cdef Py_ssize_t b, i, k, n = len(tans), nout = len(outputs)
-    if rg_op_batched(op) and type(outputs[0]) is Tensor:
+    if rg_op_batched(op) and isinstance(outputs[0], Tensor):
         nd = (<Tensor>outputs[0])._array.ndim
         aligned = list(tans)
         for i in range(n):
             t = aligned[i]
-            if type(t) is Tensor:
+            if isinstance(t, Tensor):
                 extra = nd - ((<Tensor>t)._array.ndim - 1)
                 if extra > 0:
                     aligned[i] = t.reshape((batch,) + (1,) * extra + tuple((<Tensor>t)._array.shape[1:]))
@@ -431,7 +431,7 @@ cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple ou
         tb = [None] * n
         for i in range(n):
             t = tans[i]
-            if type(t) is Tensor:
+            if isinstance(t, Tensor):
                 tb[i] = t[b]
             elif type(t) is list:
                 tb[i] = [None if y is None else y[b] for y in t]
@@ -442,7 +442,7 @@ cdef object _batched_jvp(str op, object attrs, tuple inputs, list tans, tuple ou
     res = []
     for k in range(nout):
         o = outputs[k]
-        if type(o) is not Tensor or all(r is None or r[k] is None for r in per):
+        if not isinstance(o, Tensor) or all(r is None or r[k] is None for r in per):
             res.append(None)
             continue
         zero = None
@@ -465,7 +465,7 @@ cdef _record_saved_tangents(tuple inputs, tuple outputs):
     cdef Tensor o
     cdef Node node
     cdef dict saved
-    if not outputs or type(outputs[0]) is not Tensor:
+    if not outputs or not isinstance(outputs[0], Tensor):
         return
     o = <Tensor>outputs[0]
     node = o._grad_fn
@@ -473,10 +473,10 @@ cdef _record_saved_tangents(tuple inputs, tuple outputs):
         return
     saved = rg_node_saved_forward_grads(node)
     for a in inputs:
-        if type(a) is Tensor and rg_forward_grads(<Tensor>a) is not None:
+        if isinstance(a, Tensor) and rg_forward_grads(<Tensor>a) is not None:
             saved[id((<Tensor>a)._array)] = rg_forward_grads(<Tensor>a)
     for a in outputs:
-        if type(a) is Tensor and rg_forward_grads(<Tensor>a) is not None:
+        if isinstance(a, Tensor) and rg_forward_grads(<Tensor>a) is not None:
             saved[id((<Tensor>a)._array)] = rg_forward_grads(<Tensor>a)
 
 
@@ -761,9 +761,9 @@ def make_dual(tensor, tangent, *, level=None):
     tensor([2.        , 5.43656366])
     """
     cdef _Level lvl = _resolve(level, "make_dual")
-    if type(tensor) is not Tensor:
+    if not isinstance(tensor, Tensor):
         raise TypeError(f"make_dual: expected a Tensor as primal, got {type(tensor).__name__}")
-    if type(tangent) is not Tensor:
+    if not isinstance(tangent, Tensor):
         raise TypeError(f"make_dual: expected a Tensor as tangent, got {type(tangent).__name__}")
     cdef Tensor p = <Tensor>tensor, tg = <Tensor>tangent
     if _get_tangent(tg, lvl) is not None:
@@ -850,7 +850,7 @@ def unpack_dual(tensor, *, level=None):
     UnpackedDualTensor(primal=tensor([1., 2.]), tangent=None)
     """
     from retrograd.forward_ad import UnpackedDualTensor
-    if type(tensor) is not Tensor:
+    if not isinstance(tensor, Tensor):
         raise TypeError(f"unpack_dual: expected a Tensor, got {type(tensor).__name__}")
     if not _levels:
         return UnpackedDualTensor(tensor, None)

@@ -706,7 +706,7 @@ def emit_op(e, saved, uses, out):
     kinds = formula_names(e)
     w(f"cdef object _op_{e.name}({_cparams(e)}):")
     for p in tensors:
-        w(f"    cdef Tensor t_{p.name} = <Tensor>{p.name} if type({p.name}) is Tensor else None")
+        w(f"    cdef Tensor t_{p.name} = <Tensor>{p.name} if isinstance({p.name}, Tensor) else None")
         if p.default == "None":
             # an optional Tensor argument (clamp's min/max): None stays None
             w(f"    cdef object a_{p.name} = t_{p.name}._array if t_{p.name} is not None else "
@@ -967,7 +967,7 @@ def emit_list_op(e, saved, out):
     w("    cdef bint needs = False")
     w("    for i in range(n):")
     w(f"        x = {tl}[i]")
-    # isinstance, not `type(x) is Tensor`: a subclass element must never be
+    # isinstance, not `isinstance(x, Tensor)`: a subclass element must never be
     # turned into a bare array (that would cut it off the graph silently).
     w("        if isinstance(x, Tensor):")
     w("            t = <Tensor>x")
