@@ -19,10 +19,32 @@ from retrograd.core._ops cimport (
 )
 from retrograd.core._ops import RemovableHandle  # no-cython-lint
 
+import collections as _collections
 import threading as _threading
 import weakref as _weakref
 import itertools as _itertools
 
+
+
+# Tensor._backward_hooks and _post_accumulate_grad_hooks (torch's): an
+# OrderedDict {handle id: hook} in registration order, None before any hook
+# was registered. A new dict on each read (core keeps the hooks in its own
+# lists): hooks are registered and removed through register_hook /
+# register_post_accumulate_grad_hook and their handles.
+cdef inline object _hooks_snapshot(list hooks):
+    return None if hooks is None else _collections.OrderedDict(hooks)
+
+
+cdef inline object _output_hooks_snapshot(Node fn, Py_ssize_t output_nr):
+    # a non-leaf's hooks are kept by its grad_fn, tagged with the forward
+    # output they belong to. Unlike torch's, a non-leaf whose hooks were all
+    # removed reads None, not an empty dict: the node keeps no record of
+    # hooks removed.
+    cdef list hooks = fn.tensor_pre_hooks()
+    if not hooks:
+        return None
+    mine = [(h[0], h[2]) for h in hooks if h[1] == output_nr]
+    return _collections.OrderedDict(mine) if mine else None
 
 @cython.freelist(64)
 @cython.final

@@ -23,7 +23,6 @@ from retrograd.core._ops import (  # no-cython-lint
     roll, split, squeeze, take_along_dim, tile, tril, triu, unbind, unsqueeze,
 )
 import builtins as _builtins
-import collections as _collections
 import copy as _copy_mod
 import operator as _operator
 import sys as _sys
@@ -455,30 +454,17 @@ cdef class Tensor:
         return h
 
     # torch's Tensor._backward_hooks and _post_accumulate_grad_hooks: an
-    # OrderedDict {handle id: hook} in registration order, None before any
-    # hook was registered. Read-only here, a new dict on each read (core
-    # keeps the hooks in its own lists): register and remove them through
-    # register_hook / register_post_accumulate_grad_hook and the handles.
+    # OrderedDict {handle id: hook}, None before any hook; read-only
+    # snapshots (see _hooks_snapshot in _node.pxi).
     @property
     def _backward_hooks(self):
-        cdef list hooks
         if self._grad_fn is None:
-            hooks = self._hooks
-            return None if hooks is None else _collections.OrderedDict(hooks)
-        # a non-leaf's hooks are kept by its grad_fn, tagged with the
-        # forward output they belong to (this tensor's output_nr). Unlike
-        # torch's, a non-leaf whose hooks were all removed reads None, not an
-        # empty dict: the node keeps no record of hooks removed.
-        hooks = (<Node>self._grad_fn).tensor_pre_hooks()
-        if not hooks:
-            return None
-        mine = [(h[0], h[2]) for h in hooks if h[1] == self._output_nr]
-        return _collections.OrderedDict(mine) if mine else None
+            return _hooks_snapshot(self._hooks)
+        return _output_hooks_snapshot(<Node>self._grad_fn, self._output_nr)
 
     @property
     def _post_accumulate_grad_hooks(self):
-        cdef list hooks = self._post_acc_hooks
-        return None if hooks is None else _collections.OrderedDict(hooks)
+        return _hooks_snapshot(self._post_acc_hooks)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves (``torch.Tensor.backward``)."""
