@@ -2,6 +2,7 @@
 every op, the engine and forward AD: it records the graph, receives
 gradients and carries tangents, never being read as a bare array."""
 import numpy as np
+import pytest
 
 import retrograd as rg
 import retrograd.forward_ad as fwAD
@@ -63,3 +64,26 @@ def test_forward_ad_through_a_subclass():
     with fwAD.dual_level():
         d = fwAD.make_dual(sub([1.0, 2.0], False), sub([1.0, 0.0], False))
         assert fwAD.unpack_dual(d * d).tangent.tolist() == [2.0, 0.0]
+
+
+def test_make_subclass_is_a_detach_of_the_subclass():
+    # torch's Tensor._make_subclass(cls, data, require_grad): data.detach()
+    # as a cls: the array and the version counter are shared
+    base = rg.ones(2, requires_grad=True)
+    s = rg.Tensor._make_subclass(Sub, base, True)
+    assert type(s) is Sub and s.is_leaf and s.requires_grad and s.grad_fn is None
+    assert np.shares_memory(np.asarray(s), np.asarray(base))
+    with rg.no_grad():
+        base.add_(1)
+    assert s._version == base._version == 1 and s.tolist() == [2.0, 2.0]
+    assert not rg.Tensor._make_subclass(Sub, base).requires_grad
+    assert type(rg.Tensor._make_subclass(rg.Tensor, base)) is rg.Tensor
+
+
+def test_make_subclass_errors():
+    with pytest.raises(TypeError, match="subclass of Tensor"):
+        rg.Tensor._make_subclass(int, rg.ones(1))
+    with pytest.raises(TypeError, match="must be a Tensor, not list"):
+        rg.Tensor._make_subclass(Sub, [1.0])
+    with pytest.raises(RuntimeError, match="floating point and complex"):
+        rg.Tensor._make_subclass(Sub, rg.tensor([1, 2]), True)

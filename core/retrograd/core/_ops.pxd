@@ -83,6 +83,8 @@ cdef object _sv_unpack_hooked(SavedVariable self, Node owner, bint as_tensor)
 
 # _tensor_args.pxi
 cdef object _install_retains_grad_hook(Tensor t)
+cdef Tensor _detach_as(Tensor self, type cls)
+cdef Tensor _make_subclass(object cls, object data, bint require_grad)
 cdef bint _any_needs_grad(object args, object kwargs)
 cdef object _arrays_of(object x)
 cdef Tensor _as_tensor_arg(object x, str where=*)

@@ -10,8 +10,8 @@ from retrograd.core._arg_checks cimport _wrap_dim
 from retrograd.core._array_module cimport _cupy_ndarray
 from retrograd.core._ops cimport (
     _rg_inference_mode, _parse_device, _make_accumulate_grad, _note_detached,
-    _install_retains_grad_hook, _any_needs_grad, _arrays_of, _as_tensor_arg, _convert_dtype,
-    _deepcopy_array, _is_device_string, _is_dtype_name, _op_add2, _op_sub2, _shape_args,
+    _install_retains_grad_hook, _detach_as, _make_subclass, _any_needs_grad, _arrays_of, _as_tensor_arg,
+    _convert_dtype, _deepcopy_array, _is_device_string, _is_dtype_name, _op_add2, _op_sub2, _shape_args,
     _dtype_arg, _inplace_binary, _inplace_call, _tensor_setitem, _current_grad_fn, _array_ufunc,
     _new_vc, _new_edge, _needs, _op_mul, _op_div, _op_pow, _op_reshape, _op_view, _op_transpose,
     _op_permute, _op_expand, _op_broadcast_to, _op_clone, _op__to_device,
@@ -474,15 +474,13 @@ cdef class Tensor:
 
     def detach(self):
         """A new leaf sharing this tensor's array and version counter, outside the graph."""
-        cdef Tensor t = Tensor.__new__(Tensor)
-        t._array = self._array
-        t._device = self._device
-        t._version_counter = self._version_counter
-        t._is_inference = self._is_inference
-        # Not a view (torch: detach()._base is None): it shares the version
-        # counter, so saved tensors still see in-place changes made through
-        # it, but in-place on the detach of a leaf is allowed (p.detach().mul_(2)).
-        return t
+        return _detach_as(self, Tensor)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """``data.detach()`` as an instance of the Tensor subclass ``cls``, requiring grad
+        when ``require_grad`` (``torch.Tensor._make_subclass``; rg.nn.Parameter uses it)."""
+        return _make_subclass(cls, data, require_grad)
 
     def detach_(self):
         """Detach this tensor from the graph in place; it becomes a leaf."""

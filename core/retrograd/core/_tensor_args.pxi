@@ -28,6 +28,31 @@ cdef Tensor _rg_wrap_with_grad_fn(object array, Device device, Node grad_fn, int
     return t
 
 
+cdef Tensor _detach_as(Tensor self, type cls):
+    # Tensor.detach() (cls Tensor) and torch's _make_subclass: a new leaf of
+    # class cls sharing self's array and version counter. Not a view (torch:
+    # detach()._base is None): saved tensors still see in-place changes made
+    # through it, but in-place on the detach of a leaf is allowed
+    # (p.detach().mul_(2)).
+    cdef Tensor t = Tensor.__new__(cls)
+    t._array = self._array
+    t._device = self._device
+    t._version_counter = self._version_counter
+    t._is_inference = self._is_inference
+    return t
+
+
+cdef Tensor _make_subclass(object cls, object data, bint require_grad):
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"_make_subclass(): cls must be a subclass of Tensor, not {cls!r}")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' must be a Tensor, not {_type_name(data)}")
+    cdef Tensor t = _detach_as(<Tensor>data, <type>cls)
+    if require_grad:
+        t._set_requires_grad(True)     # float or complex dtypes only (torch's error)
+    return t
+
+
 cdef object _op_add2(object a, object b):
     return _op_add(a, b, 1)
 
