@@ -261,7 +261,9 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
     # tall, wide, square and batched shapes cover each branch of svd_backward
     def svd_samples(g):
         return [S((g(4, 3),), desc="tall"), S((g(3, 5),), desc="wide"), S((g(3, 3),), desc="square"),
-                S((g(2, 4, 2),), desc="batched_tall"), S((g(2, 1, 2, 3),), desc="batched_wide")]
+                S((g(2, 4, 2),), desc="batched_tall"), S((g(2, 1, 2, 3),), desc="batched_wide"),
+                S((g(4, 3),), {"full_matrices": True}, desc="full_tall"),
+                S((g(2, 2, 4),), {"full_matrices": True}, desc="full_batched_wide")]
 
     # U and Vh are defined up to the sign of each singular vector: the samples
     # fix it by the sign of the vector's first entry (a gauge-invariant loss,
@@ -275,9 +277,13 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         return vh * vh[..., :, :1].sign()
 
     # the three factors of one SVD (one node, three gradients in): U and Vh
-    # sign-fixed as above, all three flattened into one result
-    def svd_all(lib, a):
-        U, S, Vh = lib.linalg.svd(a, full_matrices=False)
+    # sign-fixed as above, all three flattened into one result. With
+    # full_matrices, the first k = min(m, n) columns of U and rows of Vh: the
+    # others are any orthonormal completion (neither unique nor differentiable)
+    def svd_all(lib, a, full_matrices=False):
+        U, S, Vh = lib.linalg.svd(a, full_matrices=full_matrices)
+        k = S.shape[-1]
+        U, Vh = U[..., :k], Vh[..., :k, :]
         U = U * U[..., :1, :].sign()
         Vh = Vh * Vh[..., :, :1].sign()
         bs = tuple(S.shape[:-1])
@@ -330,6 +336,6 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         # input so finite differences see torch's (symmetric) gradient
         OpInfo("_linalg_cholesky", chol_samples, op=lambda a: rg.linalg.cholesky(sym(a)),
                torch_fn=lambda torch, a: torch.linalg.cholesky(sym(a)), f32_rtol=1e-3),
-        OpInfo("_linalg_svd", svd_samples, op=lambda a: svd_all(rg, a),
-               torch_fn=lambda torch, a: svd_all(torch, a), f32_rtol=1e-3, f32_atol=1e-4),
+        OpInfo("_linalg_svd", svd_samples, op=lambda a, **kw: svd_all(rg, a, **kw),
+               torch_fn=lambda torch, a, **kw: svd_all(torch, a, **kw), f32_rtol=1e-3, f32_atol=1e-4),
     ]

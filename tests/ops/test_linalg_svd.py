@@ -8,6 +8,8 @@ import pytest
 import torch
 
 import retrograd as rg
+import retrograd.forward_ad as fwAD
+import torch.autograd.forward_ad as tfwAD
 from retrograd.core import abi
 
 
@@ -91,9 +93,127 @@ def test_svd_reconstructs_and_matches_torch_values():
 
 
 def test_svd_errors():
-    with pytest.raises(ValueError, match="full_matrices=False"):
-        rg.linalg.svd(rg.ones((3, 2)))
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         rg.linalg.svdvals(rg.ones(3))
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         rg.linalg.matrix_norm(rg.ones(3), "nuc")
+
+
+# -- full_matrices=True (torch's default) ----------------------------------------
+# U (m x m) and Vh (n x n); beyond the first k = min(m, n) columns of U and
+# rows of Vh they are any orthonormal completion: compared through
+# gauge-invariant quantities, as torch's own tests do.
+
+FULL_SHAPES = [(5, 3), (3, 5), (4, 4), (2, 4, 2), (2, 1, 2, 3)]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shape", FULL_SHAPES)
+def test_svd_full_matrices_values(shape):
+    a = np.random.default_rng(sum(shape)).standard_normal(shape)
+    m, n = shape[-2:]
+    k = min(m, n)
+    res = rg.linalg.svd(rg.tensor(a))            # full_matrices=True by default, as torch
+    U, S, Vh = (np.asarray(f) for f in res)
+    tU, tS, tVh = (f.numpy() for f in torch.linalg.svd(torch.tensor(a)))
+    assert U.shape == tU.shape == shape[:-2] + (m, m) and Vh.shape == tVh.shape == shape[:-2] + (n, n)
+    assert type(res).__name__ == "svd"
+    np.testing.assert_allclose(S, tS, rtol=1e-12)
+    np.testing.assert_allclose(U[..., :k] * S[..., None, :] @ Vh[..., :k, :], a, atol=1e-12)
+    eye_m, eye_n = np.eye(m), np.eye(n)
+    np.testing.assert_allclose(np.swapaxes(U, -1, -2) @ U, np.broadcast_to(eye_m, U.shape), atol=1e-12)
+    np.testing.assert_allclose(Vh @ np.swapaxes(Vh, -1, -2), np.broadcast_to(eye_n, Vh.shape), atol=1e-12)
+    # the leading factors agree with torch's up to the sign of each vector
+    np.testing.assert_allclose(np.abs(U[..., :k]), np.abs(tU[..., :k]), atol=1e-10)
+    np.testing.assert_allclose(np.abs(Vh[..., :k, :]), np.abs(tVh[..., :k, :]), atol=1e-10)
+
+
+def _gauge_invariant_loss(lib, U, S, Vh, wu, wv, ws):
+    # invariant to the sign of each singular vector: it reads U and Vh only
+    # through U_k diag(S) U_k^T and V_k diag(S) V_k^T (k leading vectors)
+    k = S.shape[-1]
+    Uk, Vk = U[..., :k], Vh[..., :k, :]
+    pu = Uk * S.unsqueeze(-2) @ Uk.mT          # U_k diag(S) U_k^T (sign-free)
+    pv = Vk.mT * S.unsqueeze(-2) @ Vk          # V_k diag(S) V_k^T
+    return (pu * wu).sum() + (pv * wv).sum() + (S * S * ws).sum()
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shape", FULL_SHAPES)
+def test_svd_full_matrices_gradient_matches_torch(shape):
+    rng = np.random.default_rng(10 + sum(shape))
+    a = rng.standard_normal(shape)
+    m, n = shape[-2:]
+    wu = rng.standard_normal(shape[:-2] + (m, m))
+    wv = rng.standard_normal(shape[:-2] + (n, n))
+    ws = rng.standard_normal(shape[:-2] + (min(m, n),))
+    x = rg.tensor(a, requires_grad=True)
+    tx = torch.tensor(a, requires_grad=True)
+    loss = _gauge_invariant_loss(rg, *rg.linalg.svd(x), rg.tensor(wu), rg.tensor(wv), rg.tensor(ws))
+    tloss = _gauge_invariant_loss(torch, *torch.linalg.svd(tx), torch.tensor(wu), torch.tensor(wv),
+                                  torch.tensor(ws))
+    np.testing.assert_allclose(float(loss), float(tloss.detach()), rtol=1e-10)
+    g, = rg.autograd.grad(loss, x)
+    tg, = torch.autograd.grad(tloss, tx)
+    np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-9, atol=1e-10)
+    # the same loss through the reduced SVD gives the same gradient
+    gr, = rg.autograd.grad(_gauge_invariant_loss(rg, *rg.linalg.svd(x, full_matrices=False), rg.tensor(wu),
+                                                 rg.tensor(wv), rg.tensor(ws)), x)
+    np.testing.assert_allclose(np.asarray(gr), np.asarray(g), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_svd_full_matrices_completion_gets_no_gradient_as_torch(shape):
+    # a loss on the completion columns of U / rows of Vh: torch's entry
+    # narrows their gradient away (the result is 0); so does ours
+    a = np.random.default_rng(3).standard_normal(shape)
+    k = min(shape)
+    x = rg.tensor(a, requires_grad=True)
+    tx = torch.tensor(a, requires_grad=True)
+    U, _, Vh = rg.linalg.svd(x)
+    tU, _, tVh = torch.linalg.svd(tx)
+    g, = rg.autograd.grad((U[:, k:] ** 2).sum() + (Vh[k:, :] ** 2).sum(), x, allow_unused=True)
+    tg, = torch.autograd.grad((tU[:, k:] ** 2).sum() + (tVh[k:, :] ** 2).sum(), tx, allow_unused=True)
+    np.testing.assert_array_equal(np.asarray(g), tg.numpy())
+    assert not np.any(np.asarray(g))
+
+
+@pytest.mark.parametrize("shape", FULL_SHAPES)
+def test_svd_full_matrices_gradcheck_and_gradgradcheck(shape):
+    a = np.random.default_rng(20 + sum(shape)).standard_normal(shape)
+    m, n = shape[-2:]
+    rng = np.random.default_rng(1)
+    wu = rg.tensor(rng.standard_normal(shape[:-2] + (m, m)))
+    wv = rg.tensor(rng.standard_normal(shape[:-2] + (n, n)))
+    ws = rg.tensor(rng.standard_normal(shape[:-2] + (min(m, n),)))
+
+    def f(x):
+        return _gauge_invariant_loss(rg, *rg.linalg.svd(x), wu, wv, ws)
+    x = rg.tensor(a, requires_grad=True)
+    assert rg.autograd.gradcheck(f, (x,))
+    assert rg.autograd.gradgradcheck(f, (x,))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shape", FULL_SHAPES)
+def test_svd_full_matrices_jvp_matches_torch(shape):
+    rng = np.random.default_rng(30 + sum(shape))
+    a, t = rng.standard_normal(shape), rng.standard_normal(shape)
+    k = min(shape[-2:])
+    with fwAD.dual_level():
+        outs = [fwAD.unpack_dual(o) for o in rg.linalg.svd(fwAD.make_dual(rg.tensor(a), rg.tensor(t)))]
+    with tfwAD.dual_level():
+        touts = [tfwAD.unpack_dual(o) for o in torch.linalg.svd(tfwAD.make_dual(torch.tensor(a), torch.tensor(t)))]
+    (U, dU), (S, dS), (Vh, dVh) = ((np.asarray(p), np.asarray(d)) for p, d in outs)
+    (tU, tdU), (tS, tdS), (tVh, tdVh) = ((p.numpy(), d.numpy()) for p, d in touts)
+    np.testing.assert_allclose(dS, tdS, rtol=1e-9, atol=1e-10)
+    # the completion gets a zero tangent, as torch's
+    assert dU.shape == U.shape and dVh.shape == Vh.shape
+    assert not np.any(dU[..., k:]) and not np.any(dVh[..., k:, :])
+    assert not np.any(tdU[..., k:]) and not np.any(tdVh[..., k:, :])
+    # the leading vectors: equal to torch's once both are sign-aligned
+    su = np.sign(np.sum(U[..., :k] * tU[..., :k], axis=-2, keepdims=True))
+    sv = np.sign(np.sum(Vh[..., :k, :] * tVh[..., :k, :], axis=-1, keepdims=True))
+    np.testing.assert_allclose(dU[..., :k] * su, tdU[..., :k], rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(dVh[..., :k, :] * sv, tdVh[..., :k, :], rtol=1e-8, atol=1e-9)

@@ -1,6 +1,6 @@
 # Formula helpers of the sort/topk, eigh, qr, pinv and lstsq entries, and the
 # Python entry points of those private entries. Part of _ops.pyx, after
-# _formula_helpers_linalg.pxi (whose _ns_* dispatchers they use);
+# _formula_helpers_linalg.pxi (whose _ns_* dispatchers they use: _ns_cat, _ns_cols);
 # formulas.py lists them (NS_HELPERS).
 
 from retrograd.core._kernels_linalg cimport k_linalg_pinv, _lstsq_vector_case
@@ -23,15 +23,6 @@ def _topk_op(x, k, dim, largest, sorted):
 # for distinct eigenvalues (a repeated one divides by zero: inf/nan) and for
 # losses that do not depend on the eigenvectors' signs; pinv's and lstsq's
 # only where the rank of A does not change.
-
-cdef object _ns_cat(object ns, list xs, int dim):
-    return np.concatenate(xs, axis=dim) if ns is A else _op_cat(xs, dim)
-
-
-cdef object _ns_cols(object ns, object x, object start, object stop):
-    idx = (Ellipsis, slice(None), slice(start, stop))
-    return x[idx] if ns is A else _op_getitem(x, idx)
-
 
 cdef object _eye_like(object ns, object x, Py_ssize_t k):
     return _xp(ns.data(x)).eye(k, dtype=ns.data(x).dtype)

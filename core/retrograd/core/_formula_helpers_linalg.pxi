@@ -568,11 +568,30 @@ def _wrap_dim_py(dim, ndim):
     return _wrap_dim(dim, ndim)
 
 
+# Slices and concatenation on either namespace (arrays, or tensors that
+# record the graph); also used by _formula_helpers_decompositions.pxi.
+cdef object _ns_cat(object ns, list xs, int dim):
+    return np.concatenate(xs, axis=dim) if ns is A else _op_cat(xs, dim)
+
+
+cdef object _ns_cols(object ns, object x, object start, object stop):
+    idx = (Ellipsis, slice(None), slice(start, stop))
+    return x[idx] if ns is A else _op_getitem(x, idx)
+
+
+cdef object _ns_rows(object ns, object x, object start, object stop):
+    idx = (Ellipsis, slice(start, stop), slice(None))
+    return x[idx] if ns is A else _op_getitem(x, idx)
+
+
 # --- SVD (the _linalg_svd entry) ---
-# torch's svd_backward and linalg_svd_jvp for real inputs and
-# full_matrices=False, over the factors the forward saved (no new SVD). Like
-# torch, the gradients are only defined for distinct non-zero singular
-# values; with repeated ones the division by E gives inf/nan, as torch's.
+# torch's svd_backward and linalg_svd_jvp for real inputs, over the factors
+# the forward saved (no new SVD). Like torch, the gradients are only defined
+# for distinct non-zero singular values; with repeated ones the division by
+# E gives inf/nan, as torch's. With full_matrices, as torch's entry: the
+# formulas see the reduced factors (the first k columns of U, rows of Vh):
+# the other columns/rows get no gradient and a zero tangent (they are any
+# orthonormal completion, not a function of A).
 
 cdef object _svd_E(object ns, object s, tuple bs, Py_ssize_t k):
     # E[i, j] = s_j^2 - s_i^2 off the diagonal and 1 on it (torch's E)
@@ -581,9 +600,14 @@ cdef object _svd_E(object ns, object s, tuple bs, Py_ssize_t k):
     return ns.reshape(s2, bs + (1, k)) - ns.reshape(s2, bs + (k, 1)) + eye
 
 
-def svd_backward(ns, gU, gS, gVh, u, s, vh):
+def svd_backward(ns, gU, gS, gVh, u, s, vh, full_matrices=False):
     """The gradient of A from those of U, S and Vh (None: that factor got no
     gradient, a zero). It is linear in them: the sum of their terms."""
+    if full_matrices:
+        k = np.shape(ns.data(s))[-1]
+        u, vh = _ns_cols(ns, u, None, k), _ns_rows(ns, vh, None, k)
+        gU = None if gU is None else _ns_cols(ns, gU, None, k)
+        gVh = None if gVh is None else _ns_rows(ns, gVh, None, k)
     m = np.shape(ns.data(u))[-2]
     n = np.shape(ns.data(vh))[-1]
     k = np.shape(ns.data(s))[-1]
@@ -621,11 +645,13 @@ def svd_backward(ns, gU, gS, gVh, u, s, vh):
     return out
 
 
-def svd_jvp(ns, t, u, s, vh):
+def svd_jvp(ns, t, u, s, vh, full_matrices=False):
     """The tangents (dU, dS, dVh) from the tangent t of A."""
     m = np.shape(ns.data(u))[-2]
     n = np.shape(ns.data(vh))[-1]
     k = np.shape(ns.data(s))[-1]
+    if full_matrices:
+        u, vh = _ns_cols(ns, u, None, k), _ns_rows(ns, vh, None, k)
     bs = tuple(np.shape(ns.data(s))[:-1])
     s_row = ns.reshape(s, bs + (1, k))
     s_col = ns.reshape(s, bs + (k, 1))
@@ -645,13 +671,17 @@ def svd_jvp(ns, t, u, s, vh):
     if n > k:
         uhdas = ns.matmul(ns.mT(u) / s_col, t)
         dvh = dvh + uhdas - ns.matmul(ns.matmul(uhdas, v), vh)
+    if full_matrices and m > k:
+        du = _ns_cat(ns, [du, ns.zeros_like(du, shape=bs + (m, m - k))], -1)
+    if full_matrices and n > k:
+        dvh = _ns_cat(ns, [dvh, ns.zeros_like(dvh, shape=bs + (n - k, n))], -2)
     return du, ds, dvh
 
 
 # Python entry points for linalg.py and _composites_reductions_linalg.py
 # (private ops get no def of their own in the exported namespace).
-def _linalg_svd_op(x, compute_uv=True):
-    return _op__linalg_svd(x, compute_uv)
+def _linalg_svd_op(x, full_matrices=False, compute_uv=True):
+    return _op__linalg_svd(x, full_matrices, compute_uv)
 
 
 def _linalg_slogdet_op(x):
@@ -675,4 +705,4 @@ def _linalg_svdvals_op(x):
         (rg_tls_grad_enabled and _needs(t)) or
         (_forward_grad_slot != NULL and (t._fw_grads is not None or
                                          (t._base is not None and t._base._fw_grads is not None))))
-    return _op__linalg_svd(x, uv)[1]
+    return _op__linalg_svd(x, False, uv)[1]

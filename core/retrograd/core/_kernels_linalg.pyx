@@ -388,16 +388,16 @@ cdef object k_cholesky(object a):
                           "is not positive-definite.") from None
 
 
-# The reduced SVD (full_matrices=False), one LAPACK call: (U, S, Vh), or
-# (empty, S, empty) without compute_uv (svdvals with nothing to
-# differentiate), as torch's _linalg_svd.
-cdef tuple k_linalg_svd(object a, bint compute_uv):
+# The SVD, one LAPACK call: (U, S, Vh), reduced (U m x k, Vh k x n) or
+# full (U m x m, Vh n x n), or (empty, S, empty) without compute_uv (svdvals
+# with nothing to differentiate), as torch's _linalg_svd.
+cdef tuple k_linalg_svd(object a, bint full_matrices, bint compute_uv):
     cdef str name = "svd" if compute_uv else "svdvals"
     if np.ndim(a) < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
     try:
         if compute_uv:
-            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
             return u, s, vh
         s = np.linalg.svd(a, compute_uv=False)
     except np.linalg.LinAlgError:

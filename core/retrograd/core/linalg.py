@@ -76,15 +76,54 @@ def svdvals(A, *, driver=None, out=None):
 
 @composite_op('linalg_svd')
 def svd(A, full_matrices=True, *, driver=None, out=None):
-    """``(U, S, Vh)`` with ``A = U @ diag(S) @ Vh``. Only the reduced SVD
-    (full_matrices=False) is differentiable here: full_matrices=True raises.
-    As in torch, the gradient is well defined only for losses invariant to
-    the signs of the singular vectors and for distinct singular values."""
-    if full_matrices:
-        raise ValueError("linalg.svd: only full_matrices=False (the reduced SVD) is supported; pass "
-                         "full_matrices=False")
+    """The singular value decomposition ``A = U @ diag(S) @ Vh`` (``torch.linalg.svd``).
+
+    Batched over leading dims. The singular values ``S`` (length
+    ``k = min(m, n)``) are descending. With ``full_matrices=True`` (torch's
+    default) ``U`` is (..., m, m) and ``Vh`` (..., n, n); with False, the
+    reduced SVD, (..., m, k) and (..., k, n).
+
+    As in torch, the gradient is defined only for losses invariant to the
+    signs of the singular vectors and for distinct singular values; with
+    ``full_matrices=True`` the columns of ``U`` and rows of ``Vh`` beyond the
+    first ``k`` (an arbitrary orthonormal completion) get no gradient and a
+    zero tangent, as torch's. Prefer ``full_matrices=False`` when
+    differentiating.
+
+    Parameters
+    ----------
+    A : Tensor
+        A (batch of) matrices (..., m, n).
+    full_matrices : bool, optional
+        The full SVD (default True) or the reduced one.
+    driver : None
+        Accepted for torch's signature; ignored (NumPy's LAPACK driver).
+    out : None
+        Not supported (torch's ``out=``).
+
+    Returns
+    -------
+    tuple of Tensor
+        The named tuple ``(U, S, Vh)``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``A`` has fewer than 2 dims; ``rg.linalg.LinAlgError`` if the
+        algorithm does not converge.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[3.0, 0.0], [0.0, 4.0], [0.0, 0.0]])
+    >>> U, S, Vh = rg.linalg.svd(A)
+    >>> U.shape, S, Vh.shape
+    ((3, 3), tensor([4., 3.]), (2, 2))
+    >>> rg.linalg.svd(A, full_matrices=False).U.shape
+    (3, 2)
+    """
     # one SVD: the three factors come from one kernel call and one node
-    return return_types.svd(*_abi._linalg_svd_op(_tensor(A)))
+    return return_types.svd(*_abi._linalg_svd_op(_tensor(A), bool(full_matrices)))
 
 
 @composite_op('linalg_vector_norm')
