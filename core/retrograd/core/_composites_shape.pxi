@@ -24,7 +24,41 @@ cdef tuple _dims_tuple(object dims):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    """torch.flatten: merge dims start_dim..end_dim (a view when possible)."""
+    """Merge dimensions ``start_dim`` to ``end_dim`` (both included) into one.
+
+    A view when the memory layout allows (as :func:`retrograd.reshape`),
+    else a copy. A 0-d input gives a 1-d tensor of one element.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    start_dim : int, optional
+        The first dimension to merge (default 0).
+    end_dim : int, optional
+        The last dimension to merge (default -1).
+
+    Returns
+    -------
+    Tensor
+        The flattened tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If ``start_dim`` comes after ``end_dim``.
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(2, 3, 4)
+    >>> rg.flatten(x).shape
+    (24,)
+    >>> rg.flatten(x, start_dim=1).shape
+    (2, 12)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int nd = len(shape)
@@ -42,8 +76,38 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def squeeze(input, dim=None):
-    """torch.squeeze: drop size-1 dims (all, or those of `dim`, an int or a
-    tuple; a listed dim whose size is not 1 is kept, as in torch)."""
+    """Remove dimensions of size 1: all of them, or those of ``dim``.
+
+    A listed dimension whose size is not 1 is kept, as in torch. The result
+    is a view.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim : int or tuple of int, optional
+        The dimension(s) to remove if their size is 1 (default: every size-1
+        dimension).
+
+    Returns
+    -------
+    Tensor
+        A view without those dimensions.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(1, 3, 1)
+    >>> rg.squeeze(x).shape
+    (3,)
+    >>> rg.squeeze(x, 0).shape
+    (3, 1)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int nd = len(shape)
@@ -55,7 +119,37 @@ def squeeze(input, dim=None):
 
 
 def unsqueeze(input, dim):
-    """torch.unsqueeze: a size-1 dim inserted at `dim` (a view)."""
+    """Insert a dimension of size 1 at position ``dim``: a view.
+
+    ``dim`` ranges over ``[-input.dim() - 1, input.dim()]``; a negative one
+    counts from the end of the result.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim : int
+        Where the new dimension goes.
+
+    Returns
+    -------
+    Tensor
+        A view with one more dimension.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, 2.0])
+    >>> rg.unsqueeze(x, 0)
+    tensor([[1., 2.]])
+    >>> rg.unsqueeze(x, -1).shape
+    (2, 1)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int d = _wrap_dim(dim, len(shape) + 1)
@@ -63,17 +157,101 @@ def unsqueeze(input, dim):
 
 
 def swapaxes(input, axis0, axis1):
-    """torch.swapaxes (= transpose; a view)."""
+    """Swap two dimensions: NumPy's name for :func:`retrograd.transpose` (a view).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    axis0 : int
+        The first dimension.
+    axis1 : int
+        The second dimension.
+
+    Returns
+    -------
+    Tensor
+        A view with the two dimensions swapped.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.swapaxes(rg.zeros(2, 3), 0, 1).shape
+    (3, 2)
+    """
     return _op_transpose(input, axis0, axis1)
 
 
 def swapdims(input, dim0, dim1):
-    """torch.swapdims (= transpose; a view)."""
+    """Swap two dimensions: another name for :func:`retrograd.transpose` (a view).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim0 : int
+        The first dimension.
+    dim1 : int
+        The second dimension.
+
+    Returns
+    -------
+    Tensor
+        A view with the two dimensions swapped.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.swapdims(rg.zeros(2, 3, 4), 0, 2).shape
+    (4, 3, 2)
+    """
     return _op_transpose(input, dim0, dim1)
 
 
 def movedim(input, source, destination):
-    """torch.movedim: dims `source` moved to `destination` (a view)."""
+    """Move dimensions ``source`` to positions ``destination``, keeping the others in order: a view.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    source : int or sequence of int
+        The dimension(s) to move.
+    destination : int or sequence of int
+        Where they go, one per source dimension.
+
+    Returns
+    -------
+    Tensor
+        A view with the dimensions moved.
+
+    Raises
+    ------
+    RuntimeError
+        If ``source`` and ``destination`` differ in length or repeat a
+        dimension.
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(2, 3, 4)
+    >>> rg.movedim(x, 0, -1).shape
+    (3, 4, 2)
+    >>> rg.movedim(x, (0, 1), (2, 0)).shape
+    (3, 4, 2)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     cdef int nd = t._array.ndim
     src = _dims_tuple(source)
@@ -101,17 +279,100 @@ moveaxis = movedim
 
 
 def concatenate(tensors, dim=0, *, axis=None):
-    """torch.concatenate (alias of cat; `axis=` as torch accepts)."""
+    """Join tensors along an existing dimension: another name for :func:`retrograd.cat`.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        The tensors to join.
+    dim : int, optional
+        The dimension to join along (default 0).
+    axis : int, optional
+        NumPy's name for ``dim``; overrides it when given.
+
+    Returns
+    -------
+    Tensor
+        The joined tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If the list is empty or the shapes do not fit.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.concatenate([rg.tensor([1.0]), rg.tensor([2.0, 3.0])])
+    tensor([1., 2., 3.])
+    """
     return _op_cat(tensors, dim if axis is None else axis)
 
 
 def concat(tensors, dim=0):
-    """torch.concat (alias of cat)."""
+    """Join tensors along an existing dimension: another name for :func:`retrograd.cat`.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        The tensors to join.
+    dim : int, optional
+        The dimension to join along (default 0).
+
+    Returns
+    -------
+    Tensor
+        The joined tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If the list is empty or the shapes do not fit.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.concat([rg.zeros(1, 2), rg.ones(1, 2)], dim=0)
+    tensor([[0., 0.],
+            [1., 1.]])
+    """
     return _op_cat(tensors, dim)
 
 
 def narrow(input, dim, start, length):
-    """torch.narrow: `length` elements of `dim` from `start` (a view)."""
+    """The elements ``start`` to ``start + length`` (excluded) along ``dim``: a view.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (at least 1-d).
+    dim : int
+        The dimension to narrow.
+    start : int
+        The first index (negative counts from the end).
+    length : int
+        How many elements to keep.
+
+    Returns
+    -------
+    Tensor
+        A view sharing ``input``'s memory.
+
+    Raises
+    ------
+    RuntimeError
+        For a 0-d input, or if the range runs past the dimension's end.
+    IndexError
+        If ``start`` or ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.arange(6).reshape(2, 3)
+    >>> rg.narrow(x, 1, 1, 2)
+    tensor([[1, 2],
+            [4, 5]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     if len(shape) == 0:
@@ -131,8 +392,42 @@ def narrow(input, dim, start, length):
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    """torch.split: pieces of `split_size` (the last may be smaller), or of the
-    listed sizes; a tuple of views."""
+    """Split a tensor along ``dim`` into pieces: views, as a tuple.
+
+    With an int, pieces of that size (the last one may be smaller); with a
+    list of ints, pieces of those sizes, which must add up to the dimension's
+    size.
+
+    Parameters
+    ----------
+    tensor : Tensor or array_like
+        The input (at least 1-d).
+    split_size_or_sections : int or sequence of int
+        The size of each piece, or the list of sizes.
+    dim : int, optional
+        The dimension to split (default 0).
+
+    Returns
+    -------
+    tuple of Tensor
+        The pieces, views of ``tensor``.
+
+    Raises
+    ------
+    RuntimeError
+        For a 0-d input, a negative size, or sizes that do not add up.
+    TypeError
+        If the sizes are neither an int nor a list of ints.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.arange(5)
+    >>> rg.split(x, 2)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    >>> rg.split(x, [1, 4])
+    (tensor([0]), tensor([1, 2, 3, 4]))
+    """
     cdef Tensor t = _as_tensor_arg(tensor)
     shape = t._array.shape
     if len(shape) == 0:
@@ -181,8 +476,36 @@ cdef _mark_multi_output_views(list outs, str label):
 
 
 def chunk(input, chunks, dim=0):
-    """torch.chunk: at most `chunks` pieces of equal size (ceil), the last
-    possibly smaller; views."""
+    """Split a tensor along ``dim`` into at most ``chunks`` pieces of equal size: views.
+
+    Each piece has ``ceil(size / chunks)`` elements along ``dim``, the last
+    one possibly fewer; there may be fewer than ``chunks`` pieces.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (at least 1-d).
+    chunks : int
+        The number of pieces wanted, positive.
+    dim : int, optional
+        The dimension to split (default 0).
+
+    Returns
+    -------
+    tuple of Tensor
+        The pieces, views of ``input``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``chunks`` is not positive, or for a 0-d input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.chunk(rg.arange(5), 2)
+    (tensor([0, 1, 2]), tensor([3, 4]))
+    """
     cdef Tensor t = _as_tensor_arg(input)
     chunks = _int_arg(chunks, "chunks", "chunk")
     if chunks <= 0:
@@ -198,7 +521,36 @@ def chunk(input, chunks, dim=0):
 
 
 def flip(input, dims):
-    """torch.flip: reverse the order along `dims` (a copy, as torch's)."""
+    """Reverse the order of the elements along ``dims``: a copy, as torch's.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dims : int or sequence of int
+        The dimension(s) to reverse.
+
+    Returns
+    -------
+    Tensor
+        A new tensor.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1, 2], [3, 4]])
+    >>> rg.flip(x, 0)
+    tensor([[3, 4],
+            [1, 2]])
+    >>> rg.flip(x, (0, 1))
+    tensor([[4, 3],
+            [2, 1]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     cdef int nd = t._array.ndim
     _check_int_list(_dims_tuple(dims), "dims", "flip")
@@ -210,8 +562,39 @@ def flip(input, dims):
 
 
 def roll(input, shifts, dims=None):
-    """torch.roll: shift elements along dims cyclically (flattened when dims
-    is None)."""
+    """Shift the elements cyclically along ``dims``; those pushed off one end come back at the other.
+
+    Without ``dims`` the tensor is flattened, rolled and reshaped back.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    shifts : int or sequence of int
+        The shift for each dimension of ``dims`` (positive moves toward
+        higher indices).
+    dims : int or sequence of int, optional
+        The dimensions to roll (default: the flattened tensor).
+
+    Returns
+    -------
+    Tensor
+        A new tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If ``shifts`` and ``dims`` differ in length.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.roll(rg.tensor([1, 2, 3, 4]), 1)
+    tensor([4, 1, 2, 3])
+    >>> rg.roll(rg.tensor([[1, 2], [3, 4]]), -1, dims=1)
+    tensor([[2, 1],
+            [4, 3]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     sh = _dims_tuple(shifts)
@@ -237,8 +620,40 @@ def roll(input, shifts, dims=None):
 
 
 def repeat(input, *sizes):
-    """torch's Tensor.repeat: tile the tensor sizes[i] times along dim i
-    (leading sizes add new dims)."""
+    """Tile the tensor ``sizes[i]`` times along each dimension ``i``: torch's ``Tensor.repeat``.
+
+    Extra leading sizes add new dimensions. Unlike :func:`retrograd.expand`
+    this copies the data. (NumPy's ``repeat``, which repeats each element,
+    is ``repeat_interleave`` in torch.)
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    *sizes : int or sequence of int
+        The number of copies along each dimension; at least as many as the
+        input has dimensions.
+
+    Returns
+    -------
+    Tensor
+        A new tensor.
+
+    Raises
+    ------
+    RuntimeError
+        For fewer sizes than dimensions, or negative sizes.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1, 2])
+    >>> rg.repeat(x, 2)
+    tensor([1, 2, 1, 2])
+    >>> rg.repeat(x, 2, 1)
+    tensor([[1, 2],
+            [1, 2]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     reps = _shape_args(sizes)
     _check_int_list(reps, "repeats", "repeat")
@@ -265,7 +680,34 @@ def repeat(input, *sizes):
 
 
 def tile(input, dims):
-    """torch.tile: repeat, with missing leading dims taken as 1."""
+    """Tile the tensor ``dims[i]`` times along each dimension ``i``; missing leading counts are 1.
+
+    Like :func:`retrograd.repeat`, but ``dims`` may be shorter than the
+    number of dimensions (NumPy's ``tile``).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dims : sequence of int
+        The number of copies along each (trailing) dimension.
+
+    Returns
+    -------
+    Tensor
+        A new tensor.
+
+    Raises
+    ------
+    RuntimeError
+        For negative counts.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.tile(rg.tensor([[1, 2]]), (2,))
+    tensor([[1, 2, 1, 2]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     dims = tuple(_dims_tuple(dims))
     nd = t._array.ndim
@@ -278,9 +720,50 @@ _PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 def pad(input, pad, mode="constant", value=None):
-    """torch.nn.functional.pad: `pad` lists (left, right) pairs from the LAST
-    dim backwards. Modes 'constant' (value, default 0; negative pads crop),
-    'reflect', 'replicate' and 'circular'."""
+    """Pad a tensor: torch's ``nn.functional.pad``.
+
+    ``pad`` lists (before, after) amounts from the *last* dimension backwards:
+    ``(left, right)`` pads the last dimension, ``(left, right, top, bottom)``
+    the last two. Modes: ``'constant'`` (``value``, default 0; negative
+    amounts crop), ``'reflect'`` (mirror without repeating the edge),
+    ``'replicate'`` (repeat the edge) and ``'circular'`` (wrap around).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    pad : sequence of int
+        An even number of amounts, at most two per dimension.
+    mode : str, optional
+        ``'constant'`` (default), ``'reflect'``, ``'replicate'`` or
+        ``'circular'``.
+    value : number, optional
+        The fill value of ``'constant'`` mode (default 0).
+
+    Returns
+    -------
+    Tensor
+        The padded tensor.
+
+    Raises
+    ------
+    RuntimeError
+        For an odd or too long ``pad``, a ``value`` with another mode, or
+        amounts the mode cannot do.
+    NotImplementedError
+        For an unknown mode.
+    TypeError
+        If ``pad`` is not a sequence of ints.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1.0, 2.0, 3.0]])
+    >>> rg.pad(x, (1, 2))
+    tensor([[0., 1., 2., 3., 0., 0.]])
+    >>> rg.pad(x, (2, 1), mode='reflect')
+    tensor([[3., 2., 1., 2., 3., 2.]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     if not isinstance(pad, (tuple, list)):
         raise TypeError(f"pad(): argument 'pad' must be a tuple of ints, not {_type_name(pad)}")
@@ -343,7 +826,37 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def index_select(input, dim, index):
-    """torch.index_select: the entries of `index` (a vector) along `dim`."""
+    """The entries at positions ``index`` along ``dim``: a copy.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim : int
+        The dimension to index.
+    index : Tensor
+        A 1-d int64 (or int32) tensor of positions; they may repeat.
+
+    Returns
+    -------
+    Tensor
+        A new tensor whose size along ``dim`` is ``len(index)``.
+
+    Raises
+    ------
+    IndexError
+        If ``index`` is not 1-d, or a position is out of range.
+    RuntimeError
+        If ``index`` is not an integer tensor.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1, 2], [3, 4], [5, 6]])
+    >>> rg.index_select(x, 0, rg.tensor([2, 0]))
+    tensor([[5, 6],
+            [1, 2]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     idx = (<Tensor>index)._array if isinstance(index, Tensor) else \
         _checked_asarray(index, "index_select(): argument 'index'")
@@ -363,8 +876,39 @@ def index_select(input, dim, index):
 
 
 def masked_fill(input, mask, value):
-    """torch.masked_fill: `value` (a scalar or a 0-d tensor, which then gets
-    a gradient) where the boolean `mask` (broadcast to input) is True."""
+    """``input`` with ``value`` where the bool ``mask`` is True: a copy.
+
+    ``mask`` broadcasts to ``input``'s shape. ``value`` is a number or a 0-d
+    tensor; as a tensor that requires grad, it gets the sum of the gradient
+    over the masked positions. ``input`` gets the gradient elsewhere.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    mask : Tensor
+        A bool tensor, broadcastable to ``input``.
+    value : number or Tensor
+        The fill value.
+
+    Returns
+    -------
+    Tensor
+        A new tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If ``mask`` is not bool or does not broadcast, or ``value`` is a
+        tensor with dimensions.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, -2.0, 3.0])
+    >>> rg.masked_fill(x, x < 0, 0.0)
+    tensor([1., 0., 3.])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     m = (<Tensor>mask)._array if isinstance(mask, Tensor) else \
         _checked_asarray(mask, "masked_fill(): argument 'mask'")
@@ -384,8 +928,40 @@ def masked_fill(input, mask, value):
 
 
 def take_along_dim(input, indices, dim=None):
-    """torch.take_along_dim: gather with input and indices broadcast over the
-    other dims (flattened input when dim is None)."""
+    """Pick values along ``dim`` at ``indices``, which broadcast against ``input`` elsewhere.
+
+    The partner of ``argmax(..., keepdim=True)`` and ``argsort``: like
+    :func:`retrograd.gather`, but ``input`` and ``indices`` broadcast over the
+    other dimensions. Without ``dim``, ``input`` is flattened.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    indices : Tensor
+        Integer positions, with as many dimensions as ``input``.
+    dim : int, optional
+        The dimension to index (default: the flattened input).
+
+    Returns
+    -------
+    Tensor
+        The picked values.
+
+    Raises
+    ------
+    RuntimeError
+        If the numbers of dimensions differ.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[10.0, 30.0, 20.0], [5.0, 1.0, 7.0]])
+    >>> idx = rg.argmax(x, dim=1, keepdim=True)
+    >>> rg.take_along_dim(x, idx, dim=1)
+    tensor([[30.],
+            [ 7.]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else \
         _checked_asarray(indices, "take_along_dim(): argument 'indices'")
@@ -421,10 +997,70 @@ cdef object _tri(str op, object input, object diagonal, bint lower):
 
 
 def tril(input, diagonal=0):
-    """torch.tril: the lower triangle (on and below diagonal k), zeros above."""
+    """The lower triangle of each matrix (the last two dimensions); zeros above it.
+
+    Keeps the elements on and below diagonal ``diagonal`` (0 the main one,
+    positive above it, negative below). A copy.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input, at least 2-d.
+    diagonal : int, optional
+        Which diagonal bounds the triangle (default 0).
+
+    Returns
+    -------
+    Tensor
+        A new tensor of ``input``'s shape.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` has fewer than 2 dimensions.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.ones(3, 3)
+    >>> rg.tril(x)
+    tensor([[1., 0., 0.],
+            [1., 1., 0.],
+            [1., 1., 1.]])
+    """
     return _tri("tril", input, diagonal, True)
 
 
 def triu(input, diagonal=0):
-    """torch.triu: the upper triangle (on and above diagonal k), zeros below."""
+    """The upper triangle of each matrix (the last two dimensions); zeros below it.
+
+    Keeps the elements on and above diagonal ``diagonal`` (0 the main one,
+    positive above it, negative below). A copy.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input, at least 2-d.
+    diagonal : int, optional
+        Which diagonal bounds the triangle (default 0).
+
+    Returns
+    -------
+    Tensor
+        A new tensor of ``input``'s shape.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` has fewer than 2 dimensions.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.ones(3, 3)
+    >>> rg.triu(x, diagonal=1)
+    tensor([[0., 1., 1.],
+            [0., 0., 1.],
+            [0., 0., 0.]])
+    """
     return _tri("triu", input, diagonal, False)
