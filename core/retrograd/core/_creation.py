@@ -212,7 +212,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     Raises
     ------
     TypeError
-        For strings or data that are not numbers.
+        For a string.
+    ValueError
+        For a sequence of strings.
     RuntimeError
         For objects NumPy cannot turn into numbers, or a CUDA device without
         CuPy.

@@ -57,38 +57,6 @@ _BOOL = np.dtype(np.bool_)
 @cython.trashcan(True)
 @cython.final
 cdef class Tensor:
-    """A multi-dimensional array that records the operations done on it, for autograd.
-
-    A tensor wraps a NumPy array (or a CuPy array on a CUDA device) and follows
-    NumPy's dtype rules; ``np.asarray(t)`` returns the wrapped array itself.
-    When it *requires grad*, every op on it records a node of the backward
-    graph, and ``backward()`` fills ``.grad`` of the leaf tensors. Create
-    tensors with :func:`retrograd.tensor`, :func:`retrograd.from_numpy`,
-    :func:`retrograd.zeros` and the other factories rather than with the
-    constructor.
-
-    Parameters
-    ----------
-    data : array_like, optional
-        The values (wrapped without a copy when already an array of the dtype).
-    dtype : dtype, optional
-        The dtype.
-    device : str or Device, optional
-        Where it lives (default ``"cpu"``).
-    requires_grad : bool, optional
-        Make it a leaf that requires grad (default False).
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    >>> y = (x * x).sum()
-    >>> y
-    tensor(14., grad_fn=<SumBackward0>)
-    >>> y.backward()
-    >>> x.grad
-    tensor([2., 4., 6.])
-    """
 
     def __init__(self, data=None, *, dtype=None, device=None, bint requires_grad=False):
         arr = np.asarray([] if data is None else data, dtype=dtype)
@@ -134,52 +102,18 @@ cdef class Tensor:
     # -- array side -------------------------------------------------------
     @property
     def shape(self):
-        """The size of each dimension, as a tuple of ints (NumPy's, not a torch.Size).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.zeros(2, 3).shape
-        (2, 3)
-        """
         return self._array.shape
 
     @property
     def dtype(self):
-        """The element type, a NumPy dtype (``rg.float32`` is ``numpy.float32``).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor([1.0]).dtype
-        dtype('float64')
-        >>> rg.tensor([1.0]).dtype == rg.float64
-        True
-        """
         return self._array.dtype
 
     @property
     def ndim(self):
-        """The number of dimensions (0 for a scalar tensor); the same as :meth:`dim`.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.zeros(2, 3).ndim
-        2
-        """
         return self._array.ndim
 
     @property
     def device(self):
-        """The :class:`Device` this tensor lives on (``cpu``, a virtual ``cpu:N``, or ``cuda:N``).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.zeros(1).device
-        device(type='cpu')
-        """
         return self._device
 
     @property
@@ -188,24 +122,6 @@ cdef class Tensor:
 
     @property
     def data(self):
-        """This tensor's values as a tensor outside the graph.
-
-        Reading it gives a tensor sharing this one's memory that does not require
-        grad and has its own version counter, so in-place changes made through it
-        are not seen by autograd's checks (prefer :meth:`detach`, which keeps
-        them). Assigning a tensor replaces this tensor's values (and device)
-        without recording anything.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> w = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> w.data
-        tensor([1., 2.])
-        >>> w.data = rg.tensor([5.0, 6.0])
-        >>> w
-        tensor([5., 6.], requires_grad=True)
-        """
         return rg_wrap(self._array, self._device)
 
     @data.setter
@@ -224,65 +140,12 @@ cdef class Tensor:
         self._device = other._device
 
     def numel(self):
-        """The number of elements.
-
-        Returns
-        -------
-        int
-            The product of the sizes (1 for a 0-d tensor).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.zeros(2, 3).numel()
-        6
-        """
         return int(self._array.size)
 
     def dim(self):
-        """The number of dimensions; the same as :attr:`ndim`.
-
-        Returns
-        -------
-        int
-            0 for a scalar tensor.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor(1.0).dim()
-        0
-        """
         return self._array.ndim
 
     def size(self, dim=None):
-        """The shape, or the size of one dimension.
-
-        Parameters
-        ----------
-        dim : int, optional
-            A dimension (negative counts from the end). Without it, the whole
-            shape.
-
-        Returns
-        -------
-        tuple of int or int
-            ``self.shape``, or ``self.shape[dim]``.
-
-        Raises
-        ------
-        IndexError
-            If ``dim`` is out of range.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.zeros(2, 3)
-        >>> x.size()
-        (2, 3)
-        >>> x.size(-1)
-        3
-        """
         if dim is None:
             return self._array.shape
         return self._array.shape[_wrap_dim(dim, self._array.ndim)]
@@ -293,26 +156,6 @@ cdef class Tensor:
         return self._array.shape[0]
 
     def item(self):
-        """The value of a one-element tensor as a Python number.
-
-        Returns
-        -------
-        int, float, complex or bool
-            The element, converted by NumPy's ``item()``.
-
-        Raises
-        ------
-        RuntimeError
-            If the tensor does not have exactly one element.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor([[2.5]]).item()
-        2.5
-        >>> rg.tensor([1, 2]).sum().item()
-        3
-        """
         if self._array.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._array.size} elements cannot be converted to a Python scalar; "
@@ -320,58 +163,9 @@ cdef class Tensor:
         return self._array.item()
 
     def tolist(self):
-        """The values as (nested) Python lists of Python numbers.
-
-        Returns
-        -------
-        list or number
-            A number for a 0-d tensor.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor([[1, 2], [3, 4]]).tolist()
-        [[1, 2], [3, 4]]
-        """
         return self._array.tolist()
 
     def numpy(self, *, force=False):
-        """The wrapped NumPy array itself: no copy, the same memory.
-
-        Writing into the array changes the tensor. While grad mode is on, a
-        tensor that requires grad refuses (call ``detach().numpy()``, or pass
-        ``force=True``), as in torch, because changes made through the array
-        would escape autograd. Note that ``np.asarray(t)`` does not check this.
-
-        Parameters
-        ----------
-        force : bool, optional
-            Return the array even for a tensor that requires grad, and copy a CUDA
-            tensor to the host (default False).
-
-        Returns
-        -------
-        numpy.ndarray
-            The tensor's data.
-
-        Raises
-        ------
-        RuntimeError
-            If the tensor requires grad, grad mode is on and ``force`` is False.
-        TypeError
-            For a CUDA tensor without ``force``.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> t = rg.tensor([1.0, 2.0])
-        >>> a = t.numpy()
-        >>> a[0] = 9.0
-        >>> t
-        tensor([9., 2.])
-        >>> rg.tensor([1.0], requires_grad=True).detach().numpy()
-        array([1.])
-        """
         # (torch refuses only while grad mode is on: under no_grad the array
         # cannot reach a graph.)
         if self.needs_grad() and rg_grad_enabled() and not force:
@@ -513,28 +307,6 @@ cdef class Tensor:
     # -- autograd side ----------------------------------------------------
     @property
     def requires_grad(self):
-        """Whether ops on this tensor are recorded for backward.
-
-        True for a leaf created with ``requires_grad=True`` (or after
-        :meth:`requires_grad_`) and for results of recorded ops on such tensors.
-        Only floating-point and complex tensors can require grad. Setting it is
-        allowed on leaves only.
-
-        Raises
-        ------
-        RuntimeError
-            When set on a non-leaf, or to True on an integer or bool tensor.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0])
-        >>> x.requires_grad
-        False
-        >>> x.requires_grad = True
-        >>> (x * 2).requires_grad
-        True
-        """
         return _needs(self)
 
     @requires_grad.setter
@@ -566,67 +338,15 @@ cdef class Tensor:
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad=True):
-        """Set :attr:`requires_grad` of this leaf in place and return it.
-
-        Parameters
-        ----------
-        requires_grad : bool, optional
-            The new flag (default True).
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            To turn it off on a non-leaf, or on for an integer or bool tensor.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> w = rg.zeros(2).requires_grad_()
-        >>> w
-        tensor([0., 0.], requires_grad=True)
-        """
         self._set_requires_grad(bool(requires_grad))
         return self
 
     @property
     def grad_fn(self):
-        """The backward node that created this tensor, or None for a leaf.
-
-        Its class name says which op it was (``MulBackward0``); its
-        ``next_functions`` lead on through the graph.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0], requires_grad=True)
-        >>> y = x * 2
-        >>> type(y.grad_fn).__name__
-        'MulBackward0'
-        >>> x.grad_fn is None
-        True
-        """
         return _current_grad_fn(self) if self._base is not None else self._grad_fn
 
     @property
     def is_leaf(self):
-        """Whether this tensor was not created by a recorded op (it has no :attr:`grad_fn`).
-
-        Tensors created by the user, and results of ops on tensors that do not
-        require grad, are leaves; backward fills ``.grad`` only for leaves that
-        require grad (and for tensors that :meth:`retain_grad`).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0], requires_grad=True)
-        >>> x.is_leaf, (x * 2).is_leaf
-        (True, False)
-        """
         return self._grad_fn is None
 
     @property
@@ -639,33 +359,6 @@ cdef class Tensor:
 
     @property
     def grad(self):
-        """The gradient accumulated into this tensor by backward, or None.
-
-        Filled for leaves that require grad (and for non-leaves that
-        :meth:`retain_grad`); each backward *adds* to it, so clear it between
-        steps (``x.grad = None``). Reading it on a non-leaf that does not retain
-        grad warns. An assigned gradient must match the tensor's shape, dtype and
-        device.
-
-        Raises
-        ------
-        TypeError
-            When assigned something other than a tensor or None.
-        RuntimeError
-            When an assigned gradient does not match.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> (x * 3).sum().backward()
-        >>> x.grad
-        tensor([3., 3.])
-        >>> (x * 3).sum().backward()
-        >>> x.grad
-        tensor([6., 6.])
-        >>> x.grad = None
-        """
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             # torch's warning: backward never fills .grad of a non-leaf
             # unless it retains grad, so reading it is most likely a mistake.
@@ -709,46 +402,9 @@ cdef class Tensor:
 
     @property
     def retains_grad(self):
-        """Whether this non-leaf tensor will have its ``.grad`` filled (see :meth:`retain_grad`).
-
-        Always False for leaves.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> y = rg.tensor([1.0], requires_grad=True) * 2
-        >>> y.retain_grad()
-        >>> y.retains_grad
-        True
-        """
         return self._grad_fn is not None and self._retains_grad
 
     def retain_grad(self):
-        """Have backward fill ``.grad`` of this non-leaf tensor too.
-
-        By default only leaves get ``.grad``; call this on an intermediate result
-        before backward to keep its gradient. On a leaf that requires grad it does
-        nothing.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        RuntimeError
-            If the tensor does not require grad.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> y = x * 2
-        >>> y.retain_grad()
-        >>> (y * y).sum().backward()
-        >>> y.grad
-        tensor([4., 8.])
-        """
         if self._grad_fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -759,40 +415,6 @@ cdef class Tensor:
         self._retains_grad = True
 
     def register_hook(self, hook):
-        """Register a function to run on this tensor's gradient during backward.
-
-        ``hook(grad)`` is called with the gradient flowing into this tensor as soon
-        as it is computed; it may return a replacement gradient (used from then
-        on, also for ``.grad``) or None to keep it. Hooks run in the order they
-        were registered.
-
-        Parameters
-        ----------
-        hook : callable
-            ``hook(grad) -> Tensor or None``.
-
-        Returns
-        -------
-        RemovableHandle
-            ``handle.remove()`` unregisters the hook.
-
-        Raises
-        ------
-        RuntimeError
-            If the tensor does not require grad.
-        TypeError
-            If ``hook`` is not callable.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> h = x.register_hook(lambda g: g * 10)
-        >>> x.sum().backward()
-        >>> x.grad
-        tensor([10., 10.])
-        >>> h.remove()
-        """
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if not self.needs_grad():
@@ -806,42 +428,6 @@ cdef class Tensor:
         return h
 
     def register_post_accumulate_grad_hook(self, hook):
-        """Register a function to run after backward has accumulated this leaf's ``.grad``.
-
-        ``hook(tensor)`` receives this tensor, whose ``.grad`` is then up to date:
-        the place to update a parameter as soon as its gradient is ready (an
-        optimizer step inside backward). Its return value is ignored.
-
-        Parameters
-        ----------
-        hook : callable
-            ``hook(tensor) -> None``.
-
-        Returns
-        -------
-        RemovableHandle
-            ``handle.remove()`` unregisters the hook.
-
-        Raises
-        ------
-        RuntimeError
-            On a non-leaf, or a tensor that does not require grad.
-        TypeError
-            If ``hook`` is not callable.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> w = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> def sgd_step(p):
-        ...     with rg.no_grad():
-        ...         p.sub_(0.1 * p.grad)
-        ...     p.grad = None
-        >>> h = w.register_post_accumulate_grad_hook(sgd_step)
-        >>> (w * w).sum().backward()
-        >>> w
-        tensor([0.8, 1.6], requires_grad=True)
-        """
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if self._grad_fn is not None:
@@ -856,74 +442,11 @@ cdef class Tensor:
         return h
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Compute the gradient of this tensor with respect to the graph's leaves.
-
-        Runs the backward graph from this tensor and *accumulates* (adds) each
-        leaf's gradient into its ``.grad``. A tensor with one element needs no
-        ``gradient``; for others, pass the gradient of the final scalar with
-        respect to this tensor (a vector-Jacobian product). The graph's saved
-        values are freed afterwards unless ``retain_graph`` is True, so a second
-        backward through it raises. Needs retrograd-engine installed.
-
-        Parameters
-        ----------
-        gradient : Tensor, optional
-            The gradient with respect to this tensor, of its shape; required
-            unless it has one element.
-        retain_graph : bool, optional
-            Keep the graph for another backward (default: ``create_graph``).
-        create_graph : bool, optional
-            Record the backward computation itself, for higher-order derivatives
-            (default False).
-        inputs : sequence of Tensor, optional
-            Accumulate into these tensors' ``.grad`` only.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        RuntimeError
-            If the tensor does not require grad, ``gradient`` is missing or does
-            not fit, or the graph was already freed.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> y = x ** 2
-        >>> y.backward(rg.tensor([1.0, 0.5]))
-        >>> x.grad
-        tensor([2., 2.])
-        """
         from retrograd.core._autograd import backward as _backward
         _backward((self,), None if gradient is None else (gradient,), retain_graph,
                   create_graph, inputs=inputs)
 
     def detach(self):
-        """A tensor with the same data, cut off from the graph.
-
-        The result shares this tensor's memory and version counter but is a leaf
-        that does not require grad: use it for values you do not want gradients
-        through (targets, logging, NumPy). In-place changes to either are seen by
-        the other, and autograd still notices them.
-
-        Returns
-        -------
-        Tensor
-            A new leaf over the same memory.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
-        >>> d = (x * 2).detach()
-        >>> d
-        tensor([2., 4.])
-        >>> d.requires_grad
-        False
-        """
         cdef Tensor t = Tensor.__new__(Tensor)
         t._array = self._array
         t._device = self._device
@@ -935,27 +458,6 @@ cdef class Tensor:
         return t
 
     def detach_(self):
-        """Cut this tensor off from the graph, in place: it becomes a leaf that does not require grad.
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            For a view (use :meth:`detach`).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> y = rg.tensor([1.0], requires_grad=True) * 2
-        >>> y.detach_()
-        tensor([2.])
-        >>> y.is_leaf
-        True
-        """
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
@@ -973,20 +475,6 @@ cdef class Tensor:
         return self
 
     def is_inference(self):
-        """Whether this is an inference tensor (created inside :class:`retrograd.inference_mode`).
-
-        Returns
-        -------
-        bool
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> with rg.inference_mode():
-        ...     t = rg.ones(2)
-        >>> t.is_inference(), rg.ones(2).is_inference()
-        (True, False)
-        """
         return self._is_inference
 
     @property
@@ -1011,93 +499,17 @@ cdef class Tensor:
 
     @property
     def is_view(self):
-        """Whether this tensor is a view of another one (shares its memory through ``_base``).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.arange(6.0)
-        >>> x[1:].is_view, x.is_view
-        (True, False)
-        """
         return self._base is not None
 
     @property
     def T(self):
-        """This tensor with all its dimensions reversed: a view (the transpose of a matrix).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor([[1, 2, 3]]).T
-        tensor([[1],
-                [2],
-                [3]])
-        """
         return _op_permute(self, tuple(range(self._array.ndim - 1, -1, -1)))
 
     @property
     def mT(self):
-        """This tensor with its last two dimensions swapped: a view (a batch of matrices transposed).
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.zeros(5, 2, 3).mT.shape
-        (5, 3, 2)
-        """
         return _op_transpose(self, -2, -1)
 
     def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
-        """This tensor converted to another dtype and/or device.
-
-        Call it as ``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``,
-        ``t.to(other)`` (``other``'s device and dtype) or with ``device=`` /
-        ``dtype=``; dtypes may be given by name (``"float32"``). When nothing
-        changes, ``self`` itself is returned (a copy with ``copy=True``). A
-        conversion between float dtypes, or to another device, is recorded (the
-        gradient is converted back); one to an integer or bool dtype gives a
-        tensor that does not require grad.
-
-        Parameters
-        ----------
-        *args : dtype, str, Device or Tensor
-            The target device and/or dtype, or a tensor to match.
-        device : str or Device, optional
-            The target device.
-        dtype : dtype, optional
-            The target dtype.
-        non_blocking : bool, optional
-            Accepted for torch compatibility (copies are synchronous).
-        copy : bool, optional
-            Return a new tensor even when nothing changes (default False).
-        memory_format : optional
-            Accepted for torch compatibility; unused.
-
-        Returns
-        -------
-        Tensor
-            The converted tensor, or ``self``.
-
-        Raises
-        ------
-        TypeError
-            For arguments that name neither a device nor a dtype, or one given
-            twice.
-        RuntimeError
-            For an unknown device string.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.5, 2.5], requires_grad=True)
-        >>> x.to(rg.float32)
-        tensor([1.5, 2.5], dtype=float32, grad_fn=<ToDtypeBackward0>)
-        >>> x.to("int64")
-        tensor([1, 2])
-        >>> x.to(x) is x
-        True
-        """
         pos = list(args)
         if pos and isinstance(pos[0], Tensor):
             if device is not None or dtype is not None:
@@ -1142,46 +554,9 @@ cdef class Tensor:
     # give tensors that do not require grad; a tensor already of the dtype is
     # returned as is.
     def float(self):
-        """This tensor as float32, ``self.to(rg.float32)``.
-
-        The other dtype shorthands work alike: :meth:`double` (float64),
-        ``half`` (float16), ``cfloat`` and ``cdouble`` (complex64 and complex128),
-        ``long`` (int64), ``int`` (int32), ``short`` (int16), ``char`` (int8),
-        ``byte`` (uint8) and ``bool``. A tensor that already has the dtype is
-        returned as it is. Conversions to a float dtype are differentiable (the
-        node is ToDtypeBackward0; torch's is ToCopyBackward0); conversions to an
-        integer or bool dtype give tensors that do not require grad.
-
-        Returns
-        -------
-        Tensor
-            The converted tensor, or ``self``.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.5, 2.5], requires_grad=True)
-        >>> x.float()
-        tensor([1.5, 2.5], dtype=float32, grad_fn=<ToDtypeBackward0>)
-        >>> x.long()
-        tensor([1, 2])
-        """
         return _convert_dtype(self, _F32)
 
     def double(self):
-        """This tensor as float64, ``self.to(rg.float64)``; see :meth:`float`.
-
-        Returns
-        -------
-        Tensor
-            The converted tensor, or ``self`` when it is float64 already.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor([1, 2]).double()
-        tensor([1., 2.])
-        """
         return _convert_dtype(self, _F64)
 
     def half(self):
@@ -1222,123 +597,15 @@ cdef class Tensor:
 
     # -- shape methods taking torch's varargs ---------------------------------
     def reshape(self, *shape):
-        """This tensor's elements in a new shape: a view when possible, else a copy.
-
-        The method form of :func:`retrograd.reshape`, taking the sizes as
-        separate ints or one sequence (``x.reshape(2, 3)`` or
-        ``x.reshape((2, 3))``); one size may be -1.
-
-        Parameters
-        ----------
-        *shape : int or sequence of int
-            The new shape.
-
-        Returns
-        -------
-        Tensor
-            The reshaped tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If the shape does not hold this tensor's number of elements.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.arange(6).reshape(2, -1)
-        tensor([[0, 1, 2],
-                [3, 4, 5]])
-        """
         return _op_reshape(self, _shape_args(shape))
 
     def view(self, *shape):
-        """A view of this tensor in a new shape: the same memory, no copy.
-
-        The method form of :func:`retrograd.view`, taking the sizes as separate
-        ints or one sequence; raises where the memory layout allows no view.
-
-        Parameters
-        ----------
-        *shape : int or sequence of int
-            The new shape; one size may be -1.
-
-        Returns
-        -------
-        Tensor
-            The view.
-
-        Raises
-        ------
-        RuntimeError
-            If the shape does not fit or the layout allows no view.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.arange(6.0)
-        >>> x.view(3, 2).shape
-        (3, 2)
-        """
         return _op_view(self, _shape_args(shape))
 
     def permute(self, *dims):
-        """This tensor with its dimensions reordered: a view.
-
-        The method form of :func:`retrograd.permute`, taking the dimensions as
-        separate ints or one sequence.
-
-        Parameters
-        ----------
-        *dims : int or sequence of int
-            A permutation of the dimensions.
-
-        Returns
-        -------
-        Tensor
-            The view.
-
-        Raises
-        ------
-        RuntimeError
-            If ``dims`` does not name every dimension once.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.zeros(2, 3, 4).permute(2, 0, 1).shape
-        (4, 2, 3)
-        """
         return _op_permute(self, _shape_args(dims))
 
     def expand(self, *sizes):
-        """This tensor with its size-1 dimensions repeated to a larger shape: a read-only view.
-
-        The method form of :func:`retrograd.expand`, taking the sizes as separate
-        ints or one sequence; -1 keeps a size.
-
-        Parameters
-        ----------
-        *sizes : int or sequence of int
-            The target shape.
-
-        Returns
-        -------
-        Tensor
-            A broadcast view (clone it before writing).
-
-        Raises
-        ------
-        RuntimeError
-            If a dimension of size other than 1 would change.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> rg.tensor([[1.0], [2.0]]).expand(-1, 3)
-        tensor([[1., 1., 1.],
-                [2., 2., 2.]])
-        """
         return _op_expand(self, _shape_args(sizes))
 
     def broadcast_to(self, shape):
@@ -1349,202 +616,21 @@ cdef class Tensor:
 
     # -- in-place ops (see _inplace.pxi) ---------------------------------------
     def add_(self, other, *, alpha=1):
-        """Add ``alpha * other`` to this tensor, in place (``x += other``).
-
-        The tensor is changed in place and returned. The result must keep its
-        shape and be castable to its dtype, and while grad mode is on a leaf that
-        requires grad (or a view of one) cannot be changed in place.
-
-        Parameters
-        ----------
-        other : Tensor or number
-            What to add, broadcast to this tensor's shape.
-        alpha : number, optional
-            The multiplier of ``other`` (default 1).
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If the result does not fit this tensor, or it is a leaf that requires
-            grad while grad mode is on.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0])
-        >>> x.add_(rg.tensor([1.0, 1.0]), alpha=10)
-        tensor([11., 12.])
-        """
         return _inplace_binary(self, other if alpha == 1 else _op_mul(other, alpha), _op_add2, np.add, "add_")
 
     def sub_(self, other, *, alpha=1):
-        """Subtract ``alpha * other`` from this tensor, in place (``x -= other``).
-
-        The tensor is changed in place and returned. The result must keep its
-        shape and be castable to its dtype, and while grad mode is on a leaf that
-        requires grad (or a view of one) cannot be changed in place.
-
-        Parameters
-        ----------
-        other : Tensor or number
-            What to subtract, broadcast to this tensor's shape.
-        alpha : number, optional
-            The multiplier of ``other`` (default 1).
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If the result does not fit this tensor, or it is a leaf that requires
-            grad while grad mode is on.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0])
-        >>> x.sub_(0.5)
-        tensor([0.5, 1.5])
-        """
         return _inplace_binary(self, other if alpha == 1 else _op_mul(other, alpha), _op_sub2, np.subtract, "sub_")
 
     def mul_(self, other):
-        """Multiply this tensor by ``other``, in place (``x *= other``).
-
-        The tensor is changed in place and returned. The result must keep its
-        shape and be castable to its dtype, and while grad mode is on a leaf that
-        requires grad (or a view of one) cannot be changed in place.
-
-        Parameters
-        ----------
-        other : Tensor or number
-            The factor, broadcast to this tensor's shape.
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If the result does not fit this tensor, or it is a leaf that requires
-            grad while grad mode is on.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0])
-        >>> x.mul_(3)
-        tensor([3., 6.])
-        """
         return _inplace_binary(self, other, _op_mul, np.multiply, "mul_")
 
     def div_(self, other):
-        """Divide this tensor by ``other``, in place (``x /= other``).
-
-        The tensor is changed in place and returned. The result must keep its
-        shape and be castable to its dtype, and while grad mode is on a leaf that
-        requires grad (or a view of one) cannot be changed in place. An integer tensor cannot hold the (float) quotient.
-
-        Parameters
-        ----------
-        other : Tensor or number
-            The divisor, broadcast to this tensor's shape.
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If the result does not fit this tensor, or it is a leaf that requires
-            grad while grad mode is on.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0])
-        >>> x.div_(4)
-        tensor([0.25, 0.5 ])
-        """
         return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
 
     def pow_(self, exponent):
-        """Raise this tensor to the power ``exponent``, in place (``x **= exponent``).
-
-        The tensor is changed in place and returned. The result must keep its
-        shape and be castable to its dtype, and while grad mode is on a leaf that
-        requires grad (or a view of one) cannot be changed in place.
-
-        Parameters
-        ----------
-        exponent : Tensor or number
-            The exponent, broadcast to this tensor's shape.
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If the result does not fit this tensor, or it is a leaf that requires
-            grad while grad mode is on.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1.0, 2.0, 3.0])
-        >>> x.pow_(2)
-        tensor([1., 4., 9.])
-        """
         return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
 
     def copy_(self, src, non_blocking=False):
-        """Copy ``src`` into this tensor, in place.
-
-        ``src`` is broadcast to this tensor's shape and cast to its dtype and
-        device. The copy is recorded: gradients flow to ``src`` (cast back),
-        and not to the overwritten values.
-
-        Parameters
-        ----------
-        src : Tensor or array_like
-            The values to copy.
-        non_blocking : bool, optional
-            Accepted for torch compatibility.
-
-        Returns
-        -------
-        Tensor
-            This tensor.
-
-        Raises
-        ------
-        RuntimeError
-            If ``src`` does not broadcast to this tensor's shape, or this is a
-            leaf that requires grad while grad mode is on.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.zeros(2, 2)
-        >>> x.copy_(rg.tensor([1.0, 2.0]))
-        tensor([[1., 2.],
-                [1., 2.]])
-        """
         return _inplace_call(self, _copy_value, (src,), "copy_")
 
     def __iadd__(self, other):
@@ -1624,68 +710,10 @@ cdef class Tensor:
     # max/min return (values, indices) with a dim: composites (argument
     # checks, named tuples) over the _max_dim / _min_dim entries.
     def max(self, dim=None, keepdim=False):
-        """The largest element, or along ``dim`` the largest values and their indices.
-
-        The method form of :func:`retrograd.max` (see there for the three forms).
-
-        Parameters
-        ----------
-        dim : int or Tensor, optional
-            The dimension to reduce, or a tensor for the element-wise maximum.
-        keepdim : bool, optional
-            Keep the reduced dimension with size 1 (default False).
-
-        Returns
-        -------
-        Tensor or retrograd.return_types.max
-            The maximum, or ``(values, indices)`` with a ``dim``.
-
-        Raises
-        ------
-        IndexError
-            If ``dim`` is out of range.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([[1.0, 5.0], [7.0, 4.0]])
-        >>> x.max()
-        tensor(7.)
-        >>> x.max(dim=0).indices
-        tensor([1, 0])
-        """
         from retrograd.core._composites_reductions_linalg import max as _max
         return _max(self, dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
-        """The smallest element, or along ``dim`` the smallest values and their indices.
-
-        The method form of :func:`retrograd.min`.
-
-        Parameters
-        ----------
-        dim : int or Tensor, optional
-            The dimension to reduce, or a tensor for the element-wise minimum.
-        keepdim : bool, optional
-            Keep the reduced dimension with size 1 (default False).
-
-        Returns
-        -------
-        Tensor or retrograd.return_types.min
-            The minimum, or ``(values, indices)`` with a ``dim``.
-
-        Raises
-        ------
-        IndexError
-            If ``dim`` is out of range.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> x = rg.tensor([[1.0, 5.0], [7.0, 4.0]])
-        >>> x.min(dim=1).values
-        tensor([1., 4.])
-        """
         from retrograd.core._composites_reductions_linalg import min as _min
         return _min(self, dim, keepdim)
 
