@@ -60,11 +60,11 @@ def _entry(doc=DOC, extra="", name="scale", public=True):
     return text
 
 
-def _gen(tmp_path, table_text):
+def _gen(tmp_path, table_text, template="cdef class Tensor:\n    pass\n    # @@GENERATED_METHODS@@ (here)\n"):
     table = tmp_path / "derivatives.yaml"
     table.write_text(table_text)
     tmpl = tmp_path / "_tensor.pxi"
-    tmpl.write_text("cdef class Tensor:\n    pass\n    # @@GENERATED_METHODS@@ (here)\n")
+    tmpl.write_text(template)
     out = [str(tmp_path / n) for n in ("ops.pxi", "info.py", "tensor.pxi", "decls.pxi")]
     proc = subprocess.run([sys.executable, GEN, str(table), out[0], out[1], str(tmpl), out[2], out[3]],
                           capture_output=True, text=True, timeout=60)
@@ -188,3 +188,46 @@ def test_stub_carries_the_docstrings(tmp_path):
     assert ast.get_docstring(meths["scale_"]).startswith("In-place version of :meth:`Tensor.scale`.")
     # the docstring's words stay words: only the signatures spell builtins.float
     assert "builtins" not in ast.get_docstring(meths["scale"])
+
+
+MEMBERS = """\
+cdef class Tensor:
+    def numel(self):
+        return 1
+
+    def item(self):
+        \"\"\"Already documented.\"\"\"
+        return 1
+    # @@GENERATED_METHODS@@ (here)
+"""
+
+MEMBER_DOC = """\
+  The number of elements.
+
+  Examples
+  --------
+  >>> import retrograd as rg
+  >>> rg.zeros(2, 3).numel()
+  6
+"""
+
+
+def test_member_docs_go_under_their_def(tmp_path):
+    (tmp_path / "tensor_docs.yaml").write_text("Tensor: |\n" + MEMBER_DOC.replace("The number of elements.",
+                                               "A tensor.") + "numel: |\n" + MEMBER_DOC)
+    proc, _, out = _gen(tmp_path, _entry(), MEMBERS)
+    assert proc.returncode == 0, proc.stderr
+    tensor = open(out[2]).read()
+    assert _method_doc(tensor, "numel").startswith("The number of elements.\n\nExamples")
+    assert 'cdef class Tensor:\n    """A tensor.\n' in tensor
+
+
+@pytest.mark.parametrize("docs_text,message", [
+    ("item: |\n" + MEMBER_DOC, "item has a docstring in the template too"),
+    ("size: |\n" + MEMBER_DOC, "size: Tensor has no hand-written member"),
+    ("numel: |\n  The number of elements.\n", "no 'Examples' section"),
+], ids=["twice", "unknown", "no_examples"])
+def test_member_docs_are_checked(tmp_path, docs_text, message):
+    (tmp_path / "tensor_docs.yaml").write_text(docs_text)
+    proc, _, _ = _gen(tmp_path, _entry(), MEMBERS)
+    assert proc.returncode == 1 and message in proc.stderr and "tensor_docs.yaml" in proc.stderr, proc.stderr

@@ -29,7 +29,22 @@ __all__ = ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types"]
 
 
 class return_types:
-    """Named tuples returned by ops with several results (torch.return_types)."""
+    """The named tuples that ops with several results return, as ``torch.return_types``.
+
+    ``max`` and ``min`` (with a ``dim``) return ``(values, indices)``,
+    ``linalg.slogdet`` ``(sign, logabsdet)`` and ``linalg.svd`` ``(U, S, Vh)``;
+    each unpacks like a tuple and names its fields.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> r = rg.max(rg.tensor([[1.0, 3.0], [4.0, 2.0]]), dim=1)
+    >>> r
+    max(values=tensor([3., 4.]), indices=tensor([1, 0]))
+    >>> values, indices = r
+    >>> isinstance(r, rg.return_types.max)
+    True
+    """
     max = namedtuple("max", ["values", "indices"])
     min = namedtuple("min", ["values", "indices"])
     slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -85,14 +100,98 @@ def _extreme(name, input, dim, keepdim, other):
 
 @composite_op('max')
 def max(input, dim=None, keepdim=False, *, other=None):
-    """torch.max: ``max(x)`` is a 0-d tensor; ``max(x, dim, keepdim=False)``
-    a named tuple ``(values, indices)``; ``max(a, b)`` the elementwise maximum."""
+    """The largest element; along ``dim``, the largest values and their indices.
+
+    Three forms, as torch's:
+
+    - ``max(x)``: a 0-d tensor holding the largest element (``nan`` if any is
+      ``nan``). Ties share the gradient evenly.
+    - ``max(x, dim, keepdim=False)``: a named tuple ``(values, indices)``
+      over dimension ``dim``; the gradient goes to the one element each index
+      points at, and the indices (int64) never require grad.
+    - ``max(a, b)``: the element-wise maximum, :func:`retrograd.maximum`.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (real).
+    dim : int or Tensor, optional
+        The dimension to reduce; a tensor here means the two-tensor form.
+    keepdim : bool, optional
+        Keep the reduced dimension with size 1 (only with an int ``dim``).
+
+    Returns
+    -------
+    Tensor or retrograd.return_types.max
+        The maximum, or ``(values, indices)`` with a ``dim``.
+
+    Raises
+    ------
+    RuntimeError
+        For an empty input without ``dim``.
+    IndexError
+        If ``dim`` is out of range, or the reduced dimension is empty.
+    TypeError
+        For a tuple ``dim`` (use :func:`retrograd.amax`) or ``keepdim``
+        without ``dim``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1.0, 5.0], [7.0, 4.0]])
+    >>> rg.max(x)
+    tensor(7.)
+    >>> rg.max(x, dim=1)
+    max(values=tensor([5., 7.]), indices=tensor([1, 0]))
+    >>> rg.max(x, rg.tensor([[2.0, 2.0], [2.0, 2.0]]))
+    tensor([[2., 5.],
+            [7., 4.]])
+    """
     return _extreme("max", input, dim, keepdim, other)
 
 
 @composite_op('min')
 def min(input, dim=None, keepdim=False, *, other=None):
-    """torch.min: see max."""
+    """The smallest element; along ``dim``, the smallest values and their indices.
+
+    The mirror of :func:`retrograd.max`, in the same three forms:
+    ``min(x)``, ``min(x, dim, keepdim=False)`` giving ``(values, indices)``,
+    and ``min(a, b)`` (:func:`retrograd.minimum`).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (real).
+    dim : int or Tensor, optional
+        The dimension to reduce; a tensor here means the two-tensor form.
+    keepdim : bool, optional
+        Keep the reduced dimension with size 1 (only with an int ``dim``).
+
+    Returns
+    -------
+    Tensor or retrograd.return_types.min
+        The minimum, or ``(values, indices)`` with a ``dim``.
+
+    Raises
+    ------
+    RuntimeError
+        For an empty input without ``dim``.
+    IndexError
+        If ``dim`` is out of range, or the reduced dimension is empty.
+    TypeError
+        For a tuple ``dim`` (use :func:`retrograd.amin`) or ``keepdim``
+        without ``dim``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1.0, 5.0], [7.0, 4.0]])
+    >>> rg.min(x)
+    tensor(1.)
+    >>> values, indices = rg.min(x, dim=0, keepdim=True)
+    >>> values, indices
+    (tensor([[1., 4.]]), tensor([[0, 1]]))
+    """
     return _extreme("min", input, dim, keepdim, other)
 
 
@@ -338,10 +437,49 @@ def _sublist_equation(args):
 
 @composite_op('einsum')
 def einsum(equation, *operands):
-    """torch.einsum(equation, *operands) (or a single list of operands, or
-    torch's sublist form einsum(op0, [0, 1], op1, [1, 2], [0, 2])).
-    Ellipses, implicit outputs, repeated subscripts (diagonals, traces) and
-    size-1 broadcasting as torch's."""
+    """Sum products of tensor elements as an Einstein-summation equation says.
+
+    Each operand gets one letter per dimension (``'ij,jk->ik'`` is a matrix
+    product); letters repeated across operands are multiplied together, and
+    letters missing after ``->`` are summed over. Without ``->`` the output
+    holds the letters that appear once, in alphabetical order. ``...`` stands
+    for leading dimensions that broadcast, a letter repeated within one
+    operand takes a diagonal (``'ii->i'``), and size-1 dimensions broadcast.
+    Operands may be given as separate arguments or as one list; torch's
+    sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` works too. Several
+    operands are contracted pairwise, left to right.
+
+    Parameters
+    ----------
+    equation : str
+        The subscripts, e.g. ``'bij,bjk->bik'``.
+    *operands : Tensor or array_like
+        The tensors, one per comma-separated term.
+
+    Returns
+    -------
+    Tensor
+        The result, with one dimension per output letter.
+
+    Raises
+    ------
+    RuntimeError
+        If there are no operands, or the equation and shapes disagree.
+    TypeError
+        If the first argument is not the equation.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> a = rg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> rg.einsum('ij,jk->ik', a, a)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> rg.einsum('ii', a)
+    tensor(5.)
+    >>> rg.einsum('ij->j', a)
+    tensor([4., 6.])
+    """
     if not isinstance(equation, str):
         equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -375,8 +513,45 @@ def einsum(equation, *operands):
 
 @composite_op('tensordot')
 def tensordot(a, b, dims=2, out=None):
-    """torch.tensordot: contract a's last `dims` dims with b's first, or the
-    dims listed in ``dims=([a dims], [b dims])``."""
+    """Contract dimensions of ``a`` with dimensions of ``b`` (a generalised matrix product).
+
+    With an int ``dims``, the last ``dims`` dimensions of ``a`` are summed
+    against the first ``dims`` of ``b``; with ``dims=([da...], [db...])`` the
+    listed pairs are. The result has ``a``'s remaining dimensions followed by
+    ``b``'s.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        The left operand.
+    b : Tensor or array_like
+        The right operand.
+    dims : int or pair of sequences of int, optional
+        What to contract (default 2).
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    Tensor
+        The contraction.
+
+    Raises
+    ------
+    RuntimeError
+        If ``dims`` is negative, too large, or names dimensions of different
+        sizes.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> a = rg.ones(2, 3, 4)
+    >>> b = rg.ones(4, 5)
+    >>> rg.tensordot(a, b, dims=1).shape
+    (2, 3, 5)
+    >>> rg.tensordot(rg.tensor([1.0, 2.0]), rg.tensor([3.0, 4.0]), dims=([0], [0]))
+    tensor(11.)
+    """
     a, b = _tensor(a), _tensor(b)
     na, nb = a.ndim, b.ndim
     if isinstance(dims, Tensor):

@@ -6,6 +6,8 @@
 # can reshape without copying, always for size-1 dims), narrow/split/chunk
 # through basic getitem (always a view), movedim/swapaxes through
 # permute/transpose (always a view); they share the base's version counter.
+# The composites that make copies (flip, roll, repeat, pad, ...) are in
+# _composites_copy.pxi.
 
 from retrograd.core._arg_checks cimport _wrap_dim, _int_arg, _check_int_list, _type_name
 
@@ -24,7 +26,41 @@ cdef tuple _dims_tuple(object dims):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    """torch.flatten: merge dims start_dim..end_dim (a view when possible)."""
+    """Merge dimensions ``start_dim`` to ``end_dim`` (both included) into one.
+
+    A view when the memory layout allows (as :func:`retrograd.reshape`),
+    else a copy. A 0-d input gives a 1-d tensor of one element.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    start_dim : int, optional
+        The first dimension to merge (default 0).
+    end_dim : int, optional
+        The last dimension to merge (default -1).
+
+    Returns
+    -------
+    Tensor
+        The flattened tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If ``start_dim`` comes after ``end_dim``.
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(2, 3, 4)
+    >>> rg.flatten(x).shape
+    (24,)
+    >>> rg.flatten(x, start_dim=1).shape
+    (2, 12)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int nd = len(shape)
@@ -42,8 +78,38 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def squeeze(input, dim=None):
-    """torch.squeeze: drop size-1 dims (all, or those of `dim`, an int or a
-    tuple; a listed dim whose size is not 1 is kept, as in torch)."""
+    """Remove dimensions of size 1: all of them, or those of ``dim``.
+
+    A listed dimension whose size is not 1 is kept, as in torch. The result
+    is a view.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim : int or tuple of int, optional
+        The dimension(s) to remove if their size is 1 (default: every size-1
+        dimension).
+
+    Returns
+    -------
+    Tensor
+        A view without those dimensions.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(1, 3, 1)
+    >>> rg.squeeze(x).shape
+    (3,)
+    >>> rg.squeeze(x, 0).shape
+    (3, 1)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int nd = len(shape)
@@ -55,7 +121,37 @@ def squeeze(input, dim=None):
 
 
 def unsqueeze(input, dim):
-    """torch.unsqueeze: a size-1 dim inserted at `dim` (a view)."""
+    """Insert a dimension of size 1 at position ``dim``: a view.
+
+    ``dim`` ranges over ``[-input.dim() - 1, input.dim()]``; a negative one
+    counts from the end of the result.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim : int
+        Where the new dimension goes.
+
+    Returns
+    -------
+    Tensor
+        A view with one more dimension.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, 2.0])
+    >>> rg.unsqueeze(x, 0)
+    tensor([[1., 2.]])
+    >>> rg.unsqueeze(x, -1).shape
+    (2, 1)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     cdef int d = _wrap_dim(dim, len(shape) + 1)
@@ -63,17 +159,101 @@ def unsqueeze(input, dim):
 
 
 def swapaxes(input, axis0, axis1):
-    """torch.swapaxes (= transpose; a view)."""
+    """Swap two dimensions: NumPy's name for :func:`retrograd.transpose` (a view).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    axis0 : int
+        The first dimension.
+    axis1 : int
+        The second dimension.
+
+    Returns
+    -------
+    Tensor
+        A view with the two dimensions swapped.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.swapaxes(rg.zeros(2, 3), 0, 1).shape
+    (3, 2)
+    """
     return _op_transpose(input, axis0, axis1)
 
 
 def swapdims(input, dim0, dim1):
-    """torch.swapdims (= transpose; a view)."""
+    """Swap two dimensions: another name for :func:`retrograd.transpose` (a view).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    dim0 : int
+        The first dimension.
+    dim1 : int
+        The second dimension.
+
+    Returns
+    -------
+    Tensor
+        A view with the two dimensions swapped.
+
+    Raises
+    ------
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.swapdims(rg.zeros(2, 3, 4), 0, 2).shape
+    (4, 3, 2)
+    """
     return _op_transpose(input, dim0, dim1)
 
 
 def movedim(input, source, destination):
-    """torch.movedim: dims `source` moved to `destination` (a view)."""
+    """Move dimensions ``source`` to positions ``destination``, keeping the others in order: a view.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input.
+    source : int or sequence of int
+        The dimension(s) to move.
+    destination : int or sequence of int
+        Where they go, one per source dimension.
+
+    Returns
+    -------
+    Tensor
+        A view with the dimensions moved.
+
+    Raises
+    ------
+    RuntimeError
+        If ``source`` and ``destination`` differ in length or repeat a
+        dimension.
+    IndexError
+        If a dimension is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(2, 3, 4)
+    >>> rg.movedim(x, 0, -1).shape
+    (3, 4, 2)
+    >>> rg.movedim(x, (0, 1), (2, 0)).shape
+    (3, 4, 2)
+    """
     cdef Tensor t = _as_tensor_arg(input)
     cdef int nd = t._array.ndim
     src = _dims_tuple(source)
@@ -101,17 +281,100 @@ moveaxis = movedim
 
 
 def concatenate(tensors, dim=0, *, axis=None):
-    """torch.concatenate (alias of cat; `axis=` as torch accepts)."""
+    """Join tensors along an existing dimension: another name for :func:`retrograd.cat`.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        The tensors to join.
+    dim : int, optional
+        The dimension to join along (default 0).
+    axis : int, optional
+        NumPy's name for ``dim``; overrides it when given.
+
+    Returns
+    -------
+    Tensor
+        The joined tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If the list is empty or the shapes do not fit.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.concatenate([rg.tensor([1.0]), rg.tensor([2.0, 3.0])])
+    tensor([1., 2., 3.])
+    """
     return _op_cat(tensors, dim if axis is None else axis)
 
 
 def concat(tensors, dim=0):
-    """torch.concat (alias of cat)."""
+    """Join tensors along an existing dimension: another name for :func:`retrograd.cat`.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        The tensors to join.
+    dim : int, optional
+        The dimension to join along (default 0).
+
+    Returns
+    -------
+    Tensor
+        The joined tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If the list is empty or the shapes do not fit.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.concat([rg.zeros(1, 2), rg.ones(1, 2)], dim=0)
+    tensor([[0., 0.],
+            [1., 1.]])
+    """
     return _op_cat(tensors, dim)
 
 
 def narrow(input, dim, start, length):
-    """torch.narrow: `length` elements of `dim` from `start` (a view)."""
+    """The elements ``start`` to ``start + length`` (excluded) along ``dim``: a view.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (at least 1-d).
+    dim : int
+        The dimension to narrow.
+    start : int
+        The first index (negative counts from the end).
+    length : int
+        How many elements to keep.
+
+    Returns
+    -------
+    Tensor
+        A view sharing ``input``'s memory.
+
+    Raises
+    ------
+    RuntimeError
+        For a 0-d input, or if the range runs past the dimension's end.
+    IndexError
+        If ``start`` or ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.arange(6).reshape(2, 3)
+    >>> rg.narrow(x, 1, 1, 2)
+    tensor([[1, 2],
+            [4, 5]])
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     if len(shape) == 0:
@@ -131,8 +394,42 @@ def narrow(input, dim, start, length):
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    """torch.split: pieces of `split_size` (the last may be smaller), or of the
-    listed sizes; a tuple of views."""
+    """Split a tensor along ``dim`` into pieces: views, as a tuple.
+
+    With an int, pieces of that size (the last one may be smaller); with a
+    list of ints, pieces of those sizes, which must add up to the dimension's
+    size.
+
+    Parameters
+    ----------
+    tensor : Tensor or array_like
+        The input (at least 1-d).
+    split_size_or_sections : int or sequence of int
+        The size of each piece, or the list of sizes.
+    dim : int, optional
+        The dimension to split (default 0).
+
+    Returns
+    -------
+    tuple of Tensor
+        The pieces, views of ``tensor``.
+
+    Raises
+    ------
+    RuntimeError
+        For a 0-d input, a negative size, or sizes that do not add up.
+    TypeError
+        If the sizes are neither an int nor a list of ints.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.arange(5)
+    >>> rg.split(x, 2)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    >>> rg.split(x, [1, 4])
+    (tensor([0]), tensor([1, 2, 3, 4]))
+    """
     cdef Tensor t = _as_tensor_arg(tensor)
     shape = t._array.shape
     if len(shape) == 0:
@@ -201,8 +498,36 @@ def unbind(input, dim=0):
 
 
 def chunk(input, chunks, dim=0):
-    """torch.chunk: at most `chunks` pieces of equal size (ceil), the last
-    possibly smaller; views."""
+    """Split a tensor along ``dim`` into at most ``chunks`` pieces of equal size: views.
+
+    Each piece has ``ceil(size / chunks)`` elements along ``dim``, the last
+    one possibly fewer; there may be fewer than ``chunks`` pieces.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (at least 1-d).
+    chunks : int
+        The number of pieces wanted, positive.
+    dim : int, optional
+        The dimension to split (default 0).
+
+    Returns
+    -------
+    tuple of Tensor
+        The pieces, views of ``input``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``chunks`` is not positive, or for a 0-d input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.chunk(rg.arange(5), 2)
+    (tensor([0, 1, 2]), tensor([3, 4]))
+    """
     cdef Tensor t = _as_tensor_arg(input)
     chunks = _int_arg(chunks, "chunks", "chunk")
     if chunks <= 0:
@@ -215,236 +540,3 @@ def chunk(input, chunks, dim=0):
         return split(t, [0] * chunks, dim)
     step = -(-size // chunks)
     return split(t, step, dim)
-
-
-def flip(input, dims):
-    """torch.flip: reverse the order along `dims` (a copy, as torch's)."""
-    cdef Tensor t = _as_tensor_arg(input)
-    cdef int nd = t._array.ndim
-    _check_int_list(_dims_tuple(dims), "dims", "flip")
-    ws = {_wrap_dim(d, nd) for d in _dims_tuple(dims)}
-    if nd == 0 or not ws:
-        return _op_clone(t)
-    index = tuple(slice(None, None, -1) if i in ws else slice(None) for i in range(nd))
-    return _op_clone(_op_getitem(t, index))
-
-
-def roll(input, shifts, dims=None):
-    """torch.roll: shift elements along dims cyclically (flattened when dims
-    is None)."""
-    cdef Tensor t = _as_tensor_arg(input)
-    shape = t._array.shape
-    sh = _dims_tuple(shifts)
-    if dims is None:
-        if len(sh) != 1:
-            raise RuntimeError(f"roll: shifts must be a single int when dims is not given, got {shifts}")
-        return _op_reshape(roll(flatten(t), sh, 0), shape)
-    ds = _dims_tuple(dims)
-    if len(sh) != len(ds):
-        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(sh)}, dims: {len(ds)}")
-    out = t
-    for s, d in zip(sh, ds):
-        w = _wrap_dim(d, len(shape))
-        n = shape[w] if shape else 1
-        s = _int_arg(s, "shifts", "roll")
-        if n == 0 or s % n == 0 or not shape:
-            continue
-        # one integer-array index per dim (a permutation: no repeats, so its
-        # backward is a plain scatter)
-        idx = np.roll(np.arange(n), s)
-        out = _op_getitem(out, (slice(None),) * w + (idx,))
-    return _op_clone(out) if out is t else out
-
-
-def repeat(input, *sizes):
-    """torch's Tensor.repeat: tile the tensor sizes[i] times along dim i
-    (leading sizes add new dims)."""
-    cdef Tensor t = _as_tensor_arg(input)
-    reps = _shape_args(sizes)
-    _check_int_list(reps, "repeats", "repeat")
-    reps = tuple(_int_arg(r, "repeats", "repeat") for r in reps)
-    shape = t._array.shape
-    if len(reps) < len(shape):
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
-                           "dimensions of tensor")
-    if _builtins.any(r < 0 for r in reps):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(reps)}")
-    shape = (1,) * (len(reps) - len(shape)) + tuple(shape)
-    inter = []
-    big = []
-    final = []
-    for r, s in zip(reps, shape):
-        inter += [1, s]
-        big += [r, s]
-        final.append(r * s)
-    # (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged:
-    # one copy, and the backward sums the repeats (expand's sum_to).
-    x = _op_reshape(t, tuple(inter))
-    x = _op_expand(x, tuple(big))
-    return _op_reshape(x, tuple(final))
-
-
-def tile(input, dims):
-    """torch.tile: repeat, with missing leading dims taken as 1."""
-    cdef Tensor t = _as_tensor_arg(input)
-    dims = tuple(_dims_tuple(dims))
-    nd = t._array.ndim
-    if len(dims) < nd:
-        dims = (1,) * (nd - len(dims)) + dims
-    return repeat(t, dims)
-
-
-_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
-
-
-def pad(input, pad, mode="constant", value=None):
-    """torch.nn.functional.pad: `pad` lists (left, right) pairs from the LAST
-    dim backwards. Modes 'constant' (value, default 0; negative pads crop),
-    'reflect', 'replicate' and 'circular'."""
-    cdef Tensor t = _as_tensor_arg(input)
-    if not isinstance(pad, (tuple, list)):
-        raise TypeError(f"pad(): argument 'pad' must be a tuple of ints, not {_type_name(pad)}")
-    pad = tuple(_int_arg(p, "pad", "pad") for p in pad)
-    nd = t._array.ndim
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > nd:
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension {nd}")
-    out = t
-    if mode == "constant":
-        fill = 0 if value is None else value
-        for i in range(len(pad) // 2):
-            d = nd - 1 - i
-            l, r = pad[2 * i], pad[2 * i + 1]
-            if l < 0 or r < 0:
-                size = out._array.shape[d]
-                cl, cr = _builtins.max(-l, 0), _builtins.max(-r, 0)
-                if cl + cr > size:
-                    raise RuntimeError(f"pad: negative padding ({l}, {r}) removes more than dim {d}'s "
-                                       f"size {size}")
-                out = narrow(out, d, cl, size - cl - cr)
-                l, r = _builtins.max(l, 0), _builtins.max(r, 0)
-            if l or r:
-                parts = []
-                sh = list(out._array.shape)
-                if l:
-                    sh[d] = l
-                    parts.append(np.full_like(out._array, fill, shape=tuple(sh)))
-                parts.append(out)
-                if r:
-                    sh[d] = r
-                    parts.append(np.full_like(out._array, fill, shape=tuple(sh)))
-                out = _op_cat(parts, d)
-        return _op_clone(out) if out is t else out
-    if mode not in _PAD_MODES:
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported; use 'constant', 'reflect', "
-                                  "'replicate' or 'circular'")
-    if value is not None and value != 0:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    for i in range(len(pad) // 2):
-        d = nd - 1 - i
-        l, r = pad[2 * i], pad[2 * i + 1]
-        n = out._array.shape[d]
-        if mode == "reflect" and (l >= n or r >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                               f"dimension, but got: padding ({l}, {r}) at dimension {d} of input "
-                               f"{list(out._array.shape)}")
-        if l < 0 or r < 0:
-            raise RuntimeError(f"pad: negative padding is only supported in 'constant' mode, got ({l}, {r})")
-        if n == 0 and (l or r):
-            raise RuntimeError(f"pad: cannot pad an empty dim {d} in mode {mode!r}")
-        if l or r:
-            # which source element each output position reads: an integer
-            # index (repeats accumulate in the backward)
-            idx = np.pad(np.arange(n), (l, r), mode=_PAD_MODES[mode])
-            out = _op_getitem(out, (slice(None),) * d + (idx,))
-    return _op_clone(out) if out is t else out
-
-
-def index_select(input, dim, index):
-    """torch.index_select: the entries of `index` (a vector) along `dim`."""
-    cdef Tensor t = _as_tensor_arg(input)
-    idx = (<Tensor>index)._array if isinstance(index, Tensor) else \
-        _checked_asarray(index, "index_select(): argument 'index'")
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if idx.dtype != np.int64 and idx.dtype != np.int32:
-        raise RuntimeError(f"index_select(): Expected dtype int32 or int64 for index, got {idx.dtype}")
-    nd = t._array.ndim
-    d = _wrap_dim(dim, nd)
-    idx = idx.reshape(-1)
-    if nd and t._array.shape[d] == 0 and idx.size:
-        raise RuntimeError("index_select(): self indexing axis dim should be positive (the input's dim "
-                           f"{d} is empty, so no index is valid)")
-    if nd == 0:
-        return _op_getitem(_op_reshape(t, (1,)), (idx,))
-    return _op_getitem(t, (slice(None),) * d + (idx,))
-
-
-def masked_fill(input, mask, value):
-    """torch.masked_fill: `value` (a scalar or a 0-d tensor, which then gets
-    a gradient) where the boolean `mask` (broadcast to input) is True."""
-    cdef Tensor t = _as_tensor_arg(input)
-    m = (<Tensor>mask)._array if isinstance(mask, Tensor) else \
-        _checked_asarray(mask, "masked_fill(): argument 'mask'")
-    if m.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
-    if np.broadcast_shapes(m.shape, t._array.shape) != t._array.shape:
-        raise RuntimeError(f"masked_fill: the shape of the mask {list(m.shape)} must be broadcastable "
-                           f"to the shape of the input {list(t._array.shape)}")
-    if isinstance(value, Tensor):
-        if (<Tensor>value)._array.ndim != 0:
-            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
-                               f"with {(<Tensor>value)._array.ndim} dimension(s).")
-        v = value if (<Tensor>value)._array.dtype == t._array.dtype else value.to(t._array.dtype)
-    else:
-        v = np.asarray(value, dtype=t._array.dtype)    # the input's dtype, as torch
-    return _op_where(m, v, t)
-
-
-def take_along_dim(input, indices, dim=None):
-    """torch.take_along_dim: gather with input and indices broadcast over the
-    other dims (flattened input when dim is None)."""
-    cdef Tensor t = _as_tensor_arg(input)
-    idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else \
-        _checked_asarray(indices, "take_along_dim(): argument 'indices'")
-    if dim is None:
-        return _op_gather(flatten(t), 0, idx.reshape(-1))
-    nd = t._array.ndim
-    if idx.ndim != nd:
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
-                           f"dimensions, but got {nd} dimensions for input, and {idx.ndim} "
-                           "dimensions for indices")
-    d = _wrap_dim(dim, nd)
-    ts = list(t._array.shape)
-    isz = list(idx.shape)
-    ts[d] = isz[d] = 1
-    b = list(np.broadcast_shapes(tuple(ts), tuple(isz)))
-    tb = b[:]
-    tb[d] = t._array.shape[d]
-    ib = b[:]
-    ib[d] = idx.shape[d]
-    x = t if tuple(tb) == t._array.shape else _op_expand(t, tuple(tb))
-    return _op_gather(x, d, np.broadcast_to(idx, tuple(ib)))
-
-
-cdef object _tri(str op, object input, object diagonal, bint lower):
-    cdef Tensor t = _as_tensor_arg(input)
-    if t._array.ndim < 2:
-        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
-    n, m = t._array.shape[-2:]
-    k = _int_arg(diagonal, "diagonal", op)
-    keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
-    # where, not a multiply: inf/nan above (below) the diagonal become 0
-    return _op_where(keep, t, np.zeros((), dtype=t._array.dtype))
-
-
-def tril(input, diagonal=0):
-    """torch.tril: the lower triangle (on and below diagonal k), zeros above."""
-    return _tri("tril", input, diagonal, True)
-
-
-def triu(input, diagonal=0):
-    """torch.triu: the upper triangle (on and above diagonal k), zeros below."""
-    return _tri("triu", input, diagonal, False)

@@ -22,13 +22,65 @@ _rng = None
 
 
 def manual_seed(seed: int) -> np.random.Generator:
-    """Reseed retrograd's random generator (rand, randn, dropout)."""
+    """Seed retrograd's random generator, for reproducible random tensors.
+
+    Replaces the global NumPy Generator (``numpy.random.default_rng(seed)``)
+    that :func:`rand`, :func:`randn`, dropout and the ``rg.nn.init``
+    functions draw from when no ``generator=`` is given. Unlike torch's, the
+    stream of numbers is NumPy's, so the values differ from torch's for the
+    same seed.
+
+    Parameters
+    ----------
+    seed : int
+        The seed, a nonnegative integer.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The new global generator (also what :func:`get_rng` returns).
+
+    Raises
+    ------
+    ValueError
+        For a negative seed.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> a = rg.rand(3)
+    >>> _ = rg.manual_seed(0)
+    >>> bool((rg.rand(3) == a).numpy().all())
+    True
+    """
     global _rng
     _rng = np.random.default_rng(seed)
     return _rng
 
 
 def get_rng() -> np.random.Generator:
+    """The global NumPy random generator that retrograd's random functions use.
+
+    Created unseeded on first use; :func:`manual_seed` replaces it. Use it
+    to draw from the same stream as ``rg.rand`` (for example to shuffle data
+    reproducibly).
+
+    Returns
+    -------
+    numpy.random.Generator
+        The global generator.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> g = rg.get_rng()
+    >>> type(g).__name__
+    'Generator'
+    >>> g is rg.get_rng()
+    True
+    """
     global _rng
     if _rng is None:
         _rng = np.random.default_rng()
@@ -36,6 +88,27 @@ def get_rng() -> np.random.Generator:
 
 
 def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a retrograd tensor (a :class:`Tensor` or a subclass).
+
+    Parameters
+    ----------
+    obj : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        ``isinstance(obj, Tensor)``; NumPy arrays give False.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import numpy as np
+    >>> rg.is_tensor(rg.tensor([1.0]))
+    True
+    >>> rg.is_tensor(np.ones(2))
+    False
+    """
     return isinstance(obj, Tensor)
 
 
@@ -110,10 +183,55 @@ def _cuda_device_of(a):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (``torch.tensor``), with NumPy's dtype rules.
+    """A new tensor holding a copy of ``data``.
 
-    ``data`` may be a Tensor or a CuPy array: the copy stays on its device
-    unless ``device`` says otherwise, as in torch."""
+    ``data`` is a number, a (nested) list or tuple of numbers, a NumPy array
+    or a tensor. The dtype is NumPy's choice for the data unless ``dtype`` is
+    given: Python floats give float64 and Python ints int64 (torch would give
+    float32 for floats). The result never shares memory with ``data``; use
+    :func:`from_numpy` or :func:`as_tensor` to share a NumPy array's memory. A
+    tensor or CuPy array argument stays on its device unless ``device`` says
+    otherwise.
+
+    Parameters
+    ----------
+    data : array_like
+        The values.
+    dtype : dtype, optional
+        The dtype (``rg.float32``, ``np.float32``, ``"float32"``, ...).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``; ``"cuda"`` needs CuPy).
+    requires_grad : bool, optional
+        Make the tensor a leaf whose gradient is recorded (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        For a string.
+    ValueError
+        For a sequence of strings.
+    RuntimeError
+        For objects NumPy cannot turn into numbers, or a CUDA device without
+        CuPy.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    tensor([[1., 2.],
+            [3., 4.]])
+    >>> rg.tensor([1, 2]).dtype
+    dtype('int64')
+    >>> rg.tensor([1, 2], dtype=rg.float32)
+    tensor([1., 2.], dtype=float32)
+    >>> rg.tensor(3.0, requires_grad=True)
+    tensor(3., requires_grad=True)
+    """
     if isinstance(data, Tensor):
         if device is None:
             device = data.device
@@ -151,8 +269,44 @@ def _checked_data(arr, data, fn):
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """A tensor sharing ``data``'s memory when it is already an array of that
-    dtype on that device (a NumPy array, or a CuPy array for a CUDA tensor)."""
+    """``data`` as a tensor, sharing its memory when no conversion is needed.
+
+    A NumPy array of the requested dtype (on the CPU) is wrapped without a
+    copy: writing into one changes the other. A tensor is returned as it is
+    (converted if ``dtype`` or ``device`` differ). Other data is copied as by
+    :func:`tensor`. The result does not require grad.
+
+    Parameters
+    ----------
+    data : array_like
+        The values: a tensor, an array, a number or a nested sequence.
+    dtype : dtype, optional
+        The dtype; a different one makes a converted copy.
+    device : str or Device, optional
+        The device; a different one makes a copy there.
+
+    Returns
+    -------
+    Tensor
+        A tensor over ``data``'s memory where possible.
+
+    Raises
+    ------
+    TypeError
+        For strings or data that are not numbers.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import numpy as np
+    >>> a = np.zeros(3)
+    >>> t = rg.as_tensor(a)
+    >>> a[0] = 7.0
+    >>> t
+    tensor([7., 0., 0.])
+    >>> rg.as_tensor([1, 2], dtype=rg.float64)
+    tensor([1., 2.])
+    """
     if isinstance(data, Tensor):
         if device is not None and _abi.device(device) != data.device:
             data = data.to(device)
@@ -167,31 +321,213 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_numpy(array) -> Tensor:
-    """A tensor sharing ``array``'s memory (no copy)."""
+    """A tensor over a NumPy array's memory (no copy).
+
+    Writing into the array changes the tensor and the other way round; the
+    tensor keeps the array's dtype and shape. A read-only array gives a
+    tensor that in-place ops refuse to write.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        The array to wrap.
+
+    Returns
+    -------
+    Tensor
+        A tensor sharing ``array``'s memory, not requiring grad.
+
+    Raises
+    ------
+    TypeError
+        If ``array`` is not a NumPy array.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0], dtype=np.float32)
+    >>> t = rg.from_numpy(a)
+    >>> t.add_(1)
+    tensor([2., 3.], dtype=float32)
+    >>> a
+    array([2., 3.], dtype=float32)
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     return _abi._wrap(array)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` filled with zeros.
+
+    The dtype is float64 unless ``dtype`` says otherwise (NumPy's default;
+    torch's is float32).
+
+    Parameters
+    ----------
+    size : int or sequence of int
+        The shape: separate ints (``zeros(2, 3)``) or one tuple or list
+        (``zeros((2, 3))``); ``()`` for a 0-d tensor.
+    dtype : dtype, optional
+        The dtype (default float64, NumPy's).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        For sizes that are not integers.
+    RuntimeError
+        For negative sizes, or one too large to allocate.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.zeros(2, 3)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    >>> rg.zeros((2,), dtype=rg.int64)
+    tensor([0, 0])
+    """
     shape = _shape(size, "zeros")
     dt = _dtype(dtype, "zeros") or np.float64
     return _make(_alloc("zeros", lambda: np.zeros(shape, dtype=dt), shape), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` filled with ones.
+
+    The dtype is float64 unless ``dtype`` says otherwise (NumPy's default;
+    torch's is float32).
+
+    Parameters
+    ----------
+    size : int or sequence of int
+        The shape: separate ints (``zeros(2, 3)``) or one tuple or list
+        (``zeros((2, 3))``); ``()`` for a 0-d tensor.
+    dtype : dtype, optional
+        The dtype (default float64, NumPy's).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        For sizes that are not integers.
+    RuntimeError
+        For negative sizes, or one too large to allocate.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.ones(2, 3)
+    tensor([[1., 1., 1.],
+            [1., 1., 1.]])
+    >>> rg.ones((2,), dtype=rg.int64)
+    tensor([1, 1])
+    """
     shape = _shape(size, "ones")
     dt = _dtype(dtype, "ones") or np.float64
     return _make(_alloc("ones", lambda: np.ones(shape, dtype=dt), shape), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` whose values are not initialised.
+
+    Faster than :func:`zeros` when every element will be written anyway; the
+    values are whatever the memory held, so never read them first.
+
+    Parameters
+    ----------
+    size : int or sequence of int
+        The shape: separate ints (``zeros(2, 3)``) or one tuple or list
+        (``zeros((2, 3))``); ``()`` for a 0-d tensor.
+    dtype : dtype, optional
+        The dtype (default float64, NumPy's).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor with arbitrary values.
+
+    Raises
+    ------
+    TypeError
+        For sizes that are not integers.
+    RuntimeError
+        For negative sizes, or one too large to allocate.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> t = rg.empty(2, 3)
+    >>> t.shape, t.dtype
+    ((2, 3), dtype('float64'))
+    """
     shape = _shape(size, "empty")
     dt = _dtype(dtype, "empty") or np.float64
     return _make(_alloc("empty", lambda: np.empty(shape, dtype=dt), shape), device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` with every element equal to ``fill_value``.
+
+    The dtype is NumPy's for ``fill_value`` unless ``dtype`` is given: a
+    Python float gives float64, an int int64, a bool bool.
+
+    Parameters
+    ----------
+    size : sequence of int
+        The shape, one tuple or list (``full((2, 3), 1.5)``).
+    fill_value : number or Tensor
+        The value (a number or a one-element tensor).
+    dtype : dtype, optional
+        The dtype.
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        If ``fill_value`` is not a number, or a size is not an integer.
+    RuntimeError
+        For negative sizes.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.full((2, 2), 1.5)
+    tensor([[1.5, 1.5],
+            [1.5, 1.5]])
+    >>> rg.full((3,), 7)
+    tensor([7, 7, 7])
+    """
     shape = _shape((size,), "full")
     fill_value = _number(fill_value, "full", "fill_value")
     dt = _dtype(dtype, "full")
@@ -199,6 +535,52 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The numbers from ``start`` up to (not including) ``end``, ``step`` apart, as a 1-d tensor.
+
+    ``arange(n)`` is ``0, 1, ..., n-1``. The dtype is NumPy's for the
+    arguments: int64 when all are integers, float64 when any is a float. With a
+    float step, rounding may make the number of elements differ by one from
+    what you expect; :func:`linspace` avoids that.
+
+    Parameters
+    ----------
+    start : number
+        The first value; the end when ``end`` is not given (start is then 0).
+    end : number, optional
+        The bound, not included.
+    step : number, optional
+        The difference between neighbours (default 1), nonzero.
+    dtype : dtype, optional
+        The dtype.
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new 1-d leaf tensor.
+
+    Raises
+    ------
+    RuntimeError
+        If ``step`` is 0, its sign does not lead from ``start`` to ``end``, or
+        a bound is not finite.
+    TypeError
+        For complex or non-numeric arguments.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.arange(5)
+    tensor([0, 1, 2, 3, 4])
+    >>> rg.arange(1, 2, 0.25)
+    tensor([1.  , 1.25, 1.5 , 1.75])
+    >>> rg.arange(6.0).reshape(2, 3)
+    tensor([[0., 1., 2.],
+            [3., 4., 5.]])
+    """
     start = _number(start, "arange", "start")
     if end is not None:
         end = _number(end, "arange", "end")
@@ -224,6 +606,41 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced numbers from ``start`` to ``end``, both included.
+
+    Parameters
+    ----------
+    start : number
+        The first value.
+    end : number
+        The last value.
+    steps : int
+        How many values (0 gives an empty tensor).
+    dtype : dtype, optional
+        The dtype (default float64).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new 1-d leaf tensor of length ``steps``.
+
+    Raises
+    ------
+    TypeError
+        If ``steps`` is not an integer.
+    RuntimeError
+        If ``steps`` is negative.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.linspace(0, 1, 5)
+    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
     start = _number(start, "linspace", "start")
     end = _number(end, "linspace", "end")
     if isinstance(steps, (builtins.bool, np.bool_)) or not hasattr(type(steps), "__index__"):
@@ -235,6 +652,43 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A 2-d tensor with ones on the diagonal and zeros elsewhere.
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+    m : int, optional
+        The number of columns (default ``n``).
+    dtype : dtype, optional
+        The dtype (default float64).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new ``(n, m)`` leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``m`` is not an integer.
+    RuntimeError
+        If ``n`` or ``m`` is negative.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.eye(2)
+    tensor([[1., 0.],
+            [0., 1.]])
+    >>> rg.eye(2, 3, dtype=rg.int64)
+    tensor([[1, 0, 0],
+            [0, 1, 0]])
+    """
     for name, v in (("n", n), ("m", m)):
         if v is None and name == "m":
             continue
@@ -265,18 +719,144 @@ def _like(fn, t, dtype, device, requires_grad, *args):
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with zeros, of ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor or numpy.ndarray
+        Gives the shape, and the dtype and device unless overridden.
+    dtype : dtype, optional
+        The dtype (default: ``t``'s).
+    device : str or Device, optional
+        The device (default: ``t``'s).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor; it never shares memory or graph with ``t``.
+
+    Raises
+    ------
+    TypeError
+        If ``t`` is neither a tensor nor an array.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1, 2], [3, 4]])
+    >>> rg.zeros_like(x)
+    tensor([[0, 0],
+            [0, 0]])
+    """
     return _like(np.zeros_like, t, dtype, device, requires_grad)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with ones, of ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor or numpy.ndarray
+        Gives the shape, and the dtype and device unless overridden.
+    dtype : dtype, optional
+        The dtype (default: ``t``'s).
+    device : str or Device, optional
+        The device (default: ``t``'s).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor; it never shares memory or graph with ``t``.
+
+    Raises
+    ------
+    TypeError
+        If ``t`` is neither a tensor nor an array.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, 2.0, 3.0])
+    >>> rg.ones_like(x)
+    tensor([1., 1., 1.])
+    """
     return _like(np.ones_like, t, dtype, device, requires_grad)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ``t``'s shape, dtype and device whose values are not initialised.
+
+    Parameters
+    ----------
+    t : Tensor or numpy.ndarray
+        Gives the shape, and the dtype and device unless overridden.
+    dtype : dtype, optional
+        The dtype (default: ``t``'s).
+    device : str or Device, optional
+        The device (default: ``t``'s).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor with arbitrary values.
+
+    Raises
+    ------
+    TypeError
+        If ``t`` is neither a tensor nor an array.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(2, 3, dtype=rg.float32)
+    >>> e = rg.empty_like(x)
+    >>> e.shape, e.dtype
+    ((2, 3), dtype('float32'))
+    """
     return _like(np.empty_like, t, dtype, device, requires_grad)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ``t``'s shape, dtype and device with every element equal to ``fill_value``.
+
+    The value is cast to the dtype (7.9 in an integer tensor is 7).
+
+    Parameters
+    ----------
+    t : Tensor or numpy.ndarray
+        Gives the shape, and the dtype and device unless overridden.
+    fill_value : number or Tensor
+        The value (a number or a one-element tensor).
+    dtype : dtype, optional
+        The dtype (default: ``t``'s).
+    device : str or Device, optional
+        The device (default: ``t``'s).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        If ``t`` is neither a tensor nor an array, or ``fill_value`` is not a
+        number.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.full_like(rg.tensor([1, 2, 3]), 7.9)
+    tensor([7, 7, 7])
+    """
     arr = _like_input(t, "full_like")
     fill_value = _number(fill_value, "full_like", "fill_value")
     return _make(np.full_like(arr, fill_value, dtype=_dtype(dtype, "full_like")),
@@ -284,6 +864,50 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) ->
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """A tensor of shape ``size`` drawn uniformly from ``[0, 1)``.
+
+    Draws from the global NumPy generator (seed it with :func:`manual_seed`)
+    or from ``generator``. The values are computed in float64 and then cast
+    to ``dtype``.
+
+    Parameters
+    ----------
+    size : int or sequence of int
+        The shape: separate ints (``zeros(2, 3)``) or one tuple or list
+        (``zeros((2, 3))``); ``()`` for a 0-d tensor.
+    dtype : dtype, optional
+        The dtype (default float64).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of the global one
+        (:func:`get_rng`).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        For sizes that are not integers.
+    RuntimeError
+        For negative sizes, or one too large to allocate.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> x = rg.rand(2, 3)
+    >>> x.shape
+    (2, 3)
+    >>> a = x.numpy()
+    >>> bool((a >= 0).all() and (a < 1).all())
+    True
+    """
     g = generator or get_rng()
     shape = _shape(size, "rand")
     dt = _dtype(dtype, "rand") or np.dtype(np.float64)
@@ -291,6 +915,46 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """A tensor of shape ``size`` drawn from the standard normal distribution.
+
+    Mean 0, variance 1. Draws from the global NumPy generator (seed it with
+    :func:`manual_seed`) or from ``generator``.
+
+    Parameters
+    ----------
+    size : int or sequence of int
+        The shape: separate ints (``zeros(2, 3)``) or one tuple or list
+        (``zeros((2, 3))``); ``()`` for a 0-d tensor.
+    dtype : dtype, optional
+        The dtype (default float64).
+    device : str or Device, optional
+        Where the tensor lives (default ``"cpu"``).
+    requires_grad : bool, optional
+        Make it a leaf that requires grad (default False).
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of the global one
+        (:func:`get_rng`).
+
+    Returns
+    -------
+    Tensor
+        A new leaf tensor.
+
+    Raises
+    ------
+    TypeError
+        For sizes that are not integers.
+    RuntimeError
+        For negative sizes, or one too large to allocate.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import numpy as np
+    >>> x = rg.randn(3, generator=np.random.default_rng(0))
+    >>> x
+    tensor([ 0.12573022, -0.13210486,  0.64042265])
+    """
     g = generator or get_rng()
     shape = _shape(size, "randn")
     dt = _dtype(dtype, "randn") or np.dtype(np.float64)

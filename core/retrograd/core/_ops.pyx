@@ -37,7 +37,8 @@ include "_formula_helpers_decompositions.pxi"   # sort/topk, eigh, qr, pinv, lst
 include "_formula_helpers_elementwise.pxi"
 include "_batched_formulas.pxi"    # the table's `batched:` formulas
 include "_generated_ops.pxi"
-include "_composites_shape.pxi"
+include "_composites_shape.pxi"        # shape composites that give views (and cat's aliases)
+include "_composites_copy.pxi"         # shape composites that make copies
 include "_ufunc.pxi"
 include "_anomaly.pxi"
 include "_function.pxi"            # custom autograd Functions

@@ -56,11 +56,6 @@ _BOOL = np.dtype(np.bool_)
 
 @cython.trashcan(True)
 cdef class Tensor:
-    """A multi-dimensional array that records the autograd graph.
-
-    Create one with ``retrograd.tensor``, ``retrograd.from_numpy`` and the other
-    factories. Its data *is* the wrapped ndarray: ``np.asarray(t)`` returns it.
-    """
 
     def __init__(self, data=None, *, dtype=None, device=None, bint requires_grad=False):
         arr = np.asarray([] if data is None else data, dtype=dtype)
@@ -126,8 +121,6 @@ cdef class Tensor:
 
     @property
     def data(self):
-        """A tensor sharing this one's array but detached from the graph and
-        with its own version counter (``torch.Tensor.data``)."""
         return rg_wrap(self._array, self._device)
 
     @data.setter
@@ -172,7 +165,6 @@ cdef class Tensor:
         return self._array.tolist()
 
     def numpy(self, *, force=False):
-        """The wrapped ndarray itself (no copy)."""
         # (torch refuses only while grad mode is on: under no_grad the array
         # cannot reach a graph.)
         if self.needs_grad() and rg_grad_enabled() and not force:
@@ -412,7 +404,6 @@ cdef class Tensor:
         return self._grad_fn is not None and self._retains_grad
 
     def retain_grad(self):
-        """Populate ``.grad`` for this non-leaf tensor during backward."""
         if self._grad_fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -423,9 +414,6 @@ cdef class Tensor:
         self._retains_grad = True
 
     def register_hook(self, hook):
-        """Register ``hook(grad) -> Tensor or None``, run when this tensor's gradient is computed.
-
-        Returns a handle whose ``remove()`` unregisters it."""
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if not self.needs_grad():
@@ -439,7 +427,6 @@ cdef class Tensor:
         return h
 
     def register_post_accumulate_grad_hook(self, hook):
-        """Register ``hook(tensor)``, run after ``.grad`` of this leaf has been accumulated."""
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if self._grad_fn is not None:
@@ -467,13 +454,11 @@ cdef class Tensor:
         return _hooks_snapshot(self._post_acc_hooks)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Compute the gradient of this tensor w.r.t. the graph leaves (``torch.Tensor.backward``)."""
         from retrograd.core._autograd import backward as _backward
         _backward((self,), None if gradient is None else (gradient,), retain_graph,
                   create_graph, inputs=inputs)
 
     def detach(self):
-        """A new leaf sharing this tensor's array and version counter, outside the graph."""
         return _detach_as(self, Tensor)
 
     @staticmethod
@@ -483,7 +468,6 @@ cdef class Tensor:
         return _make_subclass(cls, data, require_grad)
 
     def detach_(self):
-        """Detach this tensor from the graph in place; it becomes a leaf."""
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
@@ -536,9 +520,6 @@ cdef class Tensor:
         return _op_transpose(self, -2, -1)
 
     def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
-        """torch's ``Tensor.to``: ``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``,
-        ``t.to(other)`` (its device and dtype), ``t.to(device=, dtype=)``; dtypes may be
-        given by name (``"float32"``). Float conversions are differentiable."""
         pos = list(args)
         if pos and isinstance(pos[0], Tensor):
             if device is not None or dtype is not None:
@@ -583,29 +564,6 @@ cdef class Tensor:
     # give tensors that do not require grad; a tensor already of the dtype is
     # returned as is.
     def float(self):
-        """This tensor as float32 (``self.to(rg.float32)``), as torch's ``Tensor.float``.
-
-        The other shorthands work alike: ``double`` (float64), ``half``
-        (float16), ``cfloat``/``cdouble`` (complex64/128), ``long`` (int64),
-        ``int`` (int32), ``short`` (int16), ``char`` (int8), ``byte``
-        (uint8) and ``bool``.
-
-        Returns:
-            Tensor: ``self`` itself when it already has the dtype; else a new
-            tensor. A conversion to a float dtype is differentiable (its
-            gradient is cast back; the node is ToDtypeBackward0, where torch's
-            is ToCopyBackward0); one to an integer
-            or bool dtype gives a tensor that does not require grad.
-
-        Example::
-
-            >>> x = rg.tensor([1.5, 2.5], dtype=rg.float64, requires_grad=True)
-            >>> y = x.float()
-            >>> y.dtype, y.grad_fn.name()
-            (dtype('float32'), 'ToDtypeBackward0')
-            >>> x.long()
-            tensor([1, 2])
-        """
         return _convert_dtype(self, _F32)
 
     def double(self):
@@ -683,8 +641,6 @@ cdef class Tensor:
         return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
 
     def copy_(self, src, non_blocking=False):
-        """Copy ``src`` (broadcast, cast to this tensor's dtype and device) into
-        this tensor, in place; differentiable in ``src`` (torch.Tensor.copy_)."""
         return _inplace_call(self, _copy_value, (src,), "copy_")
 
     def __iadd__(self, other):

@@ -32,7 +32,41 @@ def _check_bool(name, value):
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True, check_inf: bool = False) -> None:
-    """Turn anomaly mode on or off for this thread (``torch.set_anomaly_enabled``)."""
+    """Turn anomaly mode on or off for this thread.
+
+    The function form of :class:`set_detect_anomaly`. While anomaly mode is on,
+    each node records the traceback of the forward op that created it, and
+    backward checks every gradient a node returns for NaN (``check_nan``) and
+    infinity (``check_inf``), raising with that traceback.
+
+    Parameters
+    ----------
+    enabled : bool
+        True to turn it on.
+    check_nan : bool, optional
+        Raise on NaN gradients (default True).
+    check_inf : bool, optional
+        Raise on infinite gradients (default False; not in torch).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a bool.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.set_anomaly_enabled(True)
+    >>> rg.is_anomaly_enabled()
+    True
+    >>> rg.set_anomaly_enabled(False)
+    >>> rg.is_anomaly_enabled()
+    False
+    """
     _check_bool("enabled", enabled)
     _check_bool("check_nan", check_nan)
     _check_bool("check_inf", check_inf)
@@ -45,8 +79,42 @@ def _state():
 
 
 class detect_anomaly(_DecoratorContextManager):
-    """Context manager (and decorator) that turns anomaly detection on for
-    this thread (``torch.autograd.detect_anomaly``); ``check_inf`` is new."""
+    """Context manager and decorator that turns anomaly detection on for this thread.
+
+    Inside it, each node remembers the traceback of the forward op that
+    created it, and backward raises RuntimeError when a node returns a NaN
+    gradient (or an infinite one with ``check_inf=True``), naming the node and
+    showing where its forward ran. It slows everything down: use it to debug.
+    Creating it warns so.
+
+    Parameters
+    ----------
+    check_nan : bool, optional
+        Raise on NaN gradients (default True).
+    check_inf : bool, optional
+        Raise on infinite gradients too (default False; not in torch).
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a bool.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import warnings
+    >>> from retrograd.core.anomaly_mode import detect_anomaly
+    >>> x = rg.tensor([0.0], requires_grad=True)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     with detect_anomaly():
+    ...         y = rg.sqrt(x) * 0.0
+    ...         try:
+    ...             y.sum().backward()
+    ...         except RuntimeError as exc:
+    ...             print(type(exc).__name__, "raised:", "nan" in str(exc))
+    RuntimeError raised: True
+    """
 
     def __init__(self, check_nan: bool = True, check_inf: bool = False):
         _check_bool("check_nan", check_nan)
@@ -72,9 +140,36 @@ class detect_anomaly(_DecoratorContextManager):
 
 
 class set_detect_anomaly(_DecoratorContextManager):
-    """Turn anomaly detection on or off for this thread; takes effect at once
-    and, as a context manager, restores the previous state on exit
-    (``torch.autograd.set_detect_anomaly``)."""
+    """Turn anomaly detection on or off for this thread.
+
+    Takes effect as soon as it is created; as a context manager it restores
+    the previous state on exit, and as a decorator it applies only while the
+    function runs. See :class:`detect_anomaly` for what anomaly detection does.
+
+    Parameters
+    ----------
+    mode : bool
+        True to turn it on, False to turn it off.
+    check_nan : bool, optional
+        Raise on NaN gradients (default True).
+    check_inf : bool, optional
+        Raise on infinite gradients too (default False; not in torch).
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a bool.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.core.anomaly_mode import set_detect_anomaly
+    >>> with set_detect_anomaly(True):
+    ...     print(rg.is_anomaly_enabled())
+    True
+    >>> rg.is_anomaly_enabled()
+    False
+    """
 
     def __init__(self, mode: bool, check_nan: bool = True, check_inf: bool = False):
         _check_bool("mode", mode)

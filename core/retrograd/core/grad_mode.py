@@ -85,7 +85,30 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 
 
 class no_grad(_NoParamDecoratorContextManager):
-    """Disable graph recording on this thread (``torch.no_grad``)."""
+    """Context manager and decorator that turns graph recording off on this thread.
+
+    Inside it, ops on tensors that require grad still compute, but their
+    results do not require grad and no graph is built: use it for evaluation
+    and for updating parameters in place (an optimizer step). Tensors created
+    inside are ordinary tensors and can be used with autograd afterwards.
+    It works as ``with rg.no_grad():``, as a decorator (``@rg.no_grad()`` or
+    ``@rg.no_grad``, also of generator functions), and affects only the
+    calling thread.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> w = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> with rg.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    >>> @rg.no_grad()
+    ... def step(p):
+    ...     return p.sub_(0.5)
+    >>> step(w)
+    tensor([0.5, 1.5], requires_grad=True)
+    """
 
     def __init__(self) -> None:
         self.prev = False
@@ -99,7 +122,22 @@ class no_grad(_NoParamDecoratorContextManager):
 
 
 class enable_grad(_NoParamDecoratorContextManager):
-    """Enable graph recording on this thread (``torch.enable_grad``)."""
+    """Context manager and decorator that turns graph recording back on on this thread.
+
+    The opposite of :class:`no_grad`: inside a ``no_grad`` block (or
+    function), ``enable_grad`` records again. It does not undo
+    :class:`inference_mode`'s restrictions on inference tensors.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0], requires_grad=True)
+    >>> with rg.no_grad():
+    ...     with rg.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
 
     def __init__(self) -> None:
         self.prev = False
@@ -113,8 +151,38 @@ class enable_grad(_NoParamDecoratorContextManager):
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Set grad mode on this thread; takes effect at once, and as a context
-    manager restores the previous mode on exit (``torch.set_grad_enabled``)."""
+    """Turn graph recording on or off on this thread.
+
+    Called as a function, it sets the mode at once (until changed again). As a
+    context manager it restores the previous mode on exit, and as a decorator
+    it applies the mode only while the function runs. Handy to write one loop
+    for training and evaluation: ``with rg.set_grad_enabled(is_train):``.
+
+    Parameters
+    ----------
+    mode : bool
+        True to record graphs, False not to.
+
+    Raises
+    ------
+    TypeError
+        If ``mode`` is not a bool.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0], requires_grad=True)
+    >>> with rg.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    >>> _ = rg.set_grad_enabled(False)
+    >>> rg.is_grad_enabled()
+    False
+    >>> _ = rg.set_grad_enabled(True)
+    >>> rg.is_grad_enabled()
+    True
+    """
 
     def __init__(self, mode: bool):
         if not isinstance(mode, bool):
@@ -138,8 +206,34 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and tensors created inside are inference tensors that can
-    never be saved for backward (``torch.inference_mode``)."""
+    """Context manager and decorator for inference: :class:`no_grad`, and more.
+
+    Besides recording no graph, tensors created inside are *inference
+    tensors*: they can never be saved for backward or modified in place
+    outside inference mode, which lets retrograd skip version tracking for
+    them. Use it for pure inference; use :class:`no_grad` when results may
+    later feed a graph. ``inference_mode(False)`` turns it off (and graph
+    recording back on) inside an enclosing one.
+
+    Parameters
+    ----------
+    mode : bool, optional
+        True (the default) to turn inference mode on, False to turn it off.
+
+    Raises
+    ------
+    TypeError
+        If ``mode`` is not a bool.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> w = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> with rg.inference_mode():
+    ...     y = w * 2
+    >>> y.requires_grad, y.is_inference()
+    (False, True)
+    """
 
     def __init__(self, mode: bool = True):
         if not isinstance(mode, bool):

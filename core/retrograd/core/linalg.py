@@ -24,28 +24,150 @@ def _tensor(x):
 
 @composite_op('linalg_inv')
 def inv(A, *, out=None):
-    """The inverse of each square matrix of ``A`` (..., n, n)."""
+    """The inverse of a square matrix, or of each matrix of a batch.
+
+    ``A`` is ``(..., n, n)``; leading dimensions are a batch. The gradient is
+    ``-A^-H @ grad @ A^-H``. Solving ``A x = b`` with :func:`solve` is faster
+    and more accurate than multiplying by the inverse.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Square matrices, ``(..., n, n)``.
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    Tensor
+        The inverses, of ``A``'s shape.
+
+    Raises
+    ------
+    LinAlgError
+        If a matrix is singular (a RuntimeError).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[2.0, 0.0], [0.0, 4.0]])
+    >>> rg.linalg.inv(A)
+    tensor([[0.5 , 0.  ],
+            [0.  , 0.25]])
+    """
     return _abi._linalg_inv_op(_tensor(A))
 
 
 @composite_op('linalg_det')
 def det(A, *, out=None):
-    """The determinant of each square matrix of ``A``."""
+    """The determinant of a square matrix, or of each matrix of a batch.
+
+    The gradient is ``grad * det(A) * A^-H`` for invertible matrices and stays
+    finite for singular ones.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Square matrices, ``(..., n, n)``.
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    Tensor
+        The determinants, of the batch shape (0-d for one matrix).
+
+    Raises
+    ------
+    RuntimeError
+        If the matrices are not square.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> rg.linalg.det(A)
+    tensor(-2.)
+    """
     return _abi._linalg_det_op(_tensor(A))
 
 
 @composite_op('linalg_slogdet')
 def slogdet(A, *, out=None):
-    """``(sign, logabsdet)`` of each square matrix of ``A``, from one
-    factorization. Both require grad when ``A`` does, as torch's; a real
-    matrix's sign is piecewise constant (zero gradient)."""
+    """The sign and the log of the absolute value of the determinant.
+
+    For large matrices whose determinant overflows or underflows,
+    ``sign * exp(logabsdet)`` is the determinant. Both come from one LU
+    factorization. Both results require grad when ``A`` does, as in torch;
+    the sign of a real matrix is piecewise constant, so its gradient is 0.
+    A singular matrix gives sign 0 and ``logabsdet = -inf``.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Square matrices, ``(..., n, n)``.
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    retrograd.return_types.slogdet
+        The named tuple ``(sign, logabsdet)``, each of the batch shape.
+
+    Raises
+    ------
+    RuntimeError
+        If the matrices are not square.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> sign, logabsdet = rg.linalg.slogdet(A)
+    >>> sign, logabsdet
+    (tensor(-1.), tensor(0.69314718))
+    """
     return return_types.slogdet(*_abi._linalg_slogdet_op(_tensor(A)))
 
 
 @composite_op('linalg_solve')
 def solve(A, B, *, left=True, out=None):
-    """X with ``A @ X = B`` (``X @ A = B`` with left=False). B is a (batch of)
-    vector(s) when it is 1-D or has A's batch shape plus one dim, as torch."""
+    """The solution ``X`` of ``A @ X = B`` (or of ``X @ A = B`` with ``left=False``).
+
+    ``A`` is ``(..., n, n)``. ``B`` is a batch of vectors when it is 1-d or has
+    ``A``'s batch shape plus one dimension, else a batch of matrices; batch
+    dimensions broadcast. Faster and more accurate than ``inv(A) @ B``.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Square matrices, ``(..., n, n)``.
+    B : Tensor or array_like
+        Right-hand sides, ``(..., n)`` or ``(..., n, k)``.
+    left : bool, optional
+        Solve ``A X = B`` (True, the default) or ``X A = B``.
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    Tensor
+        ``X``, of ``B``'s shape (broadcast).
+
+    Raises
+    ------
+    LinAlgError
+        If a matrix is singular (a RuntimeError).
+    RuntimeError
+        If the shapes do not fit.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[2.0, 0.0], [0.0, 4.0]])
+    >>> rg.linalg.solve(A, rg.tensor([2.0, 2.0]))
+    tensor([1. , 0.5])
+    """
     A, B = _tensor(A), _tensor(B)
     if left:
         return _abi._linalg_solve_op(A, B)
@@ -56,18 +178,76 @@ def solve(A, B, *, left=True, out=None):
 
 @composite_op('linalg_cholesky')
 def cholesky(A, *, upper=False, out=None):
-    """The lower Cholesky factor L (``A = L @ L.mH``) of each symmetric positive
-    definite matrix of ``A``; upper=True gives ``L.mH``. Only A's lower
-    triangle is read, and the gradient is symmetric, as torch's."""
+    """The Cholesky factor of a symmetric (Hermitian) positive-definite matrix.
+
+    The lower-triangular ``L`` with ``A = L @ L^H``, or its conjugate
+    transpose with ``upper=True``. Only the lower triangle of ``A`` is read,
+    and the gradient is symmetric, as in torch.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Positive-definite matrices, ``(..., n, n)``.
+    upper : bool, optional
+        Return the upper factor ``L^H`` instead (default False).
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    Tensor
+        The triangular factors, of ``A``'s shape.
+
+    Raises
+    ------
+    LinAlgError
+        If a matrix is not positive-definite (a RuntimeError).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[4.0, 2.0], [2.0, 2.0]])
+    >>> rg.linalg.cholesky(A)
+    tensor([[2., 0.],
+            [1., 1.]])
+    """
     L = _abi._linalg_cholesky_op(_tensor(A))
     return _abi.transpose(L, -2, -1) if upper else L
 
 
 @composite_op('linalg_svdvals')
 def svdvals(A, *, driver=None, out=None):
-    """The singular values of each matrix of ``A`` (..., m, n), descending;
-    the gradient is ``U diag(g) Vh``, as torch's (U and Vh are computed only
-    when a derivative may need them)."""
+    """The singular values of a matrix, or of each matrix of a batch, in descending order.
+
+    The gradient is ``U @ diag(grad) @ Vh``; the singular vectors are computed
+    only when a gradient may need them.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Matrices, ``(..., m, n)``.
+    driver : None, optional
+        Accepted for torch compatibility; unused.
+    out : None, optional
+        Not supported; must be left as None.
+
+    Returns
+    -------
+    Tensor
+        ``(..., min(m, n))`` nonnegative values, real.
+
+    Raises
+    ------
+    RuntimeError
+        If ``A`` has fewer than 2 dimensions.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[3.0, 0.0], [0.0, -4.0]])
+    >>> rg.linalg.svdvals(A)
+    tensor([4., 3.])
+    """
     A = _tensor(A)
     if A.ndim < 2:
         raise RuntimeError("linalg.svdvals: The input tensor A must have at least 2 dimensions.")
@@ -128,7 +308,44 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 @composite_op('linalg_vector_norm')
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """torch.linalg.vector_norm: the ord-norm over ``dim`` (all dims when None)."""
+    """The vector ``ord``-norm of ``x``, over all elements or the dimensions ``dim``.
+
+    ``sum(|x|**ord) ** (1/ord)`` for a number ``ord``; ``inf`` and ``-inf``
+    give the largest and smallest ``|x|``, and 0 counts the nonzero elements.
+    The gradient at a zero input is 0 (torch's subgradient).
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        The input (floating-point or complex).
+    ord : float, optional
+        The order (default 2).
+    dim : int or tuple of int, optional
+        The dimension(s) to reduce; all of them by default.
+    keepdim : bool, optional
+        Keep each reduced dimension with size 1 (default False).
+    dtype : dtype, optional
+        Compute and return in this dtype.
+
+    Returns
+    -------
+    Tensor
+        The norms (real).
+
+    Raises
+    ------
+    RuntimeError
+        If ``ord`` is a string, or for an integer input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[3.0, 4.0], [6.0, 8.0]])
+    >>> rg.linalg.vector_norm(x)
+    tensor(11.18033989)
+    >>> rg.linalg.vector_norm(x, ord=1, dim=1)
+    tensor([ 7., 14.])
+    """
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     return _abi.norm(_tensor(x), ord, dim, keepdim, dtype=dtype)
@@ -136,8 +353,46 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 @composite_op('linalg_matrix_norm')
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """torch.linalg.matrix_norm for ord 'fro', 'nuc', 1, -1, 2, -2, inf, -inf
-    over the two dims ``dim`` ('nuc', 2, -2 through the singular values)."""
+    """A matrix norm of ``A``, over the two dimensions ``dim``.
+
+    ``'fro'`` (Frobenius, the default), ``'nuc'`` (the sum of the singular
+    values), 2 and -2 (the largest and smallest singular value), 1 and -1 (the
+    largest and smallest column sum of ``|A|``), ``inf`` and ``-inf`` (row
+    sums).
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        Matrices, ``(..., m, n)`` (floating-point or complex).
+    ord : {'fro', 'nuc', 1, -1, 2, -2, inf, -inf}, optional
+        Which norm (default ``'fro'``).
+    dim : pair of int, optional
+        The two dimensions holding the matrices (default ``(-2, -1)``).
+    keepdim : bool, optional
+        Keep the two dimensions with size 1 (default False).
+    dtype : dtype, optional
+        Convert ``A`` to this dtype first.
+
+    Returns
+    -------
+    Tensor
+        The norms, of the batch shape.
+
+    Raises
+    ------
+    RuntimeError
+        For fewer than 2 dimensions, a ``dim`` that is not two different
+        dimensions, or an unknown ``ord``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[1.0, -2.0], [3.0, 4.0]])
+    >>> rg.linalg.matrix_norm(A, ord=1)
+    tensor(6.)
+    >>> rg.linalg.matrix_norm(A, ord=float('inf'))
+    tensor(7.)
+    """
     A = _tensor(A)
     if dtype is not None:
         A = A.to(dtype)
@@ -175,9 +430,50 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
 @composite_op('linalg_norm')
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
-    """torch.linalg.norm: a vector norm when ``dim`` is an int or A is 1-D, a
-    matrix norm when ``dim`` is a 2-tuple or A is 2-D with an ord given; with
-    ord and dim None, the 2-norm of A flattened."""
+    """A vector or matrix norm, chosen as ``torch.linalg.norm`` does.
+
+    A matrix norm (:func:`matrix_norm`) when ``dim`` is a pair, or when
+    ``A`` is 2-d and ``ord`` is given; a vector norm (:func:`vector_norm`)
+    otherwise. With ``ord`` and ``dim`` both None it is the 2-norm of all the
+    elements.
+
+    Parameters
+    ----------
+    A : Tensor or array_like
+        The input.
+    ord : float or str, optional
+        The order of the norm.
+    dim : int or pair of int, optional
+        The dimension(s) to reduce.
+    keepdim : bool, optional
+        Keep each reduced dimension with size 1 (default False).
+    out : None, optional
+        Not supported; must be left as None.
+    dtype : dtype, optional
+        Compute in this dtype.
+
+    Returns
+    -------
+    Tensor
+        The norms.
+
+    Raises
+    ------
+    RuntimeError
+        For ``ord`` without ``dim`` on an input of more than 2 dimensions, or a
+        string ``ord`` for a vector norm.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> A = rg.tensor([[1.0, -2.0], [3.0, 4.0]])
+    >>> rg.linalg.norm(A)
+    tensor(5.47722558)
+    >>> rg.linalg.norm(A, ord=1)
+    tensor(6.)
+    >>> rg.linalg.norm(A, dim=1)
+    tensor([2.23606798, 5.        ])
+    """
     A = _tensor(A)
     if dim is not None and not isinstance(dim, (tuple, list)):
         dim = (dim,)

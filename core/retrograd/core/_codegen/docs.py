@@ -47,8 +47,9 @@ def _sections(doc: str) -> list:
     return out
 
 
-def check(doc, name: str, public: bool) -> None:
-    """Raise DocError saying what is wrong with entry `name`'s `doc:`."""
+def check(doc, name: str, public: bool, required=REQUIRED) -> None:
+    """Raise DocError saying what is wrong with entry `name`'s `doc:` (the
+    sections `required` must be there, and `Parameters` for a public op)."""
     if not isinstance(doc, str) or not doc.strip():
         raise DocError(f"{name}: doc must be a non-empty YAML block scalar (doc: |)")
     lines = doc.rstrip("\n").split("\n")
@@ -69,7 +70,7 @@ def check(doc, name: str, public: bool) -> None:
         raise DocError(f"{name}: doc: sections must come in numpydoc's order ({', '.join(SECTIONS)})")
     if len(set(titles)) != len(titles):
         raise DocError(f"{name}: doc: a section appears twice")
-    for title in REQUIRED + (("Parameters",) if public else ()):
+    for title in tuple(required) + (("Parameters",) if public else ()):
         if title not in titles:
             raise DocError(f"{name}: doc has no {title!r} section (every op documents its parameters, "
                            "its result and an example)")
@@ -246,3 +247,32 @@ def literal(text: str, indent: str) -> str:
         out[0] += '"""'
     return "\n".join(out)
 
+
+
+def inject_member_docs(template: str, table: dict, where: str) -> str:
+    """`template` (_tensor.pxi) with the docstrings of `table` (tensor_docs.yaml:
+    member name -> numpydoc body, `Tensor` for the class) put under their
+    `def` lines. A name that is no member, or a member that has a docstring
+    in the template too, raises DocError: one source for each docstring."""
+    lines = template.split("\n")
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("cdef class Tensor:")), None)
+    if start is None:
+        raise DocError(f"{where}: the template has no `cdef class Tensor:`")
+    inserts = []
+    for name, doc in table.items():
+        check(doc, f"{where}: {name}", public=False, required=("Examples",))
+        if name == "Tensor":
+            at, indent = start, "    "
+        else:
+            at = next((i for i in range(start, len(lines)) if lines[i].startswith(f"    def {name}(")), None)
+            if at is None:
+                raise DocError(f"{where}: {name}: Tensor has no hand-written member of that name")
+            while not lines[at].rstrip().endswith(":"):
+                at += 1
+            indent = "        "
+        if lines[at + 1].strip().startswith(('"""', 'r"""')):
+            raise DocError(f"{where}: {name} has a docstring in the template too; keep one")
+        inserts.append((at + 1, literal(doc.rstrip("\n"), indent)))
+    for at, text in sorted(inserts, reverse=True):
+        lines[at:at] = text.split("\n")
+    return "\n".join(lines)

@@ -1247,6 +1247,16 @@ def main(argv):
         f.write("\n".join(decls) + "\n")
     with open(tensor_template) as f:
         template = f.read()
+    # the docstrings of Tensor's hand-written members (tensor_docs.yaml,
+    # next to the table; a test's scratch table has none)
+    member_docs = os.path.join(folder, "tensor_docs.yaml")
+    if os.path.exists(member_docs):
+        try:
+            with open(member_docs) as f:
+                template = docs.inject_member_docs(template, yaml.safe_load(f) or {}, member_docs)
+        except (docs.DocError, yaml.YAMLError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     marker = "    # @@GENERATED_METHODS@@"
     if template.count(marker) != 1:
         print(f"error: {tensor_template} must contain the line {marker.strip()!r} exactly once",
