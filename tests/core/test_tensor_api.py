@@ -1,4 +1,4 @@
-"""Tensor: the array side (README, "What it does today") and the autograd attributes.
+"""Tensor: the array side (docs/quickstart.md) and the autograd attributes.
 
 Every tensor wraps its ndarray without copying; autograd state (requires_grad,
 grad, grad_fn, is_leaf, output_nr, _version) behaves as torch's.

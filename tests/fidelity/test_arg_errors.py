@@ -174,7 +174,7 @@ def test_int_like_arguments_that_torch_accepts_still_work():
 
 
 def test_numbers_and_arrays_for_tensor_arguments_keep_numpy_semantics():
-    # deliberate (README: arrays follow NumPy): numbers, lists and
+    # deliberate (docs/from_pytorch.md: arrays follow NumPy): numbers, lists and
     # arrays are taken where a tensor is expected; only non-numeric data raises
     assert rg.exp(0.0).item() == 1.0
     assert rg.add(rg.ones(2), [1.0, 2.0]).tolist() == [2.0, 3.0]

@@ -4,7 +4,7 @@ them: in torch's default float dtype (float32), from the integer values
 with torch's result dtype. NumPy alone would pick float16 for 8-bit and
 bool inputs and float64 for wider integers. Ops torch does not define for
 integers raise its NotImplementedError (also a TypeError). Arithmetic
-operators keep NumPy's promotion (README: arrays follow NumPy): int64 / 2 is float64."""
+operators keep NumPy's promotion (docs/from_pytorch.md: arrays follow NumPy): int64 / 2 is float64."""
 import numpy as np
 import pytest
 
@@ -80,7 +80,7 @@ def test_logsumexp_of_integers(dtype):
 
 
 def test_integer_division_keeps_numpy_promotion():
-    # arithmetic operators follow NumPy's promotion (README: arrays follow NumPy): int64 / int
+    # arithmetic operators follow NumPy's promotion (docs/from_pytorch.md: arrays follow NumPy): int64 / int
     # is float64 here (torch: float32), as int64 * 2.5 is
     i64 = rg.tensor(np.array([1, 2, 3]))
     assert (i64 / 2).dtype == np.float64

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 # torch's argument parser refusing a non-Tensor where retrograd, following
-# NumPy (README: arrays follow NumPy), takes numbers,
+# NumPy (docs/from_pytorch.md: arrays follow NumPy), takes numbers,
 # sequences of numbers and arrays as arrays.
 _TORCH_WANTS_TENSOR = re.compile(
     r"must be Tensor, not (float|int|bool|list|tuple|numpy\.\w+)\b"
@@ -24,7 +24,7 @@ _TORCH_WANTS_TENSOR = re.compile(
     r"|'int' object is not callable")
 
 # torch has no kernel for the dtype (or wants equal dtypes) where NumPy computes
-# the op with its own promotion (README: arrays follow NumPy)
+# the op with its own promotion (docs/from_pytorch.md: arrays follow NumPy)
 _TORCH_NO_KERNEL = re.compile(
     r"not implemented for '(Bool|Byte|Char|Short|Int|Long|ComplexFloat|ComplexDouble|Half)'"
     r"|Boolean inputs not supported"
@@ -36,9 +36,9 @@ _TORCH_NO_KERNEL = re.compile(
 
 KNOWN = {
     "numpy-array-likes": "retrograd takes numbers, sequences of numbers and NumPy arrays/scalars where torch "
-                         "requires a Tensor (README: arrays follow NumPy), so a call torch refuses "
+                         "requires a Tensor (docs/from_pytorch.md: arrays follow NumPy), so a call torch refuses "
                          "for its argument type runs (or fails later, on the array's shape) in retrograd",
-    "numpy-promotion": "dtype promotion follows NumPy (README): a NumPy float64 scalar or a tensor of another "
+    "numpy-promotion": "dtype promotion follows NumPy (docs/from_pytorch.md): a NumPy float64 scalar or a tensor of another "
                        "kind promotes as in NumPy (int64 tensor * float32 tensor is float64; float32 tensor * "
                        "np.float64(1) is float64), where torch keeps the float tensor's dtype",
     "torch-no-derivative": "torch has no (or an internally failing) derivative for this input (remainder's "
@@ -49,7 +49,7 @@ KNOWN = {
                            "float64",
     "numpy-dtype-coverage": "NumPy computes these ops for every numeric dtype and promotes mixed operands "
                             "(matmul of float32 and float64, relu of bool, softmax of int), where torch has no "
-                            "kernel for the dtype or wants equal dtypes (README: arrays follow NumPy)",
+                            "kernel for the dtype or wants equal dtypes (docs/from_pytorch.md: arrays follow NumPy)",
     "dim-none": "dim=None means every dim (squeeze) or, for softmax, torch's implicit dim as F.softmax does, "
                 "and a one-element tuple is taken as its dim (NumPy's axis tuples); torch.squeeze and "
                 "torch.softmax refuse both",

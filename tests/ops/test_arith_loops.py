@@ -127,7 +127,7 @@ def test_inputs_the_loop_does_not_take_are_the_ufuncs(op, case):
     }[case]
     if case == "int_arrays":
         a0, b = np.arange(1, 13).reshape(3, 4), np.arange(2, 14).reshape(3, 4)
-        ref = _ufunc(ufunc, a0, b)          # (int / int: float64, NumPy's promotion; see README)
+        ref = _ufunc(ufunc, a0, b)          # (int / int: float64, NumPy's promotion; see docs/from_pytorch.md)
     elif case == "float16":
         a0 = a0.astype(np.float16)
         b = rng.uniform(1, 2, (3, 4)).astype(np.float16)

@@ -41,7 +41,8 @@ _STROKES: dict = {
 
 def _glyph(digit: int) -> tuple:
     """(points (K, 2), segment start indices, segment end indices) of a digit."""
-    points, starts = [], []
+    points: list[tuple[float, float]] = []
+    starts: list[int] = []
     for stroke in _STROKES[digit]:
         base = len(points)
         points.extend(stroke)

@@ -386,9 +386,9 @@ def run(epochs: int | None = None, *, quick: bool = False, out: str | os.PathLik
     xtr, ytr, xte, yte = digits_split(sizes["n_train"], sizes["n_test"], seed=seed)
     train_set = TensorDataset(rg.from_numpy(xtr), rg.from_numpy(ytr))
     test_set = TensorDataset(rg.from_numpy(xte), rg.from_numpy(yte))
-    train_loader = DataLoader(train_set, batch_size=_BATCH_SIZE, shuffle=True,
+    train_loader: DataLoader = DataLoader(train_set, batch_size=_BATCH_SIZE, shuffle=True,
                               generator=np.random.default_rng(seed))
-    test_loader = DataLoader(test_set, batch_size=500)
+    test_loader: DataLoader = DataLoader(test_set, batch_size=500)
 
     rg.manual_seed(seed)
     model = build_model()

@@ -6,11 +6,37 @@
 - ``rg.nn.init``: initialisation of parameters in place;
 - ``rg.nn.utils``: gradient clipping and parameter/vector conversion.
 """
-from retrograd.nn import parameter, modules
+# Each topic file's names are star-imported from that file itself (not through
+# the nn.modules package) and added with `__all__ += <file>.__all__`: the form
+# mypy follows, so `rg.nn.Linear` is typed for users.
+from retrograd.nn import parameter, modules  # noqa: F401
+from retrograd.nn.modules import (module, container, linear, conv, pooling, flatten, dropout, normalization, batchnorm, sparse, activation, loss)
 from retrograd.nn.parameter import *  # noqa: F401,F403
-from retrograd.nn.modules import *  # noqa: F401,F403
+from retrograd.nn.modules.module import *  # noqa: F401,F403
+from retrograd.nn.modules.container import *  # noqa: F401,F403
+from retrograd.nn.modules.linear import *  # noqa: F401,F403
+from retrograd.nn.modules.conv import *  # noqa: F401,F403
+from retrograd.nn.modules.pooling import *  # noqa: F401,F403
+from retrograd.nn.modules.flatten import *  # noqa: F401,F403
+from retrograd.nn.modules.dropout import *  # noqa: F401,F403
+from retrograd.nn.modules.normalization import *  # noqa: F401,F403
+from retrograd.nn.modules.batchnorm import *  # noqa: F401,F403
+from retrograd.nn.modules.sparse import *  # noqa: F401,F403
+from retrograd.nn.modules.activation import *  # noqa: F401,F403
+from retrograd.nn.modules.loss import *  # noqa: F401,F403
 from retrograd.nn import functional, init, utils  # noqa: F401
 
 __all__ = ["functional", "init", "utils"]
 __all__ += parameter.__all__
-__all__ += modules.__all__
+__all__ += module.__all__
+__all__ += container.__all__
+__all__ += linear.__all__
+__all__ += conv.__all__
+__all__ += pooling.__all__
+__all__ += flatten.__all__
+__all__ += dropout.__all__
+__all__ += normalization.__all__
+__all__ += batchnorm.__all__
+__all__ += sparse.__all__
+__all__ += activation.__all__
+__all__ += loss.__all__

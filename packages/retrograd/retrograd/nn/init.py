@@ -423,7 +423,8 @@ def eye_(tensor: Tensor) -> Tensor:
     _check_tensor(tensor, "eye_")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, np.eye(*tensor.shape))
+    rows, cols = tensor.shape
+    return _fill(tensor, np.eye(rows, cols))
 
 
 # --- scaled by fan: Xavier (Glorot) and Kaiming (He) ------------------------------------------
