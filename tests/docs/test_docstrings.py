@@ -179,6 +179,15 @@ def _objects(entry_name: str):
                     yield f"{entry_name}.{name}.{mname}", attr, True, summary_only
 
 
+# What still lacks numpydoc parts, one "object: lacks ..." line each (mostly
+# core's ABI classes and Tensor's shorthand methods). The list may only
+# shrink: an object newly lacking a part fails, and so does a listed one that
+# got documented (delete its line).
+_GAPS_FILE = pathlib.Path(__file__).with_name("docstring_gaps.txt")
+KNOWN_GAPS = {line.strip() for line in _GAPS_FILE.read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+
+
 @pytest.mark.parametrize("module", [m.name for m in rg_api.MODULES])
 def test_module_docstrings(module, tmp_path, monkeypatch):
     if module in _NEEDS:
@@ -188,14 +197,20 @@ def test_module_docstrings(module, tmp_path, monkeypatch):
     for name, obj, is_method, summary_only in _objects(module):
         missing = _lacks(name, obj, is_method, summary_only)
         if missing:
-            lacking.append(f"  {name}: lacks {', '.join(missing)}")
+            lacking.append(f"{name}: lacks {', '.join(missing)}")
         if not isinstance(obj, property) and not (inspect.isdatadescriptor(obj) and not inspect.isroutine(obj)):
             failure = _run_doctests(name, obj)
             if failure:
                 failing.append(failure)
+    known = {gap for gap in KNOWN_GAPS if gap.split(":")[0].rsplit(".", 1)[0].startswith(module + ".")
+             and any(gap.split(":")[0] == n for n, *_ in _objects(module))}
     message = []
-    if lacking:
-        message.append(f"{len(lacking)} objects of {module} lack numpydoc parts:\n" + "\n".join(lacking))
+    new = [gap for gap in lacking if gap not in KNOWN_GAPS]
+    if new:
+        message.append(f"{len(new)} objects of {module} lack numpydoc parts:\n  " + "\n  ".join(new))
+    fixed = sorted(known - set(lacking))
+    if fixed:
+        message.append(f"documented now, delete from {_GAPS_FILE.name}:\n  " + "\n  ".join(fixed))
     if failing:
         message.append(f"{len(failing)} docstrings of {module} have failing examples:\n" + "\n".join(failing))
     assert not message, "\n\n".join(message)
