@@ -121,8 +121,8 @@ def import_extension(consumer: str, module: str):
     ImportError
         The extension was built for a core ABI this core cannot serve.
 
-    Example
-    -------
+    Examples
+    --------
     In a sibling's ``__init__.py``::
 
         import retrograd.core as _core
