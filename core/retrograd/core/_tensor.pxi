@@ -193,7 +193,7 @@ cdef class Tensor:
     __array_priority__ = 1000
 
     def __array_function__(self, func, types, args, kwargs):
-        # NumPy's functions keep NumPy's meaning on tensors (README), computed
+        # NumPy's functions keep NumPy's meaning on tensors (docs/from_pytorch.md), computed
         # by retrograd ops so the graph is recorded: np.sum(t, axis=0) is
         # rg.sum(t, dim=0). The NumPy-name -> op table is _numpy_protocol.py.
         # A function with no counterpart runs on the arrays when no tensor
