@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-import retrograd.forward_ad as fwAD
 
 
 class Sub(rg.Tensor):
@@ -60,7 +59,9 @@ def test_functions_backward_arguments_and_grad():
     assert g.tolist() == [2.0, 4.0]
 
 
+@pytest.mark.requires("retrograd-forward-ad")
 def test_forward_ad_through_a_subclass():
+    import retrograd.forward_ad as fwAD
     with fwAD.dual_level():
         d = fwAD.make_dual(sub([1.0, 2.0], False), sub([1.0, 0.0], False))
         assert fwAD.unpack_dual(d * d).tangent.tolist() == [2.0, 0.0]

@@ -215,6 +215,7 @@ def test_blas_threads_of_the_user_are_kept(tmp_path):
     assert proc.stdout.splitlines() == ["user", "BLAS threads: as the environment sets them (OPENBLAS_NUM_THREADS=1)"]
 
 
+@pytest.mark.requires("retrograd-profiler")        # without it the demo says so and writes no trace
 def test_quick_run_writes_a_trace_with_op_events(quick_run):
     proc, out = quick_run
     trace = out / "trace.json"

@@ -70,6 +70,7 @@ def test_newton_fit():
     np.testing.assert_allclose(results["trust-ncg"].x, results["Newton-CG"].x, atol=1e-6)
 
 
+@pytest.mark.requires("retrograd-forward-ad")
 def test_forward_jacobian():
     res = load("forward_jacobian").main()
     assert res["forward"].shape == (50, 3)
