@@ -482,8 +482,35 @@ cdef _mark_multi_output_views(list outs, str label):
 # Each piece is a basic-getitem view (its backward is getitem's), marked as
 # one of several views of one op, as torch's UnbindBackward0 outputs are.
 def unbind(input, dim=0):
-    """torch.unbind: the slices of ``input`` along ``dim``, each without
-    that dim, as a tuple of views."""
+    """The slices of ``input`` along ``dim``, each without that dim, as a tuple of views.
+
+    As torch.unbind; the gradient of each piece flows back to its slice.
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to slice.
+    dim : int, optional
+        The dim to remove (default 0).
+
+    Returns
+    -------
+    tuple of Tensor
+        One view per entry of ``dim``.
+
+    Raises
+    ------
+    IndexError
+        If ``input`` is 0-dimensional.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.unbind(rg.tensor([[1, 2], [3, 4]]))
+    (tensor([1, 2]), tensor([3, 4]))
+    >>> rg.unbind(rg.tensor([[1, 2], [3, 4]]), 1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
     cdef Tensor t = _as_tensor_arg(input)
     shape = t._array.shape
     if len(shape) == 0:

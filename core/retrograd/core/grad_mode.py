@@ -71,6 +71,27 @@ class _DecoratorContextManager:
         return wrapper
 
     def clone(self):
+        """A new context manager of the same kind and settings, not yet entered.
+
+        What the decorator form uses so that each call of the decorated
+        function enters a fresh one (a context manager saves the state it
+        restores, so one object cannot be entered twice at once).
+
+        Returns
+        -------
+        object
+            The copy.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> mode = rg.no_grad()
+        >>> with mode.clone():
+        ...     print(rg.is_grad_enabled())
+        False
+        >>> rg.is_grad_enabled()
+        True
+        """
         return self.__class__()
 
 
