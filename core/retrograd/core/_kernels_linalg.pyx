@@ -470,7 +470,8 @@ cdef tuple k_topk(object a, object k, object dim, bint largest, bint sorted):
         return arr.copy(), _xp(arr).zeros((), dtype=np.int64)
     d = _wrap_dim(dim, arr.ndim)
     idx = _sort_indices(arr, d, largest)
-    idx = np.take(idx, np.arange(k), axis=d)
+    # the first k along d, by slicing (works the same on NumPy and CuPy arrays)
+    idx = idx[(slice(None),) * d + (slice(0, k),)].copy()
     return np.take_along_axis(arr, idx, axis=d), idx
 
 
@@ -588,10 +589,11 @@ cdef tuple k_linalg_lstsq(object a, object b, object rcond, object driver):
     A3 = np.broadcast_to(a, batch + (m, n)).reshape((nb, m, n))
     B3 = np.broadcast_to(bm, batch + (m, k)).reshape((nb, m, k))
     tol = np.finfo(a.dtype).eps * _bi.max(m, n) if rcond is None else rcond
-    X = np.zeros((nb, n, k), dtype=a.dtype)
-    ranks = np.zeros((nb,), dtype=np.int64)
-    svals = np.zeros((nb, _bi.min(m, n)), dtype=np.finfo(a.dtype).dtype)
-    res = np.zeros((nb, k), dtype=np.finfo(a.dtype).dtype)
+    xp = _xp(a)             # results on A's device (NumPy or CuPy)
+    X = xp.zeros((nb, n, k), dtype=a.dtype)
+    ranks = xp.zeros((nb,), dtype=np.int64)
+    svals = xp.zeros((nb, _bi.min(m, n)), dtype=np.finfo(a.dtype).dtype)
+    res = xp.zeros((nb, k), dtype=np.finfo(a.dtype).dtype)
     for i in range(nb):
         if m == 0 or n == 0 or k == 0:
             continue            # nothing to solve: torch reports rank 0
@@ -602,11 +604,11 @@ cdef tuple k_linalg_lstsq(object a, object b, object rcond, object driver):
     X = X.reshape(batch + (n, k))
     if vec:
         X = X[..., 0]
-    empty = np.zeros((0,), dtype=np.finfo(a.dtype).dtype)
+    empty = xp.zeros((0,), dtype=np.finfo(a.dtype).dtype)
     full_rank = bool(np.all(ranks == n))
     residuals = (res.reshape(batch + ((k,) if not vec else ())) if driver != "gelsy" and m > n and full_rank
                  else empty)
-    rank = ranks.reshape(batch) if driver != "gels" else np.zeros((0,), dtype=np.int64)
+    rank = ranks.reshape(batch) if driver != "gels" else xp.zeros((0,), dtype=np.int64)
     singular_values = svals.reshape(batch + (_bi.min(m, n),)) if driver in ("gelsd", "gelss") else empty.copy()
     if driver == "gels" and not full_rank:
         raise LinAlgError("torch.linalg.lstsq: The least squares solution could not be computed because the "

@@ -70,7 +70,8 @@ class Parameter(Tensor):
                 "make one with rg.tensor(...) first")
         # data.detach() as a Parameter: the array (NumPy or CuPy), the device
         # and the version counter are shared, not copied
-        return Tensor._make_subclass(cls, data, bool(requires_grad))
+        # (private, so not in core's stub)
+        return Tensor._make_subclass(cls, data, bool(requires_grad))  # type: ignore[attr-defined]
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         # __new__ made it; Tensor.__init__ would rebuild the array from data
