@@ -16,13 +16,13 @@ from __future__ import annotations
 import functools
 import itertools
 import warnings
-import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable
 from copy import deepcopy
 from typing import Any, TypeAlias
 
 from retrograd.core import Tensor, tensor, enable_grad
+from retrograd.utils.hooks import RemovableHandle
 from retrograd.core.extending import increment_version as _increment_version
 
 __all__ = ["Optimizer"]
@@ -41,34 +41,11 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-class _RemovableHandle:
-    """Removes one hook from the dict it was registered in (``handle.remove()``, or a ``with`` block)."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict: OrderedDict) -> None:
-        # A weak reference: a handle kept by the user must not keep the
-        # optimizer's hook table alive.
-        self._hooks_ref = weakref.ref(hooks_dict)
-        self.id = next(_RemovableHandle._ids)
-
-    def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self) -> "_RemovableHandle":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
-
-
 _global_optimizer_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
 _global_optimizer_post_hooks: OrderedDict[int, Callable] = OrderedDict()
 
 
-def register_optimizer_step_pre_hook(hook: Callable) -> _RemovableHandle:
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
     """Register a hook that runs before the ``step()`` of every optimizer.
 
     Parameters
@@ -93,12 +70,12 @@ def register_optimizer_step_pre_hook(hook: Callable) -> _RemovableHandle:
     before SGD
     >>> h.remove()
     """
-    handle = _RemovableHandle(_global_optimizer_pre_hooks)
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
     _global_optimizer_pre_hooks[handle.id] = hook
     return handle
 
 
-def register_optimizer_step_post_hook(hook: Callable) -> _RemovableHandle:
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     """Register a hook that runs after the ``step()`` of every optimizer.
 
     Parameters
@@ -122,7 +99,7 @@ def register_optimizer_step_post_hook(hook: Callable) -> _RemovableHandle:
     after tensor([0.5], requires_grad=True)
     >>> h.remove()
     """
-    handle = _RemovableHandle(_global_optimizer_post_hooks)
+    handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
 
@@ -382,7 +359,7 @@ class Optimizer:
         if not getattr(cls.step, "hooked", False):
             cls.step = _hook_step(cls.step)  # type: ignore[method-assign]
 
-    def register_step_pre_hook(self, hook: Callable) -> _RemovableHandle:
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Register a hook that runs before each ``step()`` of this optimizer.
 
         Parameters
@@ -416,11 +393,11 @@ class Optimizer:
         >>> p
         tensor([0.], requires_grad=True)
         """
-        handle = _RemovableHandle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
-    def register_step_post_hook(self, hook: Callable) -> _RemovableHandle:
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """Register a hook that runs after each ``step()`` of this optimizer.
 
         Parameters
@@ -443,11 +420,11 @@ class Optimizer:
         >>> opt.step()
         now tensor([0.5], requires_grad=True)
         """
-        handle = _RemovableHandle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
-    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register a hook ``hook(optimizer) -> None`` that runs before :meth:`state_dict` builds its dict.
 
         Parameters
@@ -470,13 +447,13 @@ class Optimizer:
         >>> sd = opt.state_dict()
         saving
         """
-        handle = _RemovableHandle(self._optimizer_state_dict_pre_hooks)
+        handle = RemovableHandle(self._optimizer_state_dict_pre_hooks)
         self._optimizer_state_dict_pre_hooks[handle.id] = hook
         if prepend:
             self._optimizer_state_dict_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register a hook ``hook(optimizer, state_dict) -> state_dict or None`` that runs on
         :meth:`state_dict`'s result; a returned dict replaces it.
 
@@ -502,13 +479,13 @@ class Optimizer:
         >>> opt.state_dict()["tag"]
         'v1'
         """
-        handle = _RemovableHandle(self._optimizer_state_dict_post_hooks)
+        handle = RemovableHandle(self._optimizer_state_dict_post_hooks)
         self._optimizer_state_dict_post_hooks[handle.id] = hook
         if prepend:
             self._optimizer_state_dict_post_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register a hook ``hook(optimizer, state_dict) -> state_dict or None`` that runs before
         :meth:`load_state_dict` loads; a returned dict is loaded instead.
 
@@ -536,13 +513,13 @@ class Optimizer:
         >>> opt.param_groups[0]["lr"]
         0.05
         """
-        handle = _RemovableHandle(self._optimizer_load_state_dict_pre_hooks)
+        handle = RemovableHandle(self._optimizer_load_state_dict_pre_hooks)
         self._optimizer_load_state_dict_pre_hooks[handle.id] = hook
         if prepend:
             self._optimizer_load_state_dict_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register a hook ``hook(optimizer) -> None`` that runs after :meth:`load_state_dict`.
 
         Parameters
@@ -565,7 +542,7 @@ class Optimizer:
         >>> opt.load_state_dict(opt.state_dict())
         loaded
         """
-        handle = _RemovableHandle(self._optimizer_load_state_dict_post_hooks)
+        handle = RemovableHandle(self._optimizer_load_state_dict_post_hooks)
         self._optimizer_load_state_dict_post_hooks[handle.id] = hook
         if prepend:
             self._optimizer_load_state_dict_post_hooks.move_to_end(handle.id, last=False)

@@ -11,7 +11,8 @@ import numpy as np
 
 from retrograd.core import Device, Tensor, no_grad
 from retrograd.nn.parameter import Parameter
-from retrograd.nn.modules._hooks import BackwardHook, RemovableHandle
+from retrograd.nn.modules._hooks import BackwardHook
+from retrograd.utils.hooks import RemovableHandle
 
 __all__ = ["Module"]
 
