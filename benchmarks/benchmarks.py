@@ -158,3 +158,30 @@ class ProfiledChain:
 
     def time_profiled_chain(self, record_shapes):
         self.fn()
+
+
+class Compiled:
+    """rg.compile (retrograd-compile): overhead_chain's and overhead_wide's
+    functions compiled, forward + backward, after the first (tracing) call;
+    skipped where retrograd-compile is not installed."""
+    params = ["chain", "wide"]
+    param_names = ["workload"]
+
+    def setup(self, workload):
+        import numpy as np
+        try:
+            import retrograd as rg
+            import retrograd.compile  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("retrograd-compile is not installed")
+        try:
+            from . import compile_compare as C
+        except ImportError:
+            import compile_compare as C
+        f = C.chain_rg(rg, W.CHAIN_OPS // 3) if workload == "chain" else C.wide_rg(rg)
+        x0 = np.random.default_rng(0 if workload == "chain" else 1).standard_normal(16)
+        self.fn = C.grad_step(rg, rg.compile(f), x0)
+        self.fn()
+
+    def time_compiled(self, workload):
+        self.fn()

@@ -1,6 +1,7 @@
 """retrograd vs PyTorch vs hand-written NumPy, side by side in one run.
 
     python benchmarks/compare.py [--quick] [--only overhead_chain,mlp_step] [--no-torch]
+    python benchmarks/compare.py --device cuda [--quick] [--no-torch]   (cuda_compare.py)
 
 Times each workload of workloads.py (best of several repeats, after a warm-up)
 and prints microseconds per op (or milliseconds per step) and the ratios to
@@ -69,6 +70,20 @@ def fmt_ratio(a, b):
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--device" in argv or any(a.startswith("--device=") for a in argv):
+        # the GPU workloads have their own script (they need CuPy and a device)
+        dev_ap = argparse.ArgumentParser(add_help=False)
+        dev_ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+        dev_args, rest = dev_ap.parse_known_args(argv)
+        if dev_args.device == "cuda":
+            import cuda_compare
+            return cuda_compare.main(rest)
+        argv = rest
+    if "--compile" in argv:
+        # rg.compile's workloads (issue 18) have their own script
+        import compile_compare
+        return compile_compare.main([a for a in argv if a != "--compile"])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repeats, smaller deep_chain")
     ap.add_argument("--only", default="", help="comma-separated workloads")

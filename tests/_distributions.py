@@ -30,6 +30,8 @@ PROVIDES = {
     "retrograd": "retrograd.autograd",
     "retrograd-forward-ad": "retrograd.forward_ad",
     "retrograd-profiler": "retrograd.profiler",
+    "retrograd-distributed": "retrograd.distributed",
+    "retrograd-compile": "retrograd.compile",
 }
 
 # tests/<folder>/ -> the distributions its modules import at the top
@@ -38,6 +40,8 @@ FOLDER_REQUIRES = {
     "install": ("retrograd-core",),
     "forward_ad": ("retrograd", "retrograd-forward-ad"),
     "profiler": ("retrograd", "retrograd-profiler"),
+    "distributed": ("retrograd", "retrograd-distributed"),
+    "compile": ("retrograd", "retrograd-compile"),
 }
 DEFAULT_REQUIRES = ("retrograd",)
 

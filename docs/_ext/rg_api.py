@@ -40,7 +40,7 @@ class ApiModule:
 _RG_GROUPS = (
     ("Tensors", ["Tensor", "is_tensor"]),
     ("Creating tensors", ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
-                          "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like"]),
+                          "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "from_dlpack"]),
     ("Random numbers", ["manual_seed", "get_rng", "rand", "randn", "randint", "randperm", "rand_like",
                         "randn_like"]),
     ("Gradient modes", ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -81,9 +81,30 @@ MODULES: tuple[ApiModule, ...] = (
               "Datasets, samplers and the DataLoader (``torch.utils.data``)."),
     ApiModule("retrograd.utils.checkpoint", "retrograd.utils.checkpoint",
               "Activation checkpointing: recompute instead of saving (``torch.utils.checkpoint``)."),
+    ApiModule("retrograd.cuda", "retrograd.cuda",
+              "CUDA devices, streams, events, memory statistics and seeding, over CuPy (``torch.cuda``)."),
+    ApiModule("retrograd.utils.dlpack", "retrograd.utils.dlpack",
+              "Zero-copy exchange with NumPy, CuPy, torch and JAX arrays (``torch.utils.dlpack``)."),
     ApiModule("retrograd.linalg", "retrograd.linalg", "Linear algebra (``torch.linalg``)."),
     ApiModule("retrograd.profiler", "retrograd.profiler",
               "The profiler (``torch.profiler``; the ``retrograd-profiler`` distribution)."),
+    ApiModule("retrograd.nn.parallel", "retrograd.nn.parallel",
+              "DistributedDataParallel and the comm ops between devices (``torch.nn.parallel``)."),
+    ApiModule("retrograd.nn.parallel.comm", "retrograd.nn.parallel.comm",
+              "Broadcast, scatter, gather and reduce-add across the devices of one process, "
+              "differentiable (``torch.nn.parallel.comm``)."),
+    ApiModule("retrograd.distributed", "retrograd.distributed",
+              "Process groups and collectives over MPI (``torch.distributed``; the "
+              "``retrograd-distributed`` distribution)."),
+    ApiModule("retrograd.distributed.nn.functional", "retrograd.distributed.nn.functional",
+              "Collectives that autograd differentiates (``torch.distributed.nn.functional``)."),
+    ApiModule("retrograd.distributed.run", "retrograd.distributed.run",
+              "The launcher: ``python -m retrograd.distributed.run --nproc N script.py``."),
+    ApiModule("retrograd.compile", "retrograd.compile",
+              "Tracing compiler: forward and backward as straight-line programs (``torch.compile``; "
+              "the ``retrograd-compile`` distribution)."),
+    ApiModule("retrograd.compile.exc", "retrograd.compile.exc",
+              "The errors of ``rg.compile`` (``torch._dynamo.exc``)."),
 )
 
 
@@ -105,7 +126,8 @@ def _documentable(obj) -> bool:
 
 
 # the optional distributions' modules: an install set may lack them
-_OPTIONAL = ("retrograd.forward_ad", "retrograd.profiler")
+_OPTIONAL = ("retrograd.forward_ad", "retrograd.profiler", "retrograd.distributed", "retrograd.compile",
+             "retrograd.compile.exc")
 
 
 def _absent(module: str) -> bool:

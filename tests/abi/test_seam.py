@@ -24,6 +24,8 @@ SIBLINGS = {
     "retrograd-engine": ROOT / "engine" / "retrograd" / "engine",
     "retrograd-forward-ad": ROOT / "forward_ad" / "retrograd" / "forward_ad",
     "retrograd-profiler": ROOT / "profiler" / "retrograd" / "profiler",
+    "retrograd-distributed": ROOT / "distributed" / "retrograd" / "distributed",
+    "retrograd-compile": ROOT / "compile" / "retrograd" / "compile",
     "retrograd": ROOT / "packages" / "retrograd" / "retrograd",
 }
 SOURCE_SUFFIXES = {".py", ".pyx", ".pxi", ".pxd"}
@@ -258,7 +260,8 @@ def _compiled_modules():
     out = []
     for dist, mod in [("retrograd-engine", "retrograd.engine._engine"),
                       ("retrograd-forward-ad", "retrograd.forward_ad._dual"),
-                      ("retrograd-profiler", "retrograd.profiler._collector")]:
+                      ("retrograd-profiler", "retrograd.profiler._collector"),
+                      ("retrograd-compile", "retrograd.compile._tracer")]:
         try:
             spec = importlib.util.find_spec(mod)
         except ImportError:

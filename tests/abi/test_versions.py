@@ -19,10 +19,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEADERS = ROOT / "tests" / "abi" / "headers"
 FOLDERS = {"retrograd-core": "core", "retrograd-engine": "engine", "retrograd": "packages/retrograd",
-           "retrograd-forward-ad": "forward_ad", "retrograd-profiler": "profiler"}
+           "retrograd-forward-ad": "forward_ad", "retrograd-profiler": "profiler",
+           "retrograd-distributed": "distributed", "retrograd-compile": "compile"}
 MODULES = {"retrograd-core": "retrograd.core", "retrograd-engine": "retrograd.engine",
            "retrograd": "retrograd", "retrograd-forward-ad": "retrograd.forward_ad",
-           "retrograd-profiler": "retrograd.profiler"}
+           "retrograd-profiler": "retrograd.profiler", "retrograd-distributed": "retrograd.distributed",
+           "retrograd-compile": "retrograd.compile"}
 PRESENT = {d: f for d, f in FOLDERS.items() if (ROOT / f / "pyproject.toml").exists()}
 
 
@@ -85,8 +87,10 @@ def test_umbrella_offers_the_optional_distributions_as_extras():
     extras = _project("packages/retrograd")["optional-dependencies"]
     assert [r.split(">=")[0] for r in extras["forward-ad"]] == ["retrograd-forward-ad"]
     assert [r.split(">=")[0] for r in extras["profiler"]] == ["retrograd-profiler"]
+    assert [r.split(">=")[0] for r in extras["distributed"]] == ["retrograd-distributed"]
     assert [r.split(">=")[0] for r in extras["graph"]] == ["graphviz"]      # to_dot(...).render()
-    assert extras["all"] == ["retrograd[forward-ad,profiler,graph]"]
+    assert [r.split(">=")[0] for r in extras["compile"]] == ["retrograd-compile"]
+    assert extras["all"] == ["retrograd[forward-ad,profiler,distributed,compile,graph]"]
     deps = [re.match(r"[\w-]+", r).group(0) for r in _project("packages/retrograd")["dependencies"]]
     assert "retrograd-core" in deps and "retrograd-engine" in deps
     for reqs in [*extras.values(), _project("packages/retrograd")["dependencies"]]:
@@ -132,6 +136,7 @@ def test_installed_umbrella_metadata_declares_the_extras():
     extra = {_specifiers(r)[0]: r.split(";")[1] for r in reqs if ";" in r}
     assert 'extra == "forward-ad"' in extra["retrograd-forward-ad"]
     assert 'extra == "profiler"' in extra["retrograd-profiler"]
+    assert 'extra == "distributed"' in extra["retrograd-distributed"]
     assert set(md.metadata("retrograd").get_all("Provides-Extra")) >= {"forward-ad", "profiler", "all"}
 
 

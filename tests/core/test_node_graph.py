@@ -204,3 +204,19 @@ def test_error_node_raises_its_message():
     e = rg.Error("this op has no backward")
     with pytest.raises(RuntimeError, match="no backward"):
         e(rg.tensor([1.0]))
+
+
+def test_error_node_takes_edges_in_every_form_and_refuses_others():
+    # Error's edges come from Python: an Edge, a (node, input_nr) pair as in
+    # next_functions, or None. Anything else is a TypeError, never a crash
+    # (an unchecked cast here once segfaulted on a plain pair).
+    x = rg.tensor([1., 2.], requires_grad=True)
+    y = x * 3
+    for edge in (rg.Edge(y.grad_fn, 0), (y.grad_fn, 0)):
+        node = rg.DelayedError("reached", (edge, None))
+        assert node.next_functions == ((y.grad_fn, 0), (None, 0))
+        with pytest.raises(RuntimeError, match="reached"):
+            node(rg.ones(2))
+    for bad in ((y.grad_fn,), ("MulBackward0", 0), (y.grad_fn, 0, 1), 3, (y.grad_fn, "0")):
+        with pytest.raises(TypeError, match=r"next_edges\[0\]"):
+            rg.Error("m", (bad,))

@@ -65,3 +65,19 @@ def test_unknown_attribute_is_still_an_attribute_error():
         rg.no_such_subpackage  # noqa: B018
     with pytest.raises(AttributeError, match="no_such_subpackage"):
         rg.autograd.no_such_subpackage  # noqa: B018
+
+
+@pytest.mark.requires("retrograd")
+@pytest.mark.absent("retrograd-distributed")
+def test_distributed_names_its_distribution():
+    rg = importlib.import_module("retrograd")
+    _expect_missing(lambda: rg.distributed, "retrograd-distributed")
+    # DDP lives in the umbrella (torch's place) and needs the distribution
+    _expect_missing(lambda: rg.nn.parallel.DistributedDataParallel(rg.nn.Linear(1, 1)),
+                    "retrograd-distributed")
+
+
+@pytest.mark.requires("retrograd", "retrograd-distributed")
+def test_distributed_is_the_installed_distribution():
+    rg = importlib.import_module("retrograd")
+    assert rg.distributed is importlib.import_module("retrograd.distributed")

@@ -41,6 +41,7 @@ from retrograd.core.grad_mode import (  # noqa: F401
 from retrograd.core._autograd import backward, grad  # noqa: F401
 from retrograd.core._creation import *  # noqa: F401,F403
 from retrograd.core._creation import __all__ as _creation_all
+from retrograd.core._dlpack import from_dlpack  # noqa: F401
 
 from retrograd.core._version import __version__  # noqa: E402,F401
 
@@ -57,7 +58,25 @@ del _name
 
 
 def get_include() -> str:
-    """The directory to put on Cython's include path to ``cimport retrograd.core.abi``."""
+    """The directory to put on Cython's include path to ``cimport retrograd.core.abi``.
+
+    A distribution that extends core in Cython (as the engine does) compiles
+    against core's ``abi.pxd``; its build passes this directory to Cython
+    (``-I``) and to the C compiler.
+
+    Returns
+    -------
+    str
+        An existing directory that holds ``retrograd/core/abi.pxd``.
+
+    Examples
+    --------
+    >>> import os
+    >>> import retrograd as rg
+    >>> inc = rg.get_include()
+    >>> os.path.isfile(os.path.join(inc, "retrograd", "core", "abi.pxd"))
+    True
+    """
     here = _os.path.dirname(_os.path.abspath(__file__))
     include = _os.path.join(here, "include")
     if not _os.path.isdir(include):
@@ -74,6 +93,31 @@ def check_abi(consumer: str, built_against: tuple, running: tuple = ABI_VERSION)
     Compatible means: same major, and the running minor is at least the one
     built against (minors only append). Every consumer calls this at import,
     before touching any core type (abi.pxd, rule 3; docs/design.md, "The ABI").
+
+    Parameters
+    ----------
+    consumer : str
+        The distribution's name, as pip knows it (named in the error).
+    built_against : tuple of (int, int)
+        The core ABI ``(major, minor)`` the consumer was compiled against.
+    running : tuple of (int, int)
+        The core ABI to check against: the installed core's
+        ``ABI_VERSION`` unless given.
+
+    Raises
+    ------
+    ImportError
+        The majors differ, or the running minor is older than the one built
+        against; the message says what to install or rebuild.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.check_abi("my-extension", (1, 0), running=(1, 3))
+    >>> rg.check_abi("my-extension", (1, 4), running=(1, 3))
+    Traceback (most recent call last):
+        ...
+    ImportError: my-extension was built against retrograd-core ABI 1.4, but the installed ...
     """
     bmaj, bmin = built_against
     rmaj, rmin = running
@@ -156,7 +200,7 @@ __all__ = [
     "GraphRoot", "Error", "DelayedError", "VersionCounter", "Device", "RemovableHandle", "device",
     "set_virtual_cpu_devices", "num_virtual_cpu_devices", "no_grad", "enable_grad",
     "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-    "backward", "grad", "get_include", "check_abi", "import_extension", "sum_to", *OPS, *_creation_all,
+    "backward", "grad", "get_include", "check_abi", "import_extension", "sum_to", "from_dlpack", *OPS, *_creation_all,
 ]
 
 # --- reductions and linear algebra ---

@@ -14,7 +14,7 @@ from retrograd.core._ops cimport (
     _rg_anomaly_flags, _rg_set_anomaly_flags, _rg_register_op_outputs, _rg_op_events_active,
     _rg_op_event_enter, _rg_op_event_exit, _rg_register_engine_batched, _rg_node_batching,
     _rg_apply_batched, _rg_op_batched, _rg_graph_root, _rg_set_view_of,
-    _rg_saved_tensors_hooks_state, _rg_set_saved_tensors_hooks_state,
+    _rg_saved_tensors_hooks_state, _rg_set_saved_tensors_hooks_state, _rg_register_trace,
 )
 
 
@@ -138,3 +138,7 @@ cdef bint rg_same_dims(object a, object b) noexcept:
         if da[k] != db[k]:
             return False
     return True
+
+
+cdef int rg_register_trace(rg_trace_fn fn) except -1:
+    return _rg_register_trace(fn)

@@ -19,6 +19,8 @@ def _run_batched_backward(tuple roots, tuple grads, bint keep_graph, bint create
                           tuple inputs, Py_ssize_t batch_size):
     """Hand a validated batched backward to the engine's batched slot (see
     _autograd.py's grad(..., is_grads_batched=True))."""
+    if _trace_slot != NULL:
+        _trace_slot(RG_TRACE_BREAK, "grad", roots, (), None)     # see _run_backward
     _get_engine()                       # imports the engine, which fills both slots
     if _engine_batched_slot == NULL:
         raise RuntimeError(

@@ -177,8 +177,62 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
              retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables: Tensor | Sequence[Tensor | None] | None = None,
              inputs: Tensor | Sequence[Tensor] | None = None) -> None:
-    """Accumulate into ``.grad`` of the leaves the gradients of ``tensors``
-    (``torch.autograd.backward``)."""
+    """Accumulate into ``.grad`` of the leaves the gradients of ``tensors``.
+
+    The gradient of the sum of ``tensors`` (each weighted by its entry of
+    ``grad_tensors``) is computed with the chain rule through the graph they
+    were made by, and added to the ``.grad`` of every leaf that requires grad
+    (or only of ``inputs``). ``t.backward(g)`` is ``backward(t, g)``. As
+    ``torch.autograd.backward``.
+
+    Parameters
+    ----------
+    tensors : Tensor or sequence of Tensor
+        The outputs to differentiate.
+    grad_tensors : Tensor, sequence of (Tensor or None), or None
+        The gradient of something with respect to each of ``tensors`` (the
+        "vector" of the vector-Jacobian product), same shape as its tensor.
+        None for a tensor with one element means ``ones``; any other tensor
+        needs one (RuntimeError: "grad can be implicitly created only for
+        scalar outputs").
+    retain_graph : bool or None
+        Keep the graph's saved tensors so that it can be differentiated again.
+        None means ``create_graph``.
+    create_graph : bool
+        Record the backward itself, so the accumulated gradients have a
+        ``grad_fn`` and can be differentiated again (higher-order
+        derivatives). Warns: ``.grad`` then holds a graph that references
+        the parameter; prefer :func:`grad`.
+    grad_variables : Tensor, sequence or None
+        The deprecated name of ``grad_tensors``.
+    inputs : Tensor, sequence of Tensor, or None
+        Accumulate only into these tensors' ``.grad`` (leaves or not); None
+        means every leaf that the graph reaches.
+
+    Raises
+    ------
+    RuntimeError
+        A tensor does not require grad, has no graph, a graph was already
+        freed by an earlier backward, or a gradient has the wrong shape.
+
+    See Also
+    --------
+    grad : the gradients returned instead of accumulated.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2., 3.], requires_grad=True)
+    >>> rg.autograd.backward((x * x).sum())
+    >>> x.grad
+    tensor([2., 4., 6.])
+
+    A non-scalar output needs its gradient; gradients accumulate:
+
+    >>> rg.autograd.backward(x * 2, grad_tensors=rg.ones(3))
+    >>> x.grad
+    tensor([4., 6., 8.])
+    """
     if grad_variables is not None:
         if grad_tensors is not None:
             raise RuntimeError("pass grad_tensors only; grad_variables is its deprecated name")
@@ -215,8 +269,74 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
          grad_outputs: Tensor | Sequence[Tensor | None] | None = None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Tensor, ...]:
-    """Return the gradients of ``outputs`` w.r.t. ``inputs`` without touching
-    ``.grad`` (``torch.autograd.grad``)."""
+    """Return the gradients of ``outputs`` with respect to ``inputs``.
+
+    Computes the vector-Jacobian product of ``outputs`` (weighted by
+    ``grad_outputs``) with respect to each of ``inputs`` and returns it,
+    leaving every ``.grad`` untouched. As ``torch.autograd.grad``.
+
+    Parameters
+    ----------
+    outputs : Tensor or sequence of Tensor
+        The outputs to differentiate.
+    inputs : Tensor or sequence of Tensor
+        The tensors (leaves or not) to differentiate with respect to; each
+        must require grad.
+    grad_outputs : Tensor, sequence of (Tensor or None), or None
+        The gradient with respect to each output, its shape. None for a
+        one-element output means ``ones``.
+    retain_graph : bool or None
+        Keep the graph's saved tensors for another backward. None means
+        ``create_graph``.
+    create_graph : bool
+        Record the backward, so the returned gradients can be differentiated
+        again (Hessians, gradient penalties).
+    only_inputs : bool
+        Deprecated and ignored (warns when False).
+    allow_unused : bool or None
+        Return None for an input the outputs do not depend on, instead of
+        raising. None means ``materialize_grads``.
+    is_grads_batched : bool
+        Treat the first dimension of every ``grad_outputs`` entry as a batch
+        and compute one vector-Jacobian product per row, in one pass (rows
+        of a Jacobian).
+    materialize_grads : bool
+        Return zeros instead of None for unused inputs.
+
+    Returns
+    -------
+    tuple of Tensor
+        One gradient per input, its shape (None for an unused input when
+        ``allow_unused`` is set).
+
+    Raises
+    ------
+    RuntimeError
+        An input does not require grad, is unused (without
+        ``allow_unused``), or the graph was freed by an earlier backward.
+    ValueError
+        ``materialize_grads=True`` with ``allow_unused=False``.
+
+    See Also
+    --------
+    backward : accumulate into ``.grad`` instead.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> a = rg.tensor(2., requires_grad=True)
+    >>> b = rg.tensor(3., requires_grad=True)
+    >>> rg.autograd.grad(a * b, [a, b])
+    (tensor(3.), tensor(2.))
+
+    A second derivative, through ``create_graph``:
+
+    >>> (g,) = rg.autograd.grad(a ** 3, a, create_graph=True)
+    >>> g
+    tensor(12., grad_fn=<MulBackward0>)
+    >>> rg.autograd.grad(g, a)
+    (tensor(12.),)
+    """
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "

@@ -56,7 +56,54 @@ def manual_seed(seed: int) -> np.random.Generator:
     """
     global _rng
     _rng = np.random.default_rng(seed)
+    _seed_cuda(seed, all_devices=True)      # as torch.manual_seed, every device's generator
     return _rng
+
+
+def _seed_cuda(seed, all_devices=True):
+    # CUDA tensors draw from CuPy's random state of their device (see
+    # _CudaGenerator); without CuPy or a GPU there is nothing to seed. The
+    # seed was already checked by NumPy's default_rng; CuPy takes an int
+    # (a sequence seeds NumPy's generator only).
+    if not isinstance(seed, (builtins.int, np.integer)):
+        return
+    try:
+        import cupy
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception:                   # no CuPy, no driver or no device
+        return
+    devices = range(n) if all_devices else [cupy.cuda.runtime.getDevice()]
+    for index in devices:
+        with cupy.cuda.Device(index):
+            cupy.random.seed(builtins.int(seed))
+
+
+class _CudaGenerator:
+    """CuPy's random state of one CUDA device, with the methods of a NumPy
+    Generator that the random factories call: CUDA tensors are drawn on the
+    device (no host draw and copy), from the generator rg.cuda.manual_seed
+    seeds."""
+
+    def __init__(self, device):
+        import cupy
+        self._cupy = cupy
+        self._index = device.index if device.index >= 0 else cupy.cuda.runtime.getDevice()
+
+    def _call(self, name, *args, **kwargs):
+        with self._cupy.cuda.Device(self._index):
+            return getattr(self._cupy.random, name)(*args, **kwargs)
+
+    def random(self, shape):
+        return self._call("random_sample", shape, dtype=np.float64)
+
+    def standard_normal(self, shape):
+        return self._call("standard_normal", shape, dtype=np.float64)
+
+    def integers(self, low, high, size, dtype=np.int64, endpoint=False):
+        return self._call("randint", low, high + 1 if endpoint else high, size=size, dtype=dtype)
+
+    def permutation(self, n):
+        return self._call("permutation", n)
 
 
 def get_rng() -> np.random.Generator:
@@ -85,6 +132,19 @@ def get_rng() -> np.random.Generator:
     if _rng is None:
         _rng = np.random.default_rng()
     return _rng
+
+
+def _traced(t, fn, redraw):
+    # A random factory's tensor. While a tracer listens (retrograd-compile; the
+    # tracing slot's RG_TRACE_RANDOM, abi.pxd) it also gets `redraw`, which
+    # draws a fresh tensor from the generator the caller named (the global
+    # one as it is when called, so manual_seed is honoured), never this one.
+    if _abi._trace_slot_filled():
+        _abi._trace_python_event(_RG_TRACE_RANDOM, fn, (), (t,), redraw)
+    return t
+
+
+_RG_TRACE_RANDOM = 3        # abi.pxd's RG_TRACE_RANDOM
 
 
 def is_tensor(obj) -> bool:
@@ -713,9 +773,14 @@ def _like_input(t, fn):
 
 def _like(fn, t, dtype, device, requires_grad, *args):
     arr = _like_input(t, fn.__name__)
-    dev = device if device is not None else (t.device if isinstance(t, Tensor) else None)
-    return _make(fn(np.asarray(arr) if not isinstance(arr, np.ndarray) else arr, *args,
-                    dtype=_dtype(dtype, fn.__name__)), dev, requires_grad)
+    dev = device if device is not None else (t.device if isinstance(t, Tensor) else
+                                             _cuda_device_of(arr) if _is_cupy(arr) else None)
+    if _is_cupy(arr) and _abi.device(dev).type_name != "cuda":
+        # a host result of a device array's shape: only shape and dtype are
+        # read (np.asarray would copy the data, and CuPy refuses it)
+        arr = np.empty(arr.shape, dtype=arr.dtype)
+    # (a CuPy array stays one: NumPy's function dispatches to CuPy's)
+    return _make(fn(arr, *args, dtype=_dtype(dtype, fn.__name__)), dev, requires_grad)
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -908,10 +973,12 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     >>> bool((a >= 0).all() and (a < 1).all())
     True
     """
-    g = generator or get_rng()
+    g = _generator(generator, "rand", device)
     shape = _shape(size, "rand")
     dt = _dtype(dtype, "rand") or np.dtype(np.float64)
-    return _make(_alloc("rand", lambda: g.random(shape).astype(dt, copy=False), shape), device, requires_grad)
+    return _traced(_make(_alloc("rand", lambda: g.random(shape).astype(dt, copy=False), shape), device,
+                         requires_grad),
+                   "rand", lambda: rand(*size, dtype=dtype, device=device, generator=generator))
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
@@ -955,16 +1022,22 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     >>> x
     tensor([ 0.12573022, -0.13210486,  0.64042265])
     """
-    g = generator or get_rng()
+    g = _generator(generator, "randn", device)
     shape = _shape(size, "randn")
     dt = _dtype(dtype, "randn") or np.dtype(np.float64)
-    return _make(_alloc("randn", lambda: g.standard_normal(shape).astype(dt, copy=False), shape), device,
-                 requires_grad)
+    return _traced(_make(_alloc("randn", lambda: g.standard_normal(shape).astype(dt, copy=False), shape),
+                         device, requires_grad),
+                   "randn", lambda: randn(*size, dtype=dtype, device=device, generator=generator))
 
 
-def _generator(generator, fn):
-    # generator=: an np.random.Generator (retrograd's own when None)
+def _generator(generator, fn, device=None):
+    # generator=: an np.random.Generator (retrograd's own when None; for a
+    # CUDA device, that device's CuPy generator)
     if generator is None:
+        if device is not None:
+            dev = _abi.device(device)
+            if dev.type_name == "cuda":
+                return _CudaGenerator(dev)
         return get_rng()
     if not isinstance(generator, np.random.Generator):
         raise TypeError(f"{fn}(): argument 'generator' must be a numpy.random.Generator (for example "
@@ -1053,13 +1126,14 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if requires_grad and dt.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients; pass a "
                            "floating dtype to randint (dtype=rg.float64)")
-    g = _generator(generator, "randint")
+    g = _generator(generator, "randint", device)
     if dt.kind in "iu":
         info = np.iinfo(dt)
         if n and (lo < info.min or hi - 1 > info.max):
             raise RuntimeError(f"randint(): the range [{lo}, {hi}) does not fit in {dt}; pick a wider dtype")
     make = lambda: g.integers(lo, hi, size=shape, dtype=np.int64, endpoint=False).astype(dt, copy=False)  # noqa: E731
-    return _make(_alloc("randint", make, shape), device, requires_grad)
+    return _traced(_make(_alloc("randint", make, shape), device, requires_grad), "randint",
+                   lambda: randint(low, high, size, generator=generator, dtype=dtype, device=device))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -1109,9 +1183,10 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
                            "floating dtype to randperm (dtype=rg.float64)")
     if dt.kind in "iu" and n and n - 1 > np.iinfo(dt).max:
         raise RuntimeError(f"randperm(): n={n} is too large for the dtype {dt}; pick a wider dtype")
-    g = _generator(generator, "randperm")
-    return _make(_alloc("randperm", lambda: g.permutation(n).astype(dt, copy=False), (n,)), device,
-                 requires_grad)
+    g = _generator(generator, "randperm", device)
+    return _traced(_make(_alloc("randperm", lambda: g.permutation(n).astype(dt, copy=False), (n,)),
+                         device, requires_grad),
+                   "randperm", lambda: randperm(n, generator=generator, dtype=dtype, device=device))
 
 
 def _random_like(fn, draw, t, dtype, device, requires_grad, generator, complex_scale=1.0):
@@ -1120,9 +1195,9 @@ def _random_like(fn, draw, t, dtype, device, requires_grad, generator, complex_s
     if dt.kind not in "fc":
         raise RuntimeError(f"{fn}(): expected a floating dtype, got {dt} (\"check_uniform_bounds\" not "
                            f"implemented for it); pass dtype=rg.float64 or a floating input")
-    g = _generator(generator, fn)
     shape = tuple(arr.shape)
     dev = device if device is not None else (t.device if isinstance(t, Tensor) else None)
+    g = _generator(generator, fn, dev)
     if dt.kind == "c":
         real = np.finfo(dt).dtype
 
@@ -1135,7 +1210,8 @@ def _random_like(fn, draw, t, dtype, device, requires_grad, generator, complex_s
     else:
         def make():
             return draw(g, shape).astype(dt, copy=False)
-    return _make(_alloc(fn, make, shape), dev, requires_grad)
+    return _traced(_make(_alloc(fn, make, shape), dev, requires_grad), fn,
+                   lambda: _random_like(fn, draw, t, dtype, device, False, generator, complex_scale))
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:

@@ -11,7 +11,32 @@ from retrograd.core._ops import device  # no-cython-lint
 
 
 cdef class Device:
-    """A device, as ``torch.device``: ``Device("cpu")``, ``Device("cpu:1")``, ``Device("cuda:0")``."""
+    """A device, as ``torch.device``: where a tensor's data lives and its nodes run.
+
+    Made by :func:`retrograd.device` (``rg.device("cuda:0")``), never by
+    calling the class; one object per device. It compares equal to its
+    string form, hashes by device and pickles by name.
+
+    Attributes
+    ----------
+    type : int
+        The device kind as core's C code numbers it (0 for CPU, 1 for CUDA);
+        :attr:`type_name` is its name.
+    index : int
+        The device number: -1 for plain ``"cpu"``, N for ``"cpu:N"`` and
+        ``"cuda:N"``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> d = rg.device("cuda:1")
+    >>> d
+    device(type='cuda', index=1)
+    >>> d.type_name, d.index, str(d)
+    ('cuda', 1, 'cuda:1')
+    >>> rg.zeros(2).device == "cpu"
+    True
+    """
 
     def __cinit__(self, *args):
         pass
@@ -50,4 +75,5 @@ cdef class Device:
 
     @property
     def type_name(self):
+        """The device type's name, ``"cpu"`` or ``"cuda"`` (``torch.device.type``)."""
         return "cpu" if self.type == RG_DEV_CPU else "cuda"

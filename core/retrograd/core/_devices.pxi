@@ -59,15 +59,68 @@ cdef Device _parse_device(object spec):
 
 
 def device(spec):
-    """Return the Device for ``spec`` ('cpu', 'cpu:1', 'cuda', 'cuda:0' or a Device)."""
+    """Return the Device that ``spec`` names, as ``torch.device``.
+
+    Devices are interned: every call for one device returns the same
+    object, and a Device compares equal to its string form.
+
+    Parameters
+    ----------
+    spec : str or Device
+        ``"cpu"``; ``"cpu:N"`` for a virtual CPU device (see
+        :func:`set_virtual_cpu_devices`); ``"cuda"`` (device 0) or
+        ``"cuda:N"`` for a CuPy GPU; or a Device, returned as it is.
+
+    Returns
+    -------
+    Device
+
+    Raises
+    ------
+    ValueError
+        An unknown device type or a malformed index.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.device("cpu")
+    device(type='cpu')
+    >>> rg.device("cuda:1")
+    device(type='cuda', index=1)
+    >>> rg.device("cpu") == "cpu"
+    True
+    """
     return _parse_device(spec)
 
 
-def set_virtual_cpu_devices(int n):
+def set_virtual_cpu_devices(int n) -> None:
     """Configure ``n`` virtual CPU devices, "cpu:1" .. "cpu:n".
 
     Their tensors are NumPy arrays, but the engine runs their graph nodes on a
-    worker thread per device, exactly as it would for CUDA devices.
+    worker thread per device, exactly as it would for CUDA devices: a way to
+    exercise multi-device backward (and code written for several GPUs) on a
+    machine without one. The environment variable
+    ``RETROGRAD_VIRTUAL_CPU_DEVICES`` sets it at import.
+
+    Parameters
+    ----------
+    n : int
+        How many virtual devices, 0 (the default: none) to 255.
+
+    Raises
+    ------
+    ValueError
+        ``n`` is outside [0, 255].
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.set_virtual_cpu_devices(2)
+    >>> x = rg.ones(3, device="cpu:1", requires_grad=True)
+    >>> (x * 2).sum().backward()
+    >>> x.grad, x.grad.device
+    (tensor([2., 2., 2.], device='cpu:1'), device(type='cpu', index=1))
+    >>> rg.set_virtual_cpu_devices(0)
     """
     global _num_virtual_cpu
     if n < 0 or n > 255:
@@ -76,6 +129,19 @@ def set_virtual_cpu_devices(int n):
 
 
 def num_virtual_cpu_devices():
+    """The number of virtual CPU devices "cpu:1" .. "cpu:N" configured.
+
+    Returns
+    -------
+    int
+        N, as set by :func:`set_virtual_cpu_devices` (0 when there are none).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.num_virtual_cpu_devices()
+    0
+    """
     return _num_virtual_cpu
 
 

@@ -256,8 +256,11 @@ cdef object _a_relu_mask(object x):
 
 
 cdef object _t_relu_mask(object x):
+    # As ops (ne, then the cast), not on the array: a create_graph backward
+    # is what rg.compile traces as the backward program, and a mask made on
+    # the array would look like a constant to it.
     cdef Tensor t = <Tensor>x
-    return _rg_wrap((t._array != 0).astype(t._array.dtype), t._device)
+    return _op__to_dtype(_op_ne(t, 0), t._array.dtype)
 
 
 cdef object _a_to_device(object g, Device device):

@@ -213,6 +213,9 @@ def _function_apply(cls, tuple args, dict kwargs):
     cdef _FunctionBase ctx
     cdef Tensor t
     cdef Py_ssize_t i, nin = len(args)
+    if _trace_slot != NULL:
+        # a tracer cannot see into a custom Function's backward: it breaks there
+        _rg_trace_event(RG_TRACE_BREAK, "autograd.Function:" + cls.__name__, args, (), None)
     cdef bint executable = False, any_needs = False
     cdef list is_var = [False] * nin
     cdef list needs = [False] * nin

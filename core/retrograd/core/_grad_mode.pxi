@@ -55,7 +55,25 @@ cdef bint _rg_anomaly_enabled() noexcept nogil:
 
 
 def is_grad_enabled():
-    """True when operations record the autograd graph on this thread."""
+    """Whether operations record the autograd graph on this thread.
+
+    Off inside :func:`no_grad` and :func:`inference_mode`, or after
+    ``set_grad_enabled(False)``; each thread has its own setting, and a new
+    thread starts with it on.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.is_grad_enabled()
+    True
+    >>> with rg.no_grad():
+    ...     rg.is_grad_enabled()
+    False
+    """
     return bool(rg_tls_grad_enabled)
 
 
@@ -65,7 +83,21 @@ def _set_grad_enabled(bint mode):
 
 
 def is_inference_mode_enabled():
-    """True inside ``inference_mode()`` on this thread."""
+    """Whether this thread is inside :func:`inference_mode`.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.is_inference_mode_enabled()
+    False
+    >>> with rg.inference_mode():
+    ...     rg.is_inference_mode_enabled()
+    True
+    """
     return bool(rg_tls_inference_mode)
 
 
@@ -75,10 +107,44 @@ def _set_inference_mode(bint mode):
 
 
 def is_anomaly_enabled():
+    """Whether anomaly detection is on (``autograd.detect_anomaly``).
+
+    While it is on, every node records the traceback of the forward op that
+    made it (shown when its backward fails), and backward checks gradients
+    for NaN as :func:`is_anomaly_check_nan_enabled` says.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.is_anomaly_enabled()
+    False
+    >>> with rg.autograd.set_detect_anomaly(True):
+    ...     rg.is_anomaly_enabled()
+    True
+    """
     return bool(rg_anomaly_mode)
 
 
 def is_anomaly_check_nan_enabled():
+    """Whether anomaly detection, when on, checks gradients for NaN.
+
+    The ``check_nan`` argument of ``autograd.detect_anomaly`` and
+    ``set_detect_anomaly``; True by default, as torch's.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.is_anomaly_check_nan_enabled()
+    True
+    """
     return bool(rg_anomaly_check_nan)
 
 

@@ -14,6 +14,23 @@ cdef tuple _last_shape = ()
 cdef InputMetadata _last_meta = None
 
 
+cdef tuple _checked_edges(tuple edges):
+    # Edges that came from Python: _flatten_edges trusts its input (a cast,
+    # no check), so a wrong entry here would crash in C. A (node, input_nr)
+    # pair is accepted as torch accepts one wherever it takes an edge.
+    cdef list out = []
+    for i, x in enumerate(edges):
+        if x is None or isinstance(x, Edge):
+            out.append(x)
+        elif (isinstance(x, tuple) and len(x) == 2 and (x[0] is None or isinstance(x[0], Node))
+              and isinstance(x[1], int)):
+            out.append(None if x[0] is None else Edge(x[0], x[1]))
+        else:
+            raise TypeError(f"next_edges[{i}] is a {type(x).__name__}: each edge must be an Edge, a "
+                            "(Node, input_nr) pair such as an entry of grad_fn.next_functions, or None")
+    return tuple(out)
+
+
 cdef tuple _flatten_edges(tuple edges):
     # A tuple of Edge (or None) as the flat (fn, nr) pairs set_next_edges takes.
     cdef list flat = []
@@ -33,6 +50,10 @@ cdef inline InputMetadata _new_meta(object array, Device device):
     m.dtype = array.dtype
     m.device = device
     m.is_cupy = type(array) is not ndarray
+    # torch's InputMetadata records the current stream of the output's
+    # device: the engine runs the node's backward on it and makes
+    # gradients made on other streams wait (engine/_streams.pxi)
+    m.stream = _cupy.cuda.get_current_stream() if m.is_cupy else None
     return m
 
 
@@ -50,11 +71,17 @@ cdef inline InputMetadata _intern_meta(object array, Device device):
             if (<object>_cnp.PyArray_DESCR(<_cnp.ndarray>array) is m.dtype
                     and _dims_are(<_cnp.ndarray>array, m.shape)):
                 return m
-        elif m.dtype is array.dtype and m.shape == array.shape:
+        elif m.dtype is array.dtype and m.shape == array.shape and _same_stream(m.stream,
+                                                                                _cupy.cuda.get_current_stream()):
             return m
     m = _new_meta(array, device)
     _last_meta = m
     return m
+
+
+cdef inline bint _same_stream(object a, object b):
+    # CuPy may hand out distinct Stream objects for one stream: compare handles
+    return a is b or (a is not None and b is not None and a.ptr == b.ptr and a.device_id == b.device_id)
 
 
 cdef InputMetadata _input_metadata(object array, Device device, bint interned):
@@ -83,7 +110,40 @@ cdef inline tuple _intern_shape(tuple shape):
 
 
 class RemovableHandle:
-    """Returned by every hook registration; ``remove()`` unregisters the hook."""
+    """Returned by every hook registration of a tensor or node; ``remove()`` unregisters the hook.
+
+    It holds its owner weakly (a handle kept around does not keep a graph
+    alive) and works as a context manager that removes the hook on exit.
+    The hooks of ``rg.nn.Module`` and ``rg.optim.Optimizer`` return
+    ``retrograd.utils.hooks.RemovableHandle``, torch's class for those.
+
+    Parameters
+    ----------
+    owner : Tensor or Node
+        What the hook was registered on.
+    kind : str
+        Which of its hook lists: ``"tensor"``, ``"post_acc"``, ``"pre"``,
+        ``"post"`` or ``"tensor_pre"``.
+
+    Attributes
+    ----------
+    id : int
+        The hook's number, unique in the process.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2.], requires_grad=True)
+    >>> handle = x.register_hook(lambda g: g * 10)
+    >>> (x * 1).sum().backward()
+    >>> x.grad
+    tensor([10., 10.])
+    >>> handle.remove()
+    >>> x.grad = None
+    >>> (x * 1).sum().backward()
+    >>> x.grad
+    tensor([1., 1.])
+    """
 
     __slots__ = ("_owner_ref", "_kind", "id", "__weakref__")
 
@@ -92,7 +152,18 @@ class RemovableHandle:
         self._kind = kind
         self.id = next(_handle_ids)
 
-    def remove(self):
+    def remove(self) -> None:
+        """Unregister the hook; removing twice, or after the owner died, does nothing.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> x = rg.tensor(1., requires_grad=True)
+        >>> with x.register_hook(lambda g: g * 2):
+        ...     (x * 3).backward()
+        >>> x.grad
+        tensor(6.)
+        """
         owner = self._owner_ref()
         if owner is not None:
             _remove_hook(owner, self._kind, self.id)
@@ -152,7 +223,19 @@ cdef object _unwrap_grad(object g, bint create_graph):
 @cython.final
 @cython.trashcan(True)
 cdef class GraphRoot(Node):
-    """The root of a backward with several outputs: hands each its gradient."""
+    """The root of a backward with several outputs: hands each its gradient.
+
+    ``backward((y1, y2), (g1, g2))`` starts the engine at one node whose
+    edges lead to each output's grad_fn and which returns the given
+    gradients: torch's GraphRoot. The engine makes it; users meet it in
+    hooks and the profiler, and can make one to run a graph by hand.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.GraphRoot().name()
+    'GraphRoot'
+    """
     cdef tuple _grads
 
     cdef list apply(self, list grads, bint create_graph):
@@ -264,12 +347,48 @@ cdef AccumulateGrad _make_accumulate_grad(Tensor v):
 
 @cython.trashcan(True)
 cdef class Error(Node):
-    """A node whose backward raises RuntimeError with its message."""
+    """A node whose backward raises RuntimeError with its message.
+
+    Put in a graph where a gradient must not flow (a function that is not
+    differentiable, an op whose derivative is not implemented): the forward
+    runs, and only a backward that reaches the node fails, naming what went
+    wrong. torch's ``Error`` node.
+
+    Parameters
+    ----------
+    msg : str
+        The message of the RuntimeError its backward raises.
+    next_edges : tuple
+        Where the node's gradients would flow: one ``Edge`` (or a
+        ``(node, input_nr)`` pair, or None) per input of the forward op.
+
+    Attributes
+    ----------
+    msg : str
+        The message its backward raises.
+
+    Raises
+    ------
+    TypeError
+        An entry of ``next_edges`` is not an Edge, a ``(Node, int)`` pair or
+        None.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> err = rg.Error("the derivative of my_op is not implemented")
+    >>> err.msg
+    'the derivative of my_op is not implemented'
+    >>> err()
+    Traceback (most recent call last):
+        ...
+    RuntimeError: the derivative of my_op is not implemented
+    """
     cdef readonly str msg
 
     def __init__(self, str msg, tuple next_edges=()):
         self.msg = msg
-        self.set_next_edges(_flatten_edges(next_edges))
+        self.set_next_edges(_flatten_edges(_checked_edges(next_edges)))
 
     cdef list apply(self, list grads, bint create_graph):
         raise RuntimeError(self.msg)
@@ -278,9 +397,33 @@ cdef class Error(Node):
 @cython.final
 @cython.trashcan(True)
 cdef class DelayedError(Error):
-    """Passes gradients through in forward position but raises its message if a
-    backward reaches it (PyTorch's DelayedError: an error deferred until the
-    gradient is actually needed)."""
+    """An Error node for an error deferred until a gradient needs it.
+
+    PyTorch's DelayedError: the forward succeeds and the node sits in the
+    graph; only a backward that reaches it raises its message. (retrograd's
+    own ``once_differentiable`` gives its outputs an :class:`Error` node
+    directly; DelayedError is the class for graphs built by hand.)
+
+    Parameters
+    ----------
+    msg : str
+        The message of the RuntimeError raised when a backward reaches it.
+    next_edges : tuple
+        As :class:`Error`'s.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2.], requires_grad=True)
+    >>> node = rg.DelayedError("trying to differentiate twice a once_differentiable function",
+    ...                        (x.grad_fn,))
+    >>> node.next_functions
+    ((None, 0),)
+    >>> node(rg.ones(2))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: trying to differentiate twice a once_differentiable function
+    """
     pass
 
 

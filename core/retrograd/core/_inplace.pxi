@@ -56,7 +56,21 @@ cdef int _raise_unwritable(Tensor self) except -1:
         "not writeable). Please clone() the tensor before performing the operation.")
 
 
+# While tracing (the tracing slot, abi.pxd), each in-place entry point is one
+# step for the tracer: a begin (the ops inside are reported too, and ignored
+# by a tracer that records the step) and an end naming the out-of-place
+# function whose result is self's new value.
+
 cdef Tensor _inplace_binary(Tensor self, object other, object op, object ufunc, str name):
+    if _trace_slot == NULL:
+        return _inplace_binary_untraced(self, other, op, ufunc, name)
+    _rg_trace_event(RG_TRACE_INPLACE_BEGIN, name, (self, other), (), None)
+    _inplace_binary_untraced(self, other, op, ufunc, name)
+    _rg_trace_event(RG_TRACE_INPLACE, name, (self, other), (self,), op)
+    return self
+
+
+cdef Tensor _inplace_binary_untraced(Tensor self, object other, object op, object ufunc, str name):
     if _op_enter_slot == NULL:
         return _inplace_binary_run(self, other, op, ufunc, name)
     # Profiled: one event for the in-place op as torch names it (aten::add_),
@@ -113,6 +127,8 @@ cdef Tensor _snapshot(Tensor self):
     snap._requires_grad = self._requires_grad
     if _forward_grad_slot != NULL:
         _forward_grad_slot("_snapshot", (self,), (snap,), None)
+    if _trace_slot != NULL:
+        _trace_slot(RG_TRACE_OP, "_snapshot", (self,), (snap,), None)
     return snap
 
 
@@ -158,6 +174,15 @@ cdef bint _any_arg_needs(tuple args):
 
 
 cdef Tensor _inplace_call(Tensor self, object fn, tuple args, str name):
+    if _trace_slot == NULL:
+        return _inplace_call_untraced(self, fn, args, name)
+    _rg_trace_event(RG_TRACE_INPLACE_BEGIN, name, (self,) + args, (), None)
+    _inplace_call_untraced(self, fn, args, name)
+    _rg_trace_event(RG_TRACE_INPLACE, name, (self,) + args, (self,), fn)
+    return self
+
+
+cdef Tensor _inplace_call_untraced(Tensor self, object fn, tuple args, str name):
     if _op_enter_slot == NULL:
         return _inplace_call_run(self, fn, args, name)
     tok = _op_event_enter(_INPLACE_OPERATOR_EVENTS.get(name) or "aten::" + name,    # as _inplace_binary
@@ -228,6 +253,15 @@ def _copy_value(self, src):
 
 
 cdef int _tensor_setitem(Tensor self, object index, object value) except -1:
+    if _trace_slot == NULL:
+        return _tensor_setitem_untraced(self, index, value)
+    _rg_trace_event(RG_TRACE_INPLACE_BEGIN, "__setitem__", (self, index, value), (), None)
+    _tensor_setitem_untraced(self, index, value)
+    _rg_trace_event(RG_TRACE_INPLACE, "__setitem__", (self, index, value), (self,), _index_put)
+    return 0
+
+
+cdef int _tensor_setitem_untraced(Tensor self, object index, object value) except -1:
     # Tensor.__setitem__: an in-place index_put_ (tracked when self needs grad).
     cdef Tensor t_value = <Tensor>value if isinstance(value, Tensor) else None
     cdef object tok = None

@@ -395,11 +395,16 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         gx = _loop_max_pool2d_backward_tiled(g, x4, r, ks, st, pd, dl, Ho, Wo, np.shape(x)[-2], np.shape(x)[-1])
     if gx is not None:
         return gx if np.ndim(x) == 4 else gx[0]
+    # On a GPU, branching on data (NaN present? ties?) would read device
+    # memory on the host, a synchronize per backward: device arrays take
+    # the branch-free forms (NaN matched in the compare, the ties pass always)
+    cdef bint on_host = xp is np
+    cdef bint nan_dtype = r.dtype.kind in "fc"
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
                        and pd[0] == 0 and pd[1] == 0
                        and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
                        and x4.shape[2] == np.shape(x)[-2] and x4.shape[3] == np.shape(x)[-1]
-                       and not (r.dtype.kind in "fc" and np.isnan(r).any()))
+                       and not (on_host and nan_dtype and np.isnan(r).any()))
     if tiled:
         # windows tile the input exactly: compare the (N, C, Ho, kh, Wo, kw)
         # view with the result in one pass (NaN takes the general path below)
@@ -407,8 +412,11 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
         N, C = x4.shape[0], x4.shape[1]
         W4 = x4.shape[3]
         r5 = np.repeat(r, ks[1], axis=3).reshape(N, C, Ho, 1, W4)
-        hit = np.equal(x4.reshape(N, C, Ho, ks[0], W4), r5)
-        if np.count_nonzero(hit) != r.size:
+        x5 = x4.reshape(N, C, Ho, ks[0], W4)
+        hit = np.equal(x5, r5)
+        if not on_host and nan_dtype:
+            hit |= (x5 != x5) & (r5 != r5)
+        if not on_host or np.count_nonzero(hit) != r.size:
             # ties (common after a relu: windows of zeros): keep each
             # window's first maximum in scan order, as torch, with two small
             # boolean passes per kernel position over strided views of `hit`
@@ -425,7 +433,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
     gx = xp.zeros(x4.shape, dtype=np.result_type(g.dtype, r.dtype))
     pending = xp.ones(r.shape, dtype=bool)
     nan_out = r != r
-    has_nan = bool(nan_out.any())
+    has_nan = bool(nan_out.any()) if on_host else nan_dtype
     # windows that do not overlap (stride >= effective kernel) own their
     # input positions: a masked copy instead of an accumulation
     disjoint = st[0] >= (ks[0] - 1) * dl[0] + 1 and st[1] >= (ks[1] - 1) * dl[1] + 1

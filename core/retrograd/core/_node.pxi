@@ -15,9 +15,17 @@
 
 from retrograd.core._ops cimport (
     _input_metadata, _accumulate_grad, _check_post_acc_result, _unwrap_grad, _wrap_grad_value,
-    _new_edge,
+    _new_edge, _rg_trace_active, _rg_trace_event,
 )
 from retrograd.core._ops import RemovableHandle  # no-cython-lint
+
+
+cdef inline int _trace_break(str what, object obj) except -1:
+    # Data-dependent Python on a tensor (item(), bool(), ...) and hooks added
+    # from Python break a trace: the tracing slot hears of them (abi.pxd).
+    if _rg_trace_active():
+        _rg_trace_event(RG_TRACE_BREAK, what, (obj,), (), None)
+    return 0
 
 import collections as _collections
 import threading as _threading
@@ -49,7 +57,40 @@ cdef inline object _output_hooks_snapshot(Node fn, Py_ssize_t output_nr):
 @cython.freelist(64)
 @cython.final
 cdef class Edge:
-    """Where a gradient flows: ``(function, input_nr)``."""
+    """Where a gradient flows: input ``input_nr`` of node ``function``.
+
+    A node's edges say where each gradient it computes goes next; an Edge
+    unpacks and indexes as the pair ``(function, input_nr)``, the form
+    ``Node.next_functions`` lists. torch's ``GradientEdge``
+    (``torch.autograd.graph.get_gradient_edge``).
+
+    Parameters
+    ----------
+    function : Node
+        The node that receives the gradient.
+    input_nr : int
+        Which of that node's inputs it is (the output number of the forward
+        op that made the tensor).
+
+    Attributes
+    ----------
+    function : Node
+        The node that receives the gradient.
+    input_nr : int
+        Which of its inputs.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2.], requires_grad=True)
+    >>> y = (x * 3).sum()
+    >>> edge = y.grad_fn.next_edges[0]
+    >>> edge.function.name(), edge.input_nr
+    ('MulBackward0', 0)
+    >>> fn, nr = edge
+    >>> fn is y.grad_fn.next_functions[0][0]
+    True
+    """
 
     def __init__(self, Node function, int input_nr):
         self.function = function
@@ -80,7 +121,38 @@ cdef class Edge:
 @cython.final
 @cython.no_gc
 cdef class InputMetadata:
-    """Shape, dtype and device of the gradient a node input must receive."""
+    """Shape, dtype and device of the gradient a node input must receive.
+
+    Recorded for each output of the forward op when its node is made; the
+    engine checks every incoming gradient against it (a hook that returns a
+    gradient of another shape is an error) and makes zeros of it for an
+    output that got no gradient. torch's ``InputMetadata``.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        The shape of the forward output, so of its gradient.
+    dtype : numpy.dtype
+        Its dtype.
+    device : Device
+        Its device.
+    is_cupy : bool
+        Whether it is a CuPy (CUDA) array.
+    stream : cupy.cuda.Stream or None
+        For a CUDA array, the stream that was current when the forward op
+        made it: the engine runs the node's backward on that stream, as
+        torch's does. None on the CPU.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.ones(2, 3, requires_grad=True)
+    >>> meta = (x * 2).grad_fn.input_metadata[0]
+    >>> meta
+    InputMetadata(shape=(2, 3), dtype=float64, device=cpu)
+    >>> meta.shape, meta.is_cupy, meta.stream
+    ((2, 3), False, None)
+    """
 
     def __repr__(self):
         return f"InputMetadata(shape={self.shape}, dtype={self.dtype}, device={self.device})"
@@ -107,6 +179,21 @@ cdef class Node:
     Created by ops while the forward runs; run by the engine. ``name()``,
     ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``
     and ``_sequence_nr()`` behave as in ``torch.autograd.graph.Node``.
+    Calling a node with one gradient per input runs its backward formula
+    alone and returns the gradients of its forward's inputs.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2.], requires_grad=True)
+    >>> y = (x * 3).sum()
+    >>> y.grad_fn
+    <SumBackward0 object at 0x...>
+    >>> y.grad_fn.next_functions
+    ((<MulBackward0 object at 0x...>, 0),)
+    >>> mul = y.grad_fn.next_functions[0][0]
+    >>> mul(rg.ones(2))
+    (tensor([3., 3.]), None)
     """
 
     cdef list apply(self, list grads, bint create_graph):
@@ -165,11 +252,25 @@ cdef class Node:
         return self._extra.tensor_pre_hooks if self._extra is not None else None
 
     cpdef str name(self):
+        """The node's name, as torch names it (``MulBackward0``).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> x = rg.tensor(2., requires_grad=True)
+        >>> (x * x).grad_fn.name()
+        'MulBackward0'
+        """
         return type(self).__name__
 
     # -- Python API -------------------------------------------------------
     @property
     def next_functions(self):
+        """``(node, input_nr)`` for each input of the forward op, ``(None, 0)`` where no gradient flows."""
         cdef int i
         return tuple((None, 0) if rg_next_fn(self, i) is None else (rg_next_fn(self, i), rg_next_nr(self, i))
                      for i in range(self._num_edges))
@@ -183,10 +284,13 @@ cdef class Node:
 
     @property
     def input_metadata(self):
+        """An :class:`InputMetadata` per node input: the shape, dtype and device each gradient must have."""
         return tuple(self.metadata_of(i) for i in range(self._num_inputs))
 
     @property
     def metadata(self):
+        """A dict for the user's own data about this node (empty until written; anomaly mode keeps the forward
+        traceback here)."""
         cdef NodeExtras ex = self.extras()
         if ex.metadata is None:
             ex.metadata = {}
@@ -200,20 +304,56 @@ cdef class Node:
 
     @property
     def sequence_nr(self):
+        """The order this node was made in on its thread: of two ready nodes the engine runs the later first."""
         return self.seq_nr
 
     @property
     def topological_nr(self):
+        """The length of the longest path from this node to a leaf's AccumulateGrad (0 for that node)."""
         return self.topo_nr
 
     @property
     def num_inputs(self):
+        """How many gradients the node takes: the number of outputs of its forward op."""
         return self._num_inputs
 
     def register_hook(self, fn, /):
         """Register ``fn(grad_inputs, grad_outputs)`` to run after this node.
 
-        It may return a tuple replacing ``grad_inputs``."""
+        ``grad_outputs`` are the gradients the node received (one per input
+        of the node, i.e. per output of the forward op) and ``grad_inputs``
+        those it computed (one per input of the forward op). The hook may
+        return a tuple replacing ``grad_inputs``, or None to keep them.
+        torch's ``Node.register_hook``.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(grad_inputs, grad_outputs) -> tuple or None``.
+
+        Returns
+        -------
+        RemovableHandle
+            ``handle.remove()`` unregisters the hook.
+
+        Raises
+        ------
+        TypeError
+            ``fn`` is not callable.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., 2.], requires_grad=True)
+        >>> y = (x * 3).sum()
+        >>> mul = y.grad_fn.next_functions[0][0]
+        >>> handle = mul.register_hook(lambda gi, go: (gi[0] * 10, gi[1]))
+        >>> y.backward()
+        >>> x.grad
+        tensor([30., 30.])
+        >>> handle.remove()
+        """
+        _trace_break("Node.register_hook", self)
         if not callable(fn):
             raise TypeError(f"hook must be callable, got {type(fn).__name__}")
         h = RemovableHandle(self, "post")
@@ -226,7 +366,37 @@ cdef class Node:
     def register_prehook(self, fn, /):
         """Register ``fn(grad_outputs)`` to run before this node.
 
-        It may return a tuple replacing ``grad_outputs``."""
+        ``grad_outputs`` are the gradients the node is about to take. The
+        hook may return a tuple replacing them, or None to keep them.
+        torch's ``Node.register_prehook``.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(grad_outputs) -> tuple or None``.
+
+        Returns
+        -------
+        RemovableHandle
+            ``handle.remove()`` unregisters the hook.
+
+        Raises
+        ------
+        TypeError
+            ``fn`` is not callable.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., 2.], requires_grad=True)
+        >>> y = (x * 3).sum()
+        >>> handle = y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+        >>> y.backward()
+        >>> x.grad
+        tensor([6., 6.])
+        >>> handle.remove()
+        """
+        _trace_break("Node.register_prehook", self)
         if not callable(fn):
             raise TypeError(f"hook must be callable, got {type(fn).__name__}")
         h = RemovableHandle(self, "pre")
@@ -274,8 +444,23 @@ cdef class Node:
         cdef dict hooks = self._extra.retains_grad_hooks if self._extra is not None else None
         return tuple(sorted(hooks.items())) if hooks else ()      # input numbers are unique
 
-    def release_saved_variables(self):
-        """Free the arrays this node saved for backward (as after a backward without retain_graph)."""
+    def release_saved_variables(self) -> None:
+        """Free the arrays this node saved for backward (as after a backward without retain_graph).
+
+        A later backward through the node raises RuntimeError ("Trying to
+        backward through the graph a second time").
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., 2.], requires_grad=True)
+        >>> y = (x * x).sum()
+        >>> y.grad_fn.next_functions[0][0].release_saved_variables()
+        >>> y.backward()
+        Traceback (most recent call last):
+            ...
+        RuntimeError: Trying to backward through the graph a second time ...
+        """
         self.release_variables()
 
     def __call__(self, *grads):
@@ -299,16 +484,45 @@ cdef class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
     def name_(self):
+        """The node's name, as :meth:`name` (the form some torch code calls).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> x = rg.tensor(2., requires_grad=True)
+        >>> (x + 1).grad_fn.name_()
+        'AddBackward0'
+        """
         return self.name()
 
 
 cdef class AccumulateGrad(Node):
     """Accumulates the incoming gradient into a leaf's ``.grad``.
 
-    Its apply takes a lock: two graph tasks on different threads may reach
-    the same leaf at once, and the read-modify-write of ``.grad`` must not
-    interleave (numpy releases the GIL inside large additions).
+    Every leaf that requires grad has one (made when an op first uses it);
+    it is where a backward's gradients end. torch's ``AccumulateGrad``.
+
+    Attributes
+    ----------
+    variable : Tensor
+        The leaf whose ``.grad`` it accumulates into.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> w = rg.tensor([1., 2.], requires_grad=True)
+    >>> y = (w * 2).sum()
+    >>> acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    >>> acc.name(), acc.variable is w
+    ('AccumulateGrad', True)
     """
+    # Its apply takes a lock: two graph tasks on different threads may reach
+    # the same leaf at once, and the read-modify-write of ``.grad`` must not
+    # interleave (numpy releases the GIL inside large additions).
 
     cdef list tensor_pre_hooks(self):
         # See Note [Hook order]: a leaf's hooks live on the tensor.
@@ -337,4 +551,5 @@ cdef class AccumulateGrad(Node):
 
     @property
     def variable_(self):
+        """The leaf, as :attr:`variable` (the name some torch code reads)."""
         return self.variable

@@ -72,7 +72,11 @@ cdef class _CompositeOp:
 
     def __call__(self, *args, **kwargs):
         if _op_enter_slot == NULL:
-            return self.fn(*args, **kwargs)
+            if _trace_slot == NULL:
+                return self.fn(*args, **kwargs)
+            return self._traced(args, kwargs)
+        if _trace_slot != NULL:
+            return self._traced(args, kwargs)
         tok = _op_event_enter(self.event, args)
         try:
             out = self.fn(*args, **kwargs)
@@ -80,6 +84,24 @@ cdef class _CompositeOp:
             _op_event_exit(tok, None)
             raise
         _op_event_exit(tok, out if type(out) is tuple else (out,))
+        return out
+
+    def _traced(self, tuple args, dict kwargs):
+        # Tracing (abi.pxd, RG_TRACE_COMPOSITE_*): begin and end around the
+        # composite (inside its profiler event, if one records).
+        _rg_trace_event(RG_TRACE_COMPOSITE_BEGIN, self.event, args, (), None)
+        tok = _op_event_enter(self.event, args) if _op_enter_slot != NULL else None
+        try:
+            out = self.fn(*args, **kwargs)
+        except BaseException:
+            if tok is not None:
+                _op_event_exit(tok, None)
+            _rg_trace_event(RG_TRACE_COMPOSITE_END, self.event, args, (), None)
+            raise
+        if tok is not None:
+            _op_event_exit(tok, out if type(out) is tuple else (out,))
+        _rg_trace_event(RG_TRACE_COMPOSITE_END, self.event, args,
+                        out if type(out) is tuple else (out,), None)
         return out
 
     def __get__(self, obj, objtype):

@@ -28,7 +28,9 @@ from retrograd.core.abi cimport (
     rg_node_retains_grad_hooks, rg_node_anomaly_trace, rg_node_metadata,
     rg_node_saved_forward_grads, rg_same_dims, RG_ABI_MAJOR, RG_ABI_MINOR, RG_DEV_CPU,
     RG_DEV_CUDA, RG_ANOMALY_ENABLED, RG_ANOMALY_CHECK_NAN, RG_ANOMALY_CHECK_INF, RG_BATCH_LOOP,
-    RG_BATCH_SAFE, RG_BATCH_RULE
+    RG_BATCH_SAFE, RG_BATCH_RULE, rg_trace_fn, RG_TRACE_OP, RG_TRACE_INPLACE_BEGIN,
+    RG_TRACE_INPLACE, RG_TRACE_RANDOM, RG_TRACE_BREAK, RG_TRACE_COMPOSITE_BEGIN,
+    RG_TRACE_COMPOSITE_END
 )
 
 # -- abi.pxd's functions: abi's entry points (_abi_exports.pxi) call these,
@@ -61,6 +63,11 @@ cdef int _rg_set_view_of(Tensor view, Tensor base) except -1
 cdef object _rg_saved_tensors_hooks_state()
 cdef int _rg_set_saved_tensors_hooks_state(object state) except -1
 cdef bint _rg_inference_mode() noexcept nogil
+cdef int _rg_register_trace(rg_trace_fn fn) except -1
+
+# _slots.pxi: the tracing slot, for abi's Tensor and Node methods
+cdef bint _rg_trace_active() noexcept nogil
+cdef int _rg_trace_event(int kind, str op, tuple inputs, tuple outputs, object attrs) except -1
 
 # -- what the methods of abi's classes call, by the file that defines it
 # _devices.pxi

@@ -60,6 +60,10 @@ def _wrap(array, device=None, requires_grad=False):
 def _run_backward(tuple roots, tuple grads, bint keep_graph, bint create_graph,
                   tuple inputs, bint accumulate_grad):
     """Hand a validated backward to the engine slot (see _autograd.py)."""
+    if _trace_slot != NULL and (accumulate_grad or not create_graph):
+        # its formulas run on arrays (and may write .grad), not as ops: a
+        # trace cannot record it (abi.pxd, RG_TRACE_BREAK)
+        _trace_slot(RG_TRACE_BREAK, "backward" if accumulate_grad else "grad", roots, (), None)
     return _engine_execute(roots, grads, keep_graph, create_graph, inputs, accumulate_grad)
 
 

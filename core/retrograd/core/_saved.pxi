@@ -16,7 +16,30 @@ from retrograd.core._ops cimport (
 @cython.freelist(64)
 @cython.final
 cdef class SavedVariable:
-    """A tensor saved by a node for its backward, with its version at save time."""
+    """A tensor saved by a node for its backward, with its version at save time.
+
+    Ops save what their backward formula needs (``x`` for ``x * x``).
+    Unpacking checks that the tensor was not modified in place since
+    (its version counter moved: RuntimeError naming the op and both
+    versions) and that the graph was not freed by a backward without
+    ``retain_graph``. ``saved_tensors_hooks`` pack and unpack through it.
+    torch's ``SavedVariable``; a node's ``_saved_<name>`` attributes unpack
+    one.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2.], requires_grad=True)
+    >>> y = x * x
+    >>> y.grad_fn._saved_self is x
+    True
+    >>> with rg.no_grad():
+    ...     _ = x.mul_(2)
+    >>> y.sum().backward()
+    Traceback (most recent call last):
+        ...
+    RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation...
+    """
 
     cdef object unpack(self, Node owner, bint as_tensor):
         cdef Tensor t

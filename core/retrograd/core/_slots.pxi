@@ -10,6 +10,7 @@ cdef rg_engine_execute_fn _engine_slot = NULL
 cdef rg_forward_grad_fn _forward_grad_slot = NULL
 cdef rg_op_enter_fn _op_enter_slot = NULL
 cdef rg_op_exit_fn _op_exit_slot = NULL
+cdef rg_trace_fn _trace_slot = NULL
 
 
 cdef int _rg_register_engine(rg_engine_execute_fn fn) except -1:
@@ -31,12 +32,61 @@ cdef int _rg_register_op_events(rg_op_enter_fn enter, rg_op_exit_fn exit) except
     return 0
 
 
+cdef int _rg_register_trace(rg_trace_fn fn) except -1:
+    global _trace_slot
+    _trace_slot = fn
+    return 0
+
+
+cdef bint _rg_trace_active() noexcept nogil:
+    return _trace_slot != NULL
+
+
+cdef int _rg_trace_event(int kind, str op, tuple inputs, tuple outputs, object attrs) except -1:
+    # Callers outside _ops (abi's Tensor methods) check _rg_trace_active()
+    # first; the slot is checked again here, as it may have just emptied.
+    if _trace_slot != NULL:
+        _trace_slot(kind, op, inputs, outputs, attrs)
+    return 0
+
+
+# The Python function of each op (what a tracer calls to run it again),
+# looked up by name in this module once; None for an op without one.
+cdef dict _trace_replays = {}
+
+
+cdef int _trace_op(str name, tuple inputs, tuple outputs) except -1:
+    fn = _trace_replays.get(name, _trace_replays)
+    if fn is _trace_replays:
+        fn = globals().get(name)
+        if not callable(fn):
+            fn = None
+        _trace_replays[name] = fn
+    if _trace_slot != NULL:
+        _trace_slot(RG_TRACE_OP, name, inputs, outputs, fn)
+    return 0
+
+
+def _trace_python_event(int kind, str op, tuple inputs, tuple outputs, attrs):
+    """Report `kind` to the tracing slot if it is filled (core's Python-level
+    code: the random factories); a no-op otherwise."""
+    if _trace_slot != NULL:
+        _trace_slot(kind, op, inputs, outputs, attrs)
+
+
+def _trace_slot_filled():
+    """Whether the tracing slot is filled (core's Python-level code asks before
+    building what it would report)."""
+    return _trace_slot != NULL
+
+
 def _slot_status():
-    """Which slots are filled: {'engine': bool, 'forward_grad': bool, 'op_events': bool}."""
+    """Which slots are filled: {'engine': bool, 'forward_grad': bool, 'op_events': bool, 'trace': bool}."""
     return {
         "engine": _engine_slot != NULL,
         "forward_grad": _forward_grad_slot != NULL,
         "op_events": _op_enter_slot != NULL,
+        "trace": _trace_slot != NULL,
     }
 
 

@@ -43,5 +43,34 @@ cdef Tensor _t_sum_to(Tensor g, tuple shape):
 
 
 def sum_to(g, shape):
-    """Sum an array or tensor down to ``shape`` (the inverse of broadcasting)."""
+    """Sum an array or tensor down to ``shape`` (the inverse of broadcasting).
+
+    A gradient that flowed back to an operand that was broadcast has the
+    broadcast shape; summing over the broadcast dimensions gives the
+    operand's own. Leading dimensions are summed away, and dimensions where
+    ``shape`` has 1 are summed with ``keepdim``. A tensor is summed with
+    recorded ops (differentiable); a NumPy or CuPy array stays an array.
+
+    Parameters
+    ----------
+    g : Tensor or ndarray
+        The broadcast gradient.
+    shape : sequence of int
+        The shape to reduce to; ``g``'s shape must broadcast from it.
+
+    Returns
+    -------
+    Tensor or ndarray
+        ``g`` summed to ``shape``, of ``g``'s kind (``g`` itself when the
+        shapes already agree).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import retrograd as rg
+    >>> rg.sum_to(rg.ones(2, 3), (1, 3))
+    tensor([[2., 2., 2.]])
+    >>> rg.sum_to(np.ones((2, 3)), (3,))
+    array([2., 2., 2.])
+    """
     return _rg_sum_to(g, tuple(shape))

@@ -30,7 +30,21 @@ import sys as _sys
 @cython.freelist(32)
 @cython.final
 cdef class VersionCounter:
-    """The in-place version shared by a tensor, its views and detach()es."""
+    """The in-place version shared by a tensor, its views and detach()es.
+
+    Every in-place op bumps it; a :class:`SavedVariable` remembers it at
+    save time. ``Tensor._version`` reads it.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.zeros(2)
+    >>> x._version
+    0
+    >>> _ = x.add_(1)
+    >>> x._version, x.detach()._version
+    (1, 1)
+    """
 
     def __repr__(self):
         return f"VersionCounter({self.version})"
@@ -155,6 +169,7 @@ cdef class Tensor:
         return self._array.shape[0]
 
     def item(self):
+        _trace_break("item", self)
         if self._array.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._array.size} elements cannot be converted to a Python scalar; "
@@ -162,9 +177,11 @@ cdef class Tensor:
         return self._array.item()
 
     def tolist(self):
+        _trace_break("tolist", self)
         return self._array.tolist()
 
     def numpy(self, *, force=False):
+        _trace_break("numpy", self)
         # (torch refuses only while grad mode is on: under no_grad the array
         # cannot reach a graph.)
         if self.needs_grad() and rg_grad_enabled() and not force:
@@ -178,6 +195,7 @@ cdef class Tensor:
         return self._array
 
     def __array__(self, dtype=None, copy=None):
+        _trace_break("__array__", self)
         a = self._array
         if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
             a = a.get()
@@ -186,6 +204,34 @@ cdef class Tensor:
         if copy:
             return a.copy()
         return a
+
+    # DLPack (``rg.from_dlpack`` is the other half): the array's own exporter,
+    # NumPy's or CuPy's (which makes the consumer's ``stream`` wait, as torch's).
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the data as a DLPack capsule, without a copy (the array API's protocol).
+
+        Consumers (``np.from_dlpack``, ``torch.from_dlpack``,
+        ``cupy.from_dlpack``, :func:`retrograd.from_dlpack`) call it; the
+        capsule shares this tensor's memory. As torch, a tensor that requires
+        grad refuses: the consumer's writes would escape autograd, so export
+        ``t.detach()``.
+        """
+        if self.needs_grad():
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        kwargs = {}
+        if stream is not None:
+            kwargs["stream"] = stream
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        """The DLPack device of the data: ``(1, 0)`` for the CPU, ``(2, index)`` for CUDA device ``index``."""
+        return self._array.__dlpack_device__()
 
     # NumPy defers its binary operators to ours (ndarray + Tensor and
     # np.float64 * Tensor call Tensor.__radd__/__rmul__ and record the graph)
@@ -223,6 +269,7 @@ cdef class Tensor:
         return int(self.item())
 
     def __bool__(self):
+        _trace_break("__bool__", self)
         if self._array.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {self._array.size} elements is ambiguous")
@@ -232,6 +279,7 @@ cdef class Tensor:
         return id(self)
 
     def __iter__(self):
+        _trace_break("__iter__", self)
         if self._array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         for i in range(self._array.shape[0]):
@@ -404,6 +452,7 @@ cdef class Tensor:
         return self._grad_fn is not None and self._retains_grad
 
     def retain_grad(self):
+        _trace_break("retain_grad", self)
         if self._grad_fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -414,6 +463,7 @@ cdef class Tensor:
         self._retains_grad = True
 
     def register_hook(self, hook):
+        _trace_break("register_hook", self)
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if not self.needs_grad():
@@ -427,6 +477,7 @@ cdef class Tensor:
         return h
 
     def register_post_accumulate_grad_hook(self, hook):
+        _trace_break("register_post_accumulate_grad_hook", self)
         if not callable(hook):
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         if self._grad_fn is not None:

@@ -28,7 +28,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 3
+    RG_ABI_MINOR = 5
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
@@ -64,6 +64,10 @@ cdef class InputMetadata:
     cdef readonly object dtype
     cdef readonly Device device
     cdef readonly bint is_cupy
+    # ABI 1.4: the CUDA stream (a cupy.cuda.Stream) that was current when the
+    # forward op made this output; its backward runs there (the engine's
+    # stream semantics, as torch's). None for CPU arrays. Read only.
+    cdef readonly object stream
 
 
 cdef class Tensor:
@@ -436,3 +440,56 @@ cdef inline dict rg_node_saved_forward_grads(Node n):
 # Whether two numpy.ndarrays (both must be exactly that type) have the same
 # shape, compared in C without building shape tuples.
 cdef bint rg_same_dims(object a, object b) noexcept
+
+
+# ---------------------------------------------------------------------------
+# ABI 1.5: the tracing slot (retrograd-compile records a function's ops once
+# and replays them as a program).
+
+# What a tracing-slot call reports (its `kind` argument).
+cdef enum:
+    RG_TRACE_OP = 0
+    RG_TRACE_INPLACE_BEGIN = 1
+    RG_TRACE_INPLACE = 2
+    RG_TRACE_RANDOM = 3
+    RG_TRACE_BREAK = 4
+    RG_TRACE_COMPOSITE_BEGIN = 5
+    RG_TRACE_COMPOSITE_END = 6
+
+# Tracing slot (compile), (semantics 1). While filled, core calls it on the
+# thread that runs the op; `kind` says what happened:
+# RG_TRACE_OP, after an op of derivatives.yaml ran (views included): `op` its
+# table name, `inputs` its arguments exactly as the op got them (tensors and
+# plain values), `outputs` its results (a tuple of Tensors), `attrs` the op's
+# Python function (calling it with `inputs` runs the op again), or None when
+# the op has none. Also op "_snapshot", inputs (self,), outputs (copy,),
+# attrs None, when an in-place op copies self's old value (for its backward).
+# RG_TRACE_INPLACE_BEGIN, before an in-place op (`x.add_(y)`, `x += y`,
+# `x[i] = v`, every generated `<op>_`): `op` its method name, `inputs`
+# (self, *args), outputs (), attrs None; the ops it runs inside are reported
+# too, and a tracer that records the in-place op as one step ignores them.
+# RG_TRACE_INPLACE, after it: same `op` and `inputs`, outputs (self,), and
+# `attrs` the out-of-place function whose result `attrs(*inputs)` is self's
+# new value (self given its old value).
+# RG_TRACE_RANDOM, after a random factory (rand, randn, randint, randperm,
+# rand_like, randn_like) drew a tensor: `op` its name, inputs (), outputs
+# (the tensor,), `attrs` a callable without arguments that draws a fresh
+# tensor of the same shape, dtype and device from the same generator.
+# RG_TRACE_BREAK, before data-dependent Python reads a tensor or the graph
+# is changed from Python: `op` is "item", "tolist", "numpy", "__array__",
+# "__bool__", "__iter__", "register_hook", "register_post_accumulate_grad_hook",
+# "retain_grad", "Node.register_hook", "Node.register_prehook" or
+# "autograd.Function:<class name>"; inputs (the tensor or node,), outputs
+# (), attrs None. Also op "backward" or "grad", inputs the root edges, before
+# a backward whose formulas run on arrays (backward(), or grad() without
+# create_graph, or batched): only a create_graph grad() runs them as ops.
+# Raising from the slot stops that action with the exception.
+# RG_TRACE_COMPOSITE_BEGIN / RG_TRACE_COMPOSITE_END, around a composite op
+# (`op` its torch name, "aten::linear"), whose inner ops are reported as
+# RG_TRACE_OP; inputs the composite's positional arguments, outputs () at
+# BEGIN and its results (a tuple) at END (() when it raised).
+# The slot is a C global: a consumer that traces one thread ignores calls
+# from the others. Registering NULL empties it.
+ctypedef int (*rg_trace_fn)(int kind, str op, tuple inputs, tuple outputs,
+                            object attrs) except -1
+cdef int rg_register_trace(rg_trace_fn fn) except -1

@@ -233,6 +233,7 @@ cdef class GraphTask:
     cdef set nodes_in_graph             # built on first use (_will_engine_execute_node)
     cdef bint root_validated            # graph_root is a GraphRoot of gradients _execute validated
     cdef tuple hooks_state              # the caller's saved-tensor hooks (core's stack), or None
+    cdef list leaf_streams              # CUDA streams the caller waits for at the end (_streams.pxi), or None
 
     def __cinit__(self):
         self.batch_size = -1
@@ -440,6 +441,7 @@ cdef str _parent_traces(Node node):
     return "".join(out)
 
 
+include "_streams.pxi"
 include "_node_hooks.pxi"
 include "_node_outputs.pxi"
 
@@ -592,6 +594,11 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
         graph_root = e.function
         buf = [None] * (graph_root._num_inputs if graph_root._num_inputs > 0 else 1)
         buf[e.input_nr] = glist[0]
+        root_stream = _input_stream(graph_root, e.input_nr)
+        if root_stream is not None:
+            # the root gradient was made on the caller's current stream
+            import cupy
+            _wait_for(root_stream, cupy.cuda.get_current_stream(root_stream.device_id))
     else:
         graph_root = rg_graph_root(roots, tuple(glist))
         buf = []
@@ -618,6 +625,8 @@ cdef object _execute_task(tuple roots, tuple grads, bint keep_graph, bint create
             # this backward end with it (torch restores the thread-local
             # state the graph task started with).
             rg_set_saved_tensors_hooks_state(hooks_state)
+    if not gt.has_error and gt.leaf_streams is not None:
+        _sync_caller_streams(gt)
     if not gt.has_error and gt.final_callbacks:
         try:
             _run_final_callbacks(gt)

@@ -204,6 +204,44 @@ cdef inline void _accumulate(list buf, int pos, object g, bint create_graph) exc
         buf[pos] = np.asarray(s) if isinstance(s, np.generic) else s    # 0-d + 0-d is a scalar
 
 
+cdef int _accumulate_on_stream(list buf, int pos, object g, bint create_graph, object producer,
+                               Node consumer) except -1:
+    # torch's InputBuffer::add with streams: the consumer's stream waits for
+    # the producer's, and the sum is computed on the consumer's stream
+    if g is None:
+        return 0
+    target = _input_stream(consumer, pos)
+    if target is None:
+        _accumulate(buf, pos, g, create_graph)
+        return 0
+    _wait_for(target, producer)
+    import cupy
+    with cupy.cuda.Device(target.device_id):
+        with target:
+            _accumulate(buf, pos, g, create_graph)
+    return 0
+
+
+cdef list _run_node(GraphTask gt, Node node, list inputs):
+    # the node's backward (and the release of its saved variables), with the
+    # op events of a recording profile
+    cdef list outputs
+    if gt.keep_graph:
+        if rg_op_events_active():
+            return _call_function_profiled(gt, node, inputs)     # see _profiled.pxi
+        return _call_function(gt, node, inputs)
+    _claim_node(node)                   # see Note [Consuming a node]
+    try:
+        if rg_op_events_active():
+            outputs = _call_function_profiled(gt, node, inputs)
+        else:
+            outputs = _call_function(gt, node, inputs)
+        node.release_variables()
+    finally:
+        _unclaim_node(node)
+    return outputs
+
+
 cdef int _evaluate_function(GraphTask gt, Node node, list inputs) except -1:
     # In anomaly mode the node is the thread's current node while it runs
     # and its gradients are summed into the next nodes' buffers (torch's
@@ -237,23 +275,16 @@ cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1
         if info.captures is not None:
             for cap in info.captures:
                 gt.captured_vars[cap[1]] = inputs[cap[0]]
+                _note_leaf_stream(gt, _input_stream(node, cap[0]))
         if not info.needed:
             return 0
-    if gt.keep_graph:
-        if rg_op_events_active():
-            outputs = _call_function_profiled(gt, node, inputs)     # see _profiled.pxi
-        else:
-            outputs = _call_function(gt, node, inputs)
+    stream = _node_stream(node)
+    if stream is None:
+        outputs = _run_node(gt, node, inputs)
     else:
-        _claim_node(node)                   # see Note [Consuming a node]
-        try:
-            if rg_op_events_active():
-                outputs = _call_function_profiled(gt, node, inputs)
-            else:
-                outputs = _call_function(gt, node, inputs)
-            node.release_variables()
-        finally:
-            _unclaim_node(node)
+        if type(node) is AccumulateGrad:
+            _note_leaf_stream(gt, stream)
+        outputs = _run_on_stream(gt, node, inputs, stream)
     n = len(outputs)
     if n == 0:
         return 0
@@ -285,13 +316,19 @@ cdef int _evaluate_function_impl(GraphTask gt, Node node, list inputs) except -1
                     if info is None or not info.should_execute():
                         continue
                 buf = [None] * (nxt._num_inputs if nxt._num_inputs > 0 else 1)
-                _accumulate(buf, nr, outputs[i], gt.create_graph)
+                if stream is None:
+                    _accumulate(buf, nr, outputs[i], gt.create_graph)
+                else:
+                    _accumulate_on_stream(buf, nr, outputs[i], gt.create_graph, stream, nxt)
                 if ready:
                     _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)
                 else:
                     gt.not_ready[nxt] = buf
             else:
-                _accumulate(buf, nr, outputs[i], gt.create_graph)
+                if stream is None:
+                    _accumulate(buf, nr, outputs[i], gt.create_graph)
+                else:
+                    _accumulate_on_stream(buf, nr, outputs[i], gt.create_graph, stream, nxt)
                 if ready:
                     del gt.not_ready[nxt]
                     _push(_ready_queue(gt.cpu_ready_queue, _node_device(nxt)), gt, nxt, buf)

@@ -30,6 +30,7 @@ from retrograd import nn  # noqa: E402,F401
 from retrograd import linalg  # type: ignore[no-redef]  # noqa: E402,F401 (replaces core's)
 from retrograd import utils  # noqa: E402,F401
 from retrograd import optim  # noqa: E402,F401
+from retrograd import cuda  # noqa: E402,F401
 from retrograd.serialization import save, load  # noqa: E402,F401
 
 from types import ModuleType as _ModuleType  # noqa: E402
@@ -40,4 +41,11 @@ def __getattr__(name: str) -> _ModuleType:
     if name == "profiler":
         from retrograd import _optional
         return _optional.require("profiler", "retrograd-profiler")
+    if name == "distributed":
+        from retrograd import _optional
+        return _optional.require("distributed", "retrograd-distributed")
+    if name == "compile":
+        # torch.compile's place: the module is callable (rg.compile(fn))
+        from retrograd import _optional
+        return _optional.require("compile", "retrograd-compile")
     raise AttributeError(f"module 'retrograd' has no attribute {name!r}")

@@ -408,6 +408,8 @@ def emit_op_tail(e, saved, uses, w):
         w("    if _forward_grad_slot != NULL:")
         w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, {results}, _jvp_{e.name})')
     w(f"    result_tuple = {results}")
+    w("    if _trace_slot != NULL:")
+    w(f'        _trace_op("{e.name}", {args_tuple}, result_tuple)')
     w("    if _op_exit_slot != NULL:")
     w("        _op_event_exit(tok, result_tuple)")
     w("    return result_tuple")

@@ -852,6 +852,8 @@ def emit_op(e, saved, uses, out):
     if not e.nondifferentiable:
         w("    if _forward_grad_slot != NULL:")
         w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
+    w("    if _trace_slot != NULL:")
+    w(f'        _trace_op("{e.name}", {args_tuple}, (result,))')
     w("    if _op_exit_slot != NULL:")
     w("        _op_event_exit(tok, result)")
     w("    return result")
@@ -1024,6 +1026,8 @@ def emit_list_op(e, saved, out):
     w("        result = _rg_wrap(out, dev)")
     w("    if _forward_grad_slot != NULL:")
     w(f'        _call_forward_grad_slot("{e.name}", {args_tuple}, (result,), _jvp_{e.name})')
+    w("    if _trace_slot != NULL:")
+    w(f'        _trace_op("{e.name}", {args_tuple}, (result,))')
     w("    if _op_exit_slot != NULL:")
     w("        _op_event_exit(tok, result)")
     w("    return result")

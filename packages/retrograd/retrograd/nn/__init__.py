@@ -4,7 +4,9 @@
   activations and losses (``rg.nn.Linear``, ``rg.nn.Sequential``, ...);
 - ``rg.nn.functional``: the same operations as functions;
 - ``rg.nn.init``: initialisation of parameters in place;
-- ``rg.nn.utils``: gradient clipping and parameter/vector conversion.
+- ``rg.nn.utils``: gradient clipping and parameter/vector conversion;
+- ``rg.nn.parallel``: DistributedDataParallel (with ``retrograd-distributed``)
+  and the comm ops between devices.
 """
 # Each topic file's names are star-imported from that file itself (not through
 # the nn.modules package) and added with `__all__ += <file>.__all__`: the form
@@ -25,8 +27,9 @@ from retrograd.nn.modules.sparse import *  # noqa: F401,F403
 from retrograd.nn.modules.activation import *  # noqa: F401,F403
 from retrograd.nn.modules.loss import *  # noqa: F401,F403
 from retrograd.nn import functional, init, utils  # noqa: F401
+from retrograd.nn import parallel  # noqa: F401,E402
 
-__all__ = ["functional", "init", "utils"]
+__all__ = ["functional", "init", "utils", "parallel"]
 __all__ += parameter.__all__
 __all__ += module.__all__
 __all__ += container.__all__

@@ -1265,20 +1265,37 @@ def _nll_parts(x, t, weight, ignore_index):
     keep = tf != ignore_index
     safe = np.where(keep, tf, 0)
     bad = (safe < 0) | (safe >= C)
-    if bad.any():
+    on_device = not isinstance(bad, np.ndarray)
+    if on_device:
+        # CUDA: checking on the host would wait for every queued kernel (a
+        # synchronize per loss). torch's kernel asserts on the device; here
+        # an out-of-range target poisons its loss and gradient with NaN
+        # instead (never a silently wrong value), and is read from a class
+        # in range meanwhile.
+        safe = np.where(bad, 0, safe)
+    elif bad.any():
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
     picked = _c.getitem(x2, (_on_device(np.arange(tf.shape[0]), safe), safe))
     w = _class_weights(weight, C, x.dtype, safe)
     wv = np.where(keep, w[safe], 0).astype(x.dtype, copy=False)
+    if on_device:
+        wv = np.where(bad & keep, np.nan, wv).astype(x.dtype, copy=False)
     return picked, wv, ~keep, batch, C
 
 
 def _mean_over_weight(total, denom):
     """total / denom for reduction='mean'. Every target ignored (denom 0)
     gives torch's results: a NaN loss whose gradient is 0, not 0/0."""
-    if denom == 0:
-        return _c.add(_c.mul(total, 0.0), float("nan"))
-    return _c.div(total, denom)
+    if isinstance(denom, (np.ndarray, np.generic, float, int)):
+        if denom == 0:
+            return _c.add(_c.mul(total, 0.0), float("nan"))
+        return _c.div(total, denom)
+    # CUDA: the same without reading denom on the host (a synchronize): a
+    # zero denominator divides by 1 (gradient 0, as total's weights are 0)
+    # and adds NaN to the loss
+    empty = denom == 0
+    return _c.add(_c.div(total, np.where(empty, 1, denom).astype(denom.dtype)),
+                  np.where(empty, np.nan, 0).astype(denom.dtype))
 
 
 @composite_op('nll_loss')
@@ -1747,11 +1764,15 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return x
     dtype = x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64)
     if p == 1.0:
-        mask = np.zeros(x.shape, dtype=dtype)
+        mask = _on_device(np.zeros(x.shape, dtype=dtype), x._array)
+    elif isinstance(x._array, np.ndarray):
+        # drawn by rg.rand (the same numbers as get_rng().random) and kept a
+        # tensor, so that rg.compile replays the draw on every call
+        mask = (_c.rand(x.shape) >= p).to(dtype) * (1.0 / (1.0 - p))
     else:
         keep = get_rng().random(x.shape) >= p
         mask = np.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
-    mask = _on_device(mask, x._array)          # the mask is drawn on the host, like torch's CPU generator
+        mask = _on_device(mask, x._array)      # the mask is drawn on the host, like torch's CPU generator
     if inplace:
         x *= mask
         return x

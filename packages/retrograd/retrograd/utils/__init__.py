@@ -1,4 +1,4 @@
-"""retrograd.utils (``torch.utils``): activation checkpointing and data loading."""
-from retrograd.utils import checkpoint, data  # noqa: F401
+"""retrograd.utils (``torch.utils``): activation checkpointing, data loading and DLPack."""
+from retrograd.utils import checkpoint, data, dlpack  # noqa: F401
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "dlpack"]

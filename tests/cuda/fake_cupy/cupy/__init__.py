@@ -13,9 +13,11 @@ NumPy's functions dispatch to it through ``__array_function__`` and
 ``__array_ufunc__``, as they do to CuPy. It is a test double, not CuPy: it
 accepts some things real CuPy lacks, so the real-GPU run stays the proof.
 """
-import contextlib as _contextlib
 
 import numpy as _np
+
+from cupy import _memory
+from cupy._memory import get_default_memory_pool, get_default_pinned_memory_pool  # noqa: F401
 
 __version__ = "0.0.0+fake"
 _FAKE = True
@@ -47,6 +49,14 @@ def _wrap(x):
     return x
 
 
+def _host_read(what):
+    # a read of device memory by the host: on a GPU it waits for every
+    # kernel queued before it (an implicit synchronize). Recorded as
+    # ("host_read", None, what) in cupy.cuda._log.
+    from cupy.cuda import _log
+    _log.append(("host_read", None, what))
+
+
 class _Pointer:
     def __init__(self, a):
         self.ptr = a.__array_interface__["data"][0]
@@ -68,28 +78,16 @@ class _Flags:
                 "OWNDATA": self.owndata}[key]
 
 
-class _Device:
-    def __init__(self, i=0):
-        self.id = int(i)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def synchronize(self):
-        pass
-
-
 class ndarray:
-    __slots__ = ("_a", "__weakref__")
+    __slots__ = ("_a", "_mem", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, a):
         if type(a) is not _np.ndarray:
             raise TypeError(f"fake cupy.ndarray wraps a numpy array, got {type(a)}")
         self._a = a
+        # it owns its data: a block from the current allocator (the default pool's)
+        self._mem = _memory._allocate(a.nbytes) if a.base is None and a.nbytes else None
 
     # --- interop -------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -122,7 +120,17 @@ class ndarray:
         d["version"] = 3
         return d
 
+    # DLPack: the stand-in's memory is host memory, but it says CUDA, as a
+    # CuPy array does; consumers must route it to cupy.from_dlpack
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (2, self.device.id)
+
     def get(self, stream=None, order="C", out=None, blocking=True):
+        _host_read("get")
         if out is not None:
             out[...] = self._a
             return out
@@ -142,7 +150,7 @@ class ndarray:
     real = property(lambda self: _wrap(self._a.real))
     imag = property(lambda self: _wrap(self._a.imag))
     data = property(lambda self: _Pointer(self._a))
-    device = property(lambda self: _Device(0))
+    device = property(lambda self: cuda.Device(0))
 
     @property
     def base(self):
@@ -161,9 +169,11 @@ class ndarray:
         return method
 
     def item(self):
+        _host_read("item")
         return self._a.item()
 
     def tolist(self):
+        _host_read("tolist")
         return self._a.tolist()
 
     # --- Python protocols ----------------------------------------------
@@ -180,18 +190,23 @@ class ndarray:
         return (ndarray(v) if type(v) is _np.ndarray else ndarray(_np.asarray(v)) for v in self._a)
 
     def __bool__(self):
+        _host_read("__bool__")
         return bool(self._a)
 
     def __float__(self):
+        _host_read("__float__")
         return float(self._a)
 
     def __int__(self):
+        _host_read("__int__")
         return int(self._a)
 
     def __index__(self):
+        _host_read("__index__")
         return self._a.__index__()
 
     def __complex__(self):
+        _host_read("__complex__")
         return complex(self._a)
 
     def __getitem__(self, key):
@@ -273,8 +288,29 @@ def array(a, dtype=None, copy=True, order="K", ndmin=0):
 
 def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
     if type(a) is ndarray:
+        _host_read("asnumpy")
         return a._a.copy()
     return _np.asarray(a)
+
+
+class _HostDLPack:
+    # the stand-in's from_dlpack reads host memory that says CUDA
+    def __init__(self, obj):
+        self._obj = obj
+
+    def __dlpack__(self, **kwargs):
+        return self._obj.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(obj):
+    """cupy.from_dlpack: only CUDA (2) and managed (13) memory, as CuPy."""
+    device_type = obj.__dlpack_device__()[0]
+    if device_type not in (2, 13):
+        raise RuntimeError(f"CuPy cannot import DLPack memory of device type {device_type} (not CUDA)")
+    return ndarray(_np.from_dlpack(_HostDLPack(obj)))
 
 
 def get_array_module(*args):
@@ -334,41 +370,41 @@ class lib:
             return ndarray(_np.lib.stride_tricks.sliding_window_view(x._a, window_shape, axis))
 
 
-class _Runtime:
-    class CUDARuntimeError(RuntimeError):
-        pass
-
-    @staticmethod
-    def getDeviceCount():
-        return 1
-
-
-class _Cuda:
-    Device = _Device
-    runtime = _Runtime
-
-    @staticmethod
-    @_contextlib.contextmanager
-    def using_allocator(allocator=None):
-        yield
-
-    class Stream:
-        null = None
-
-        def __init__(self, *a, **k):
-            pass
-
-        def synchronize(self):
-            pass
-
-
-cuda = _Cuda()
+from cupy import cuda  # noqa: E402  (the runtime section: cupy/cuda.py)
 
 
 class random:
+    # CuPy's legacy global random state is per device: one RandomState each
+    _states = {}
+
     @staticmethod
     def default_rng(seed=None):
         return _Generator(_np.random.default_rng(seed))
+
+    @staticmethod
+    def get_random_state():
+        return random._states.setdefault(cuda.runtime.getDevice(), _np.random.RandomState())
+
+    @staticmethod
+    def seed(seed=None):
+        random._states[cuda.runtime.getDevice()] = _np.random.RandomState(seed)
+
+    @staticmethod
+    def random_sample(size=None, dtype=float):
+        return ndarray(_np.asarray(random.get_random_state().random_sample(size), dtype=dtype))
+
+    @staticmethod
+    def standard_normal(size=None, dtype=float):
+        return ndarray(_np.asarray(random.get_random_state().standard_normal(size), dtype=dtype))
+
+    @staticmethod
+    def randint(low, high=None, size=None, dtype=int):
+        return ndarray(_np.asarray(random.get_random_state().randint(low, high, size=size, dtype=_np.int64),
+                                   dtype=dtype))
+
+    @staticmethod
+    def permutation(num):
+        return ndarray(random.get_random_state().permutation(num))
 
 
 class _Generator:

@@ -1,0 +1,123 @@
+"""The numba backend: maximal runs of elementwise steps fused into compiled
+loops (retrograd-compile[numba]).
+
+A run is a sequence of consecutive steps whose verified NumPy kernel is a
+ufunc listed in _SCALAR, on float64 arrays of the run's one shape (no
+broadcasting) and scalar constants. It is cut into chunks of at most
+CHUNK ops, so that numba's compile time grows linearly with the program.
+Each chunk becomes one loop; the values used after it (or returned, or
+saved) are written to arrays, the others stay in registers.
+
+Chunks are named by their source's hash and written as modules to a cache
+folder (``RG_COMPILE_CACHE``, default ``~/.cache/retrograd-compile``) with
+numba's ``cache=True``: identical chunks (a long chain repeats a few) are
+compiled once, and a second process loads them from disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+
+import numpy as np
+
+CHUNK = 48
+
+# ufunc -> its scalar expression in a fused loop
+_SCALAR = {
+    np.add: "({0} + {1})", np.subtract: "({0} - {1})", np.multiply: "({0} * {1})",
+    np.true_divide: "({0} / {1})", np.negative: "(-{0})", np.sin: "math.sin({0})",
+    np.cos: "math.cos({0})", np.tanh: "math.tanh({0})", np.exp: "math.exp({0})",
+    np.log: "math.log({0})", np.sqrt: "math.sqrt({0})", np.square: "({0} * {0})",
+    np.absolute: "abs({0})", np.expm1: "math.expm1({0})", np.log1p: "math.log1p({0})",
+}
+
+_lock = threading.Lock()
+_loaded: dict = {}
+
+
+def available():
+    """Whether numba can be imported (the ``numba`` extra)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def fusible(kern, out, operand_arrays):
+    """Whether a verified kernel can join a fused run."""
+    if kern is None or kern.kw or not kern.out or kern.fn not in _SCALAR:
+        return False
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim == 0:
+        return False
+    for a in operand_arrays:
+        if isinstance(a, np.ndarray) and a.ndim:
+            if a.shape != out.shape or a.dtype != np.float64:
+                return False
+        elif not isinstance(a, (float, int, np.ndarray)):
+            return False
+    return True
+
+
+def _literal(v):
+    v = float(v)
+    if v != v:
+        return "math.nan"
+    if v in (float("inf"), float("-inf")):
+        return "math.inf" if v > 0 else "(-math.inf)"
+    return repr(v)
+
+
+def _cache_dir():
+    d = os.environ.get("RG_COMPILE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                           "retrograd-compile")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def chunk_function(ops, n_in, outputs):
+    """The compiled loop of one chunk.
+
+    ops: (ufunc, operands) per op, an operand being ("in", k), ("t", j) (the
+    j-th op's value) or ("c", float); outputs: the j of the ops whose values
+    are written out, in order. The function takes the n_in input arrays and
+    then one output array per output, all of one shape, C-contiguous."""
+    ins = [f"i{k}" for k in range(n_in)]
+    outs = [f"o{k}" for k in range(len(outputs))]
+    lines = ["# retrograd-compile fused loop (format 2)", "import math", "import numba", "", "",
+             "@numba.njit(cache=True, nogil=True, error_model='numpy')",
+             f"def fused({', '.join(ins + outs)}):"]
+    for name in ins + outs:
+        lines.append(f"    {name}f = {name}.ravel()")
+    lines.append(f"    for q in range({outs[0]}f.size):")
+    for k in range(n_in):
+        lines.append(f"        x{k} = i{k}f[q]")
+    for j, (fn, operands) in enumerate(ops):
+        srcs = []
+        for kind, v in operands:
+            srcs.append(f"x{v}" if kind == "in" else f"t{v}" if kind == "t" else _literal(v))
+        lines.append(f"        t{j} = {_SCALAR[fn].format(*srcs)}")
+    for k, j in enumerate(outputs):
+        lines.append(f"        o{k}f[q] = t{j}")
+    source = "\n".join(lines) + "\n"
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    with _lock:
+        fn = _loaded.get(digest)
+        if fn is not None:
+            return fn
+        path = os.path.join(_cache_dir(), f"rg_fused_{digest}.py")
+        if not os.path.exists(path):
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(source)
+            os.replace(tmp, path)
+        name = f"rg_fused_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        # importable by name: numba's disk cache finds the function's module so
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        fn = mod.fused
+        # compiled (or loaded from numba's cache) now, not in the first call
+        fn(*[np.zeros(2) for _ in range(n_in + len(outputs))])
+        _loaded[digest] = fn
+        return fn

@@ -1,0 +1,416 @@
+"""Programs: a list of steps made into one straight-line Python function.
+
+Two forms of each program are generated from the same steps:
+
+- the array form (the numpy backend): values are arrays, an op with a
+  verified NumPy kernel (_kernels.py) writes into a buffer allocated once
+  per guard key (temporaries only, reused when their lifetimes do not
+  overlap), any other op is called on tensors made around the arrays with
+  grad mode off; no node is made.
+- the tensor form: every step calls its op on tensors, with grad mode as
+  the caller has it, so the graph is recorded (a backward program run for
+  ``create_graph=True``).
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+
+import numpy as np
+
+from retrograd.compile import _kernels, _tracer
+from retrograd.compile._trace import Ref
+
+_counter = itertools.count()
+
+
+def live_steps(steps, needed):
+    """The steps needed to compute the slots ``needed`` (dead code removed),
+    in order, and every slot they read."""
+    need = set(needed)
+    keep = []
+    for st in reversed(steps):
+        if any(o in need for o in st.outs):
+            keep.append(st)
+            need.update(st.refs())
+    keep.reverse()
+    return keep, need
+
+
+_KWONLY: dict = {}
+
+
+def _kwonly(fn):
+    """The names of ``fn``'s keyword-only parameters in order: the trace
+    reports every argument of an op positionally (abi.pxd)."""
+    names = _KWONLY.get(fn)
+    if names is None:
+        try:
+            params = inspect.signature(fn).parameters.values()
+            names = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+            n_pos = sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        except (TypeError, ValueError):
+            names, n_pos = [], None
+        names = (n_pos, names)
+        try:
+            _KWONLY[fn] = names
+        except TypeError:
+            pass
+    return names
+
+
+def _call_args(fn, args, src):
+    """Source of the arguments of a call of ``fn`` with the traced ``args``."""
+    n_pos, kw = _kwonly(fn)
+    parts = [src(a) for a in args]
+    if n_pos is None or not kw or len(args) <= n_pos:
+        return ", ".join(parts)
+    return ", ".join(parts[:n_pos] + [f"{k}={p}" for k, p in zip(kw, parts[n_pos:])])
+
+
+def _cast(a, dtype):
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+def _cast_t(t, dtype):
+    return t if t.dtype == dtype else t.to(dtype)
+
+
+class Program:
+    """``run(*values) -> tuple`` over the slots ``args`` returning ``outs``
+    (None entries give None); ``consts`` are (slot, tensor) read at each call."""
+
+    def __init__(self, steps, args, outs, consts, slot_arrays, alias, device, *,
+                 tensor_mode=False, fast=True, backend="numpy"):
+        self.steps, self.args, self.outs = steps, list(args), list(outs)
+        self.n_ops = len(steps)
+        self.buffer_specs = []
+        self._pool = []
+        ns = {"_A": _tracer.array_of, "_W": _tracer.wrap, "_D": device, "_cast": _cast,
+              "_cast_t": _cast_t, "np": np}
+        lines = []
+        w = lines.append
+        names = {}
+
+        seen = {}
+
+        def const(x):
+            if x is None or type(x) in (bool, int, str):
+                return repr(x)
+            # one name per object (per value for 0-d arrays): a long program
+            # repeats a few ufuncs and scalars, and a small namespace is
+            # faster to look names up in
+            key = ("0d", x.dtype.str, x.tobytes()) if type(x) is np.ndarray and x.ndim == 0 else id(x)
+            k = seen.get(key)
+            if k is None:
+                k = f"_c{len(names)}"
+                names[k] = x
+                seen[key] = k
+            return k
+
+        def src(x, wrap):
+            if type(x) is Ref:
+                return f"_W(v{x.slot}, _D)" if wrap else f"v{x.slot}"
+            if type(x) is tuple:
+                return "(" + "".join(src(y, wrap) + ", " for y in x) + ")"
+            if type(x) is list:
+                return "[" + ", ".join(src(y, wrap) for y in x) + "]"
+            return const(x)
+
+        used_consts = {s for st in steps for s in st.refs()} | set(outs)
+        def arr_of(s):
+            return slot_arrays[s]
+
+        for s, t in consts:
+            if s in used_consts:
+                w(f"    v{s} = {'' if tensor_mode else '_A('}{const(t)}{'' if tensor_mode else ')'}")
+
+        # last use of each slot, extended over views of one buffer
+        last = {}
+        for i, st in enumerate(steps):
+            for s in st.refs():
+                last[s] = i
+        escaping = {s for s in outs if s is not None} | set(args)
+        group_last, group_escapes = {}, set()
+        for s, i in last.items():
+            g = alias[s]
+            group_last[g] = max(group_last.get(g, -1), i)
+        for s in escaping:
+            group_escapes.add(alias[s])
+        free = {}           # (shape, dtype) -> [buffer index]
+        release_at = {}     # step index -> [(key, buffer index)]
+        dels_at = {}        # step index -> [slots to drop]
+        arg_set = set(args)
+        for s, i in last.items():
+            if s not in escaping and s not in arg_set:
+                dels_at.setdefault(group_last.get(alias[s], i), []).append(s)
+
+        materialized = set(args) | {s for s, _ in consts}
+        chunks = {} if tensor_mode else _plan_fusion(steps, slot_arrays, backend, last, group_last,
+                                                     group_escapes, escaping)
+        self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
+        skip_to = -1
+        for i, st in enumerate(steps):
+            outs_src = ", ".join(f"v{o}" for o in st.outs)
+            if i in chunks:
+                j, fn, inputs, outputs = chunks[i]
+                for o in outputs:
+                    arr = arr_of(o)
+                    w(f"    v{o} = np.empty({const(arr.shape)})")
+                    materialized.add(o)
+                ins = [f"np.ascontiguousarray(v{s})" if s in arg_set else f"v{s}" for s in inputs]
+                w(f"    {const(fn)}({', '.join(ins + [f'v{o}' for o in outputs])})")
+                skip_to = j
+            if i < skip_to:
+                drop = [s for s in dels_at.pop(i, ()) if s in materialized]
+                for key, b in release_at.pop(i, ()):
+                    free.setdefault(key, []).append(b)
+                if drop:
+                    w("    del " + ", ".join(f"v{s}" for s in drop))
+                continue
+            materialized.update(st.outs)
+            if st.kind == "random":
+                if tensor_mode:
+                    # a recomputation draws nothing: the value drawn by the
+                    # forward is its argument (see CompiledFunction)
+                    pass
+                else:
+                    k = const(st.fn)
+                    w(f"    v{st.outs[0]} = _A({k}())")
+                continue
+            if tensor_mode:
+                call = f"{const(st.fn)}({_call_args(st.fn, st.args, lambda a: src(a, False))})"
+                if st.kind == "inplace":
+                    w(f"    v{st.outs[0]} = _cast_t({call}, {const(st.cast)})")
+                elif len(st.outs) == 1 and st.kind == "op" and not _multi(slot_arrays, st):
+                    w(f"    v{st.outs[0]} = {call}")
+                else:
+                    w(f"    {outs_src}, = {call}")
+                continue
+            kern = None
+            if fast and st.kind == "op":
+                kern = _verified(st, slot_arrays)
+            if kern is not None:
+                ops_src = ", ".join(src(a, False) for a in kern.operands)
+                kw = "".join(f", {k}={const(v)}" for k, v in kern.kw.items())
+                o = st.outs[0]
+                g = alias[o]
+                ufunc = isinstance(kern.fn, np.ufunc) and not kern.kw
+                escapes = g in group_escapes
+                if kern.out and ufunc and escapes and arr_of(o).ndim:
+                    # escapes: NumPy's own allocation is cheaper than np.empty + out
+                    w(f"    v{o} = {const(kern.fn)}({ops_src})")
+                elif kern.out and ufunc and not escapes:
+                    arr = arr_of(o)
+                    key = (arr.shape, arr.dtype)
+                    lst = free.get(key)
+                    if lst:
+                        b = lst.pop()
+                    else:
+                        b = len(self.buffer_specs)
+                        self.buffer_specs.append(key)
+                    release_at.setdefault(group_last.get(g, i), []).append((key, b))
+                    w(f"    v{o} = {const(kern.fn)}({ops_src}, B[{b}])")     # out, positionally
+                elif kern.out and not escapes:
+                    arr = slot_arrays[o]
+                    key = (arr.shape, arr.dtype)
+                    lst = free.get(key)
+                    if lst:
+                        b = lst.pop()
+                    else:
+                        b = len(self.buffer_specs)
+                        self.buffer_specs.append(key)
+                    release_at.setdefault(group_last.get(g, i), []).append((key, b))
+                    w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, out=B[{b}])")
+                elif kern.out:
+                    # escapes (a result, or saved): fresh memory on each call
+                    arr = slot_arrays[o]
+                    w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, "
+                      f"out=np.empty({const(arr.shape)}, {const(arr.dtype)}))")
+                else:
+                    w(f"    v{o} = {const(kern.fn)}({ops_src}{kw})")
+            else:
+                call = f"{const(st.fn)}({_call_args(st.fn, st.args, lambda a: src(a, True))})"
+                if st.kind == "inplace":
+                    w(f"    v{st.outs[0]} = _cast(_A({call}), {const(st.cast)})")
+                elif len(st.outs) == 1 and not _multi(slot_arrays, st):
+                    w(f"    v{st.outs[0]} = _A({call})")
+                else:
+                    w(f"    _r = {call}")
+                    for j, o in enumerate(st.outs):
+                        w(f"    v{o} = _A(_r[{j}])")
+            for key, b in release_at.pop(i, ()):
+                free.setdefault(key, []).append(b)
+            drop = [s for s in dels_at.pop(i, ()) if s in materialized]
+            if drop and not tensor_mode:
+                w("    del " + ", ".join(f"v{s}" for s in drop))
+        # a constant returned as a result is copied: the caller may own it
+        # (a gradient accumulated in place into .grad)
+        const_slots = {s for s, _ in consts}
+        ret = ", ".join("None" if s is None else f"v{s}.copy()" if s in const_slots and not tensor_mode
+                        else f"v{s}" for s in outs)
+        w(f"    return ({ret}{',' if len(outs) == 1 else ''})")
+        params = ", ".join(["B"] + [f"v{s}" for s in self.args])
+        name = f"_compiled_{next(_counter)}"
+        source = f"def {name}({params}):\n" + "\n".join(lines) + "\n"
+        ns.update(names)
+        exec(compile(source, f"<rg.compile program {name}>", "exec"), ns)
+        self.source = source
+        self._fn = ns[name]
+
+    def __call__(self, *values):
+        pool = self._pool
+        try:
+            bufs = pool.pop()
+        except IndexError:
+            bufs = [np.empty(shape, dtype) for shape, dtype in self.buffer_specs]
+        try:
+            return self._fn(bufs, *values)
+        finally:
+            # back to the pool: a thread calling meanwhile took (or made)
+            # another set, so no two calls ever share buffers
+            if len(pool) < 4:
+                pool.append(bufs)
+
+
+def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, escaping):
+    """{first step index: (end index, compiled loop, input slots, output
+    slots)} of the fused chunks (the numba backend; see _fusion.py)."""
+    if backend not in ("numba", "auto"):
+        return {}
+    from retrograd.compile import _fusion
+    if not _fusion.available():
+        return {}
+    kerns = {}
+    for i, st in enumerate(steps):
+        if st.kind != "op":
+            continue
+        k = _verified(st, slot_arrays)
+        if k is None:
+            continue
+        ops = [slot_arrays[a.slot] if type(a) is Ref else a for a in k.operands]
+        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops) and all(
+                not isinstance(a, np.ndarray) or a.ndim == 0 or a.flags.c_contiguous for a in ops):
+            kerns[i] = k
+    runs = []
+    i = 0
+    while i < len(steps):
+        if i not in kerns:
+            i += 1
+            continue
+        shape = slot_arrays[steps[i].outs[0]].shape
+        j = i
+        while j < len(steps) and j in kerns and slot_arrays[steps[j].outs[0]].shape == shape \
+                and j - i < _fusion.CHUNK:
+            j += 1
+        if j - i >= 2:
+            runs.append((i, j))
+        i = j
+    if backend == "auto" and sum(j - i for i, j in runs) < 64:
+        return {}            # fusion pays for its compile time on long programs only
+    chunks = {}
+    for i, j in runs:
+        produced = {steps[t].outs[0]: t - i for t in range(i, j)}
+        inputs, ops = [], []
+        for t in range(i, j):
+            operands = []
+            for a in kerns[t].operands:
+                if type(a) is Ref and a.slot in produced and produced[a.slot] < t - i:
+                    operands.append(("t", produced[a.slot]))
+                elif type(a) is Ref:
+                    if a.slot not in inputs:
+                        inputs.append(a.slot)
+                    operands.append(("in", inputs.index(a.slot)))
+                else:
+                    operands.append(("c", float(np.asarray(a))))
+            ops.append((kerns[t].fn, operands))
+        outputs = [s for s in produced
+                   if s in escaping or group_last.get(_alias_of(s), -1) >= j
+                   or _alias_of(s) in group_escapes]
+        if not outputs:
+            continue
+        try:
+            fn = _fusion.chunk_function(ops, len(inputs), [produced[s] for s in outputs])
+        except Exception:
+            continue         # numba refused it: those steps stay NumPy calls
+        chunks[i] = (j, fn, inputs, outputs)
+    return chunks
+
+
+def _alias_of(s):
+    # elementwise results are fresh arrays: each is its own alias group
+    return s
+
+
+def _multi(slot_arrays, st):
+    # an op of several results returns a tuple even when one is used
+    return st.fn is not None and len(st.outs) != 1
+
+
+_VERIFIED: dict = {}
+
+
+def _signature(st, slot_arrays):
+    # what a kernel's verdict depends on: the op, its constant arguments,
+    # and the shapes, dtypes and strides of its tensor arguments and result
+    # (a long program repeats a few of these: each is checked once)
+    parts = [st.name]
+    for a in st.args:
+        if type(a) is Ref:
+            x = slot_arrays[a.slot]
+            parts.append((getattr(x, "shape", None), getattr(x, "dtype", None),
+                          getattr(x, "strides", None)))
+        elif a is None or type(a) in (bool, int, float, str):
+            parts.append((type(a), a))
+        else:
+            return None
+    out = slot_arrays[st.outs[0]]
+    parts.append((getattr(out, "shape", None), getattr(out, "dtype", None)))
+    return tuple(parts)
+
+
+def _verified(st, slot_arrays):
+    sig = _signature(st, slot_arrays) if len(st.outs) == 1 else None
+    if sig is not None and sig in _VERIFIED:
+        ok, scalar = _VERIFIED[sig]
+        if not ok:
+            return None
+        k = _kernels.candidate(st, slot_arrays[st.outs[0]])
+        if k is not None and scalar:
+            want = slot_arrays[st.outs[0]]
+            k = _kernels.Kernel(k.fn, tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
+                                            for a in k.operands), k.kw, k.out, k.close)
+        return k
+    k = _verified_once(st, slot_arrays)
+    if sig is not None and len(_VERIFIED) < 100000:
+        _VERIFIED[sig] = (k is not None, k is not None and any(
+            type(a) is not Ref and isinstance(a, np.ndarray) for a in k.operands))
+    return k
+
+
+def _verified_once(st, slot_arrays):
+    k = _kernels.candidate(st, slot_arrays[st.outs[0]])
+    if k is None:
+        return None
+    want = slot_arrays[st.outs[0]]
+    if any(type(a) is not Ref for a in k.operands) and isinstance(k.fn, np.ufunc):
+        # A Python scalar operand as a 0-d array of the result's dtype: the
+        # ufunc skips converting it on each call (kept only where it gives
+        # the same dtype and values, checked below).
+        fast = _kernels.Kernel(k.fn, tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
+                                           for a in k.operands), k.kw, k.out, k.close)
+        if _agrees(fast, slot_arrays, want):
+            return fast
+    return k if _agrees(k, slot_arrays, want) else None
+
+
+def _agrees(k, slot_arrays, want):
+    ops = [slot_arrays[a.slot] if type(a) is Ref else a for a in k.operands]
+    try:
+        if k.out:
+            got = k.fn(*ops, **k.kw, out=np.empty(want.shape, want.dtype))
+        else:
+            got = k.fn(*ops, **k.kw)
+    except Exception:
+        return False
+    return _kernels.agrees(got, want, k.close)

@@ -1,0 +1,108 @@
+# cython: language_level=3
+# The compiled half of retrograd-compile: the callback that fills core's
+# tracing slot (abi.pxd, ABI 1.5) while some thread traces, and the two
+# things the programs need of core's objects at C speed: a tensor's array
+# (an ABI field) and a new tensor around an array (rg_wrap).
+#
+# Must never: keep the slot filled while no thread traces (an idle compiler
+# must cost an op one branch on core's NULL slot), or hand events of one
+# thread to another thread's recorder.
+
+from retrograd.core.abi cimport (
+    RG_ABI_MAJOR, RG_ABI_MINOR, import_core, Tensor, Device, rg_register_trace,
+    rg_wrap, rg_cpu_device, rg_forward_grads,
+)
+
+# The ABI handshake (abi.pxd), before anything else runs.
+import_core("retrograd-compile")
+# The core ABI this module was compiled against (major, minor).
+BUILT_AGAINST = (RG_ABI_MAJOR, RG_ABI_MINOR)
+
+cdef extern from *:
+    """
+    /* The recorder of the trace running on this thread (a borrowed reference:
+       begin() keeps it alive in _recorders until end()), or NULL. */
+    static __thread void* rg_compile_tls_recorder = NULL;
+    """
+    void* rg_compile_tls_recorder
+
+cdef extern from "Python.h":
+    unsigned long PyThread_get_thread_ident()
+
+# How many threads trace now; the slot is filled while it is > 0. Plain C
+# int read and written with the GIL held, without a Python call in between.
+cdef int _tracing_threads = 0
+# thread ident -> its recorder, which keeps the borrowed pointer valid
+cdef dict _recorders = {}
+
+
+cdef int _on_trace(int kind, str op, tuple inputs, tuple outputs, object attrs) except -1:
+    if rg_compile_tls_recorder == NULL:
+        return 0           # another thread's op: it runs eagerly, untraced
+    (<object>rg_compile_tls_recorder).event(kind, op, inputs, outputs, attrs)
+    return 0
+
+
+def begin(recorder):
+    """Route this thread's ops to ``recorder.event(kind, op, inputs, outputs,
+    attrs)`` until :func:`end` (nested traces are refused by the caller)."""
+    global _tracing_threads, rg_compile_tls_recorder
+    if rg_compile_tls_recorder != NULL:
+        raise RuntimeError("a trace is already running on this thread")
+    _recorders[PyThread_get_thread_ident()] = recorder
+    rg_compile_tls_recorder = <void*>recorder
+    _tracing_threads += 1
+    if _tracing_threads == 1:
+        rg_register_trace(_on_trace)
+
+
+def end():
+    """Stop routing this thread's ops; empty the slot when no thread traces."""
+    global _tracing_threads, rg_compile_tls_recorder
+    if rg_compile_tls_recorder == NULL:
+        return
+    rg_compile_tls_recorder = NULL
+    _recorders.pop(PyThread_get_thread_ident(), None)
+    _tracing_threads -= 1
+    if _tracing_threads == 0:
+        rg_register_trace(NULL)
+
+
+def paused():
+    """Whether no trace runs on this thread (ops here are not recorded)."""
+    return rg_compile_tls_recorder == NULL
+
+
+def array_of(Tensor t not None):
+    """The array a Tensor wraps (its ABI field ``_array``), no copy."""
+    return t._array
+
+
+def device_of(Tensor t not None):
+    """The Device object of a Tensor."""
+    return t._device
+
+
+cpdef Tensor wrap(object array, object device):
+    """A new leaf Tensor around ``array`` (no copy) on ``device`` (a Device
+    object, or None for the CPU)."""
+    if device is None:
+        return rg_wrap(array, rg_cpu_device())
+    return rg_wrap(array, <Device>device)
+
+
+def wrap_all(list arrays, object device):
+    """Leaf Tensors around each array of ``arrays`` (None stays None)."""
+    cdef Device dev = rg_cpu_device() if device is None else <Device>device
+    return [None if a is None else rg_wrap(a, dev) for a in arrays]
+
+
+def any_tangent(list tensors):
+    """Whether any of ``tensors`` carries a forward-AD tangent (its
+    forward-grad storage, an ABI accessor, is non-empty)."""
+    cdef Tensor t
+    for x in tensors:
+        t = <Tensor?>x
+        if rg_forward_grads(t):
+            return True
+    return False

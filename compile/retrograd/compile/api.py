@@ -1,0 +1,543 @@
+"""``rg.compile``: trace a function once per guard key and run it as programs.
+
+How a call goes (torch.compile's model, over NumPy):
+
+1. The guard key: for each tensor argument its shape, dtype, device and
+   requires_grad; every other argument by value; grad mode and inference
+   mode. A call with a tangent (an active dual level) runs eagerly.
+2. A key seen before runs its programs: the forward program, and, when an
+   output requires grad, one ``CompiledFunctionBackward`` node whose
+   backward runs the backward program.
+3. A new key runs the function eagerly with core's tracing slot filled
+   (its result is this call's), then a ``create_graph`` backward of that run,
+   also traced: the ops the derivatives table's formulas ran are the
+   backward program. Both programs are then checked against eager on the
+   traced inputs and on perturbed ones; a program that disagrees, and any
+   graph break, makes the key run eagerly from then on (or, with
+   ``fullgraph=True``, raises :class:`~retrograd.compile.exc.Unsupported`).
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+import numpy as np
+
+import retrograd as rg
+from retrograd.compile import _tracer
+from retrograd.compile._function import CompiledFunction, Entry
+from retrograd.compile._trace import Abort, Recorder
+from retrograd.compile.exc import Unsupported
+
+__all__ = ["compile", "CompiledCallable"]
+
+BACKENDS = ("auto", "numpy", "numba")
+
+
+class _Eager:
+    """A guard key that runs eagerly, and why."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
+    """Compile ``fn``: trace it once per guard key, then run its forward and
+    backward as straight-line programs (torch's ``torch.compile``).
+
+    The outputs of a compiled call have one node in the autograd graph,
+    ``CompiledFunctionBackward``, through which hooks, ``retain_graph``,
+    ``grad``, ``inputs=``, the profiler and ``create_graph=True`` work.
+
+    Parameters
+    ----------
+    fn : callable, optional
+        A function of tensors (and other arguments) returning a tensor or a
+        tuple or list of tensors. Without it, ``compile`` returns a
+        decorator.
+    backend : str, optional
+        ``"numpy"``: the programs call NumPy kernels into buffers allocated
+        once per guard key, and the ops themselves where NumPy has no
+        verified equivalent. ``"numba"`` (the ``retrograd-compile[numba]``
+        extra): runs of float64 elementwise ops are fused into compiled
+        loops, cached on disk (``RG_COMPILE_CACHE``); the rest as
+        ``"numpy"``. ``"auto"`` (default): ``"numba"`` for programs with at
+        least 64 fusible ops when numba is installed, ``"numpy"`` otherwise.
+    fullgraph : bool, optional
+        Raise :class:`~retrograd.compile.exc.Unsupported` where the
+        function cannot be compiled whole (default False: such guard keys
+        run eagerly, with one warning).
+    cache_size : int, optional
+        The most guard keys traced per function (default 8); later keys run
+        eagerly, with one warning.
+
+    Returns
+    -------
+    CompiledCallable
+        A callable with ``fn``'s name, docstring and signature.
+
+    Raises
+    ------
+    ValueError
+        For an unknown backend or a negative ``cache_size``.
+    ImportError
+        For ``backend="numba"`` without numba installed.
+    TypeError
+        If ``fn`` is not callable.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> @rg.compile
+    ... def f(x, y):
+    ...     return (x * y).sin().sum()
+    >>> x = rg.ones(3, requires_grad=True)
+    >>> f(x, rg.full((3,), 2.0)).backward()
+    >>> x.grad
+    tensor([-0.83229367, -0.83229367, -0.83229367])
+    >>> f(x, rg.full((3,), 2.0)).grad_fn.name()
+    'CompiledFunctionBackward'
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"rg.compile: unknown backend {backend!r}; this release has "
+                         f"{', '.join(map(repr, BACKENDS))}")
+    if backend == "numba":
+        from retrograd.compile import _fusion
+        if not _fusion.available():
+            raise ImportError("rg.compile(backend='numba') needs numba: pip install "
+                              "'retrograd-compile[numba]'")
+    if not isinstance(cache_size, int) or cache_size < 0:
+        raise ValueError(f"rg.compile: cache_size must be a non-negative int, got {cache_size!r}")
+    if fn is None:
+        return functools.partial(compile, backend=backend, fullgraph=fullgraph,
+                                 cache_size=cache_size)
+    if not callable(fn):
+        raise TypeError(f"rg.compile expects a callable, got {type(fn).__name__}")
+    return CompiledCallable(fn, backend, fullgraph, cache_size)
+
+
+class CompiledCallable:
+    """What :func:`compile` returns: call it as the function it wraps.
+
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    backend : str
+        See :func:`compile`.
+    fullgraph : bool
+        See :func:`compile`.
+    cache_size : int
+        See :func:`compile`.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> f = rg.compile(lambda x: x.exp() * 2)
+    >>> f(rg.zeros(2))
+    tensor([2., 2.])
+    >>> f.cache_info()
+    {'compiled': 1, 'eager': 0}
+    """
+
+    def __init__(self, fn, backend, fullgraph, cache_size):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._backend = backend
+        self._fullgraph = fullgraph
+        self._cache_size = cache_size
+        self._cache = {}
+        self._lock = threading.Lock()
+        self._warned = set()
+
+    def cache_info(self):
+        """How many guard keys run compiled and how many eagerly.
+
+        Returns
+        -------
+        dict
+            ``{"compiled": int, "eager": int}``.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> f = rg.compile(lambda x: x + 1)
+        >>> _ = f(rg.ones(2)); _ = f(rg.ones(3))
+        >>> f.cache_info()
+        {'compiled': 2, 'eager': 0}
+        """
+        eager = sum(1 for e in self._cache.values() if isinstance(e, _Eager))
+        return {"compiled": len(self._cache) - eager, "eager": eager}
+
+    def _warn_once(self, what, message):
+        if what not in self._warned:
+            self._warned.add(what)
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+    def __call__(self, *args, **kwargs):
+        tensors = []
+        try:
+            key = (_key(args, tensors), _key(tuple(sorted(kwargs.items())), tensors),
+                   rg.is_grad_enabled(), rg.is_inference_mode_enabled())
+            hash(key)
+        except TypeError:
+            self._warn_once("unhashable", f"rg.compile({self.__name__}): an argument is neither a "
+                            "tensor nor hashable, so calls run eagerly")
+            return self._fn(*args, **kwargs)
+        if any(type(_tracer.array_of(t)) is not np.ndarray for t in tensors):
+            self._warn_once("device", f"rg.compile({self.__name__}): CUDA tensors run eagerly "
+                            "(this release compiles CPU tensors only)")
+            return self._fn(*args, **kwargs)
+        if _tracer.any_tangent(tensors):
+            return self._fn(*args, **kwargs)   # forward AD: the guarded eager fallback
+        entry = self._cache.get(key)
+        if entry is None:
+            if len(self._cache) >= self._cache_size:
+                self._warn_once("cache", f"rg.compile({self.__name__}): cache_size="
+                                f"{self._cache_size} guard keys reached; new ones run eagerly")
+                return self._fn(*args, **kwargs)
+            return self._trace(key, args, kwargs, tensors)
+        if type(entry) is _Eager:
+            return self._fn(*args, **kwargs)
+        if not entry.lifted_ok():
+            with self._lock:
+                self._cache.pop(key, None)
+            return self._trace(key, args, kwargs, tensors)
+        return _run(entry, tensors)
+
+    # -- tracing -------------------------------------------------------------
+    def _break(self, key, what, where, fatal=True):
+        if self._fullgraph and fatal:
+            raise Unsupported(what, where)
+        with self._lock:
+            self._cache[key] = _Eager(f"{what} at {where}")
+        self._warn_once(key, f"rg.compile({self.__name__}): graph break: {what} at {where}; "
+                        "calls with these argument shapes run eagerly")
+
+    def _trace(self, key, args, kwargs, tensors):
+        gen = rg.get_rng().bit_generator
+        state0 = gen.state
+        # The trace runs on copies of the tensor arguments: its own backward
+        # must not reach the caller's tensors (their hooks would run), and a
+        # trace abandoned at a graph break must not have changed them.
+        copies = []
+        for t in tensors:
+            c = _tracer.wrap(np.array(_tracer.array_of(t), copy=True), _tracer.device_of(t))
+            if t.requires_grad:
+                c.requires_grad_(True)
+            copies.append(c)
+        it = iter(copies)
+        targs, tkwargs = _replace(args, it), _replace(kwargs, it)
+        rec = Recorder(self._fullgraph, Unsupported, abort=True)
+        try:
+            _, first = _trace_run(self._fn, targs, tkwargs, copies, rec, None, seed=12345)
+            entry = _build(rec, first, copies, self._backend)
+            _check(self._fn, targs, tkwargs, copies, entry, rec, first, state0)
+        except (_Broken, _NotCompilable) as exc:
+            what, where = exc.args[:2] if isinstance(exc, _Broken) else (exc.what, exc.where)
+            self._break(key, what, where)
+            gen.state = state0           # the eager call draws what it would have drawn
+            return self._fn(*args, **kwargs)
+        entry.release_trace()
+        with self._lock:
+            self._cache[key] = entry
+        gen.state = state0               # the program draws what eager would have drawn
+        return _run(entry, tensors)
+
+
+class _Broken(Exception):
+    def __init__(self, what, where, out):
+        super().__init__(what, where)
+        self.out = out
+
+
+class _NotCompilable(Exception):
+    def __init__(self, what, where="the compiled function"):
+        super().__init__(what)
+        self.what, self.where = what, where
+
+
+def _key(x, tensors):
+    if isinstance(x, rg.Tensor):
+        tensors.append(x)
+        return ("T", x.shape, x.dtype, str(x.device), x.requires_grad)
+    if type(x) in (tuple, list):
+        return (type(x).__name__,) + tuple(_key(y, tensors) for y in x)
+    if isinstance(x, dict):
+        return ("dict",) + tuple((k, _key(v, tensors)) for k, v in sorted(x.items()))
+    if type(x) is slice:                 # (unhashable before Python 3.12)
+        return ("slice", _key(x.start, tensors), _key(x.stop, tensors), _key(x.step, tensors))
+    if isinstance(x, np.ndarray):        # by value (the trace keeps a copy)
+        return ("ndarray", x.shape, x.dtype.str, x.tobytes())
+    return (type(x), x)
+
+
+def _flat_outputs(out):
+    if isinstance(out, rg.Tensor):
+        return [out], "single"
+    if type(out) in (tuple, list) and out and all(isinstance(o, rg.Tensor) for o in out):
+        return list(out), type(out).__name__
+    raise _NotCompilable(f"a result of type {type(out).__name__} (compiled functions return a "
+                         "tensor, or a tuple or list of tensors)")
+
+
+class _Run:
+    """What one traced run gave: results, which require grad, the gradient
+    outputs it was differentiated with and the gradients."""
+    __slots__ = ("outs", "struct", "diff", "arg_tensors", "grad_inputs", "gouts", "grads",
+                 "out_slots", "gout_slots", "grad_slots")
+
+
+def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
+    """Run ``fn`` eagerly with ``rec`` recording, then (when a result
+    requires grad) a create_graph backward of it with random gradient
+    outputs drawn from ``seed``, also recorded. ``lifted``: the parameters
+    the first run lifted (a rerun must lift the same). Returns (fn's
+    result, _Run); raises _Broken (with the result) on a graph break."""
+    for t in tensors:
+        rec.add_input(t)
+    if lifted is not None:
+        for t in lifted:
+            rec.slot_of(t)
+    _tracer.begin(rec)
+    try:
+        out = fn(*args, **kwargs)
+    except Abort:
+        out = None            # the recorder stopped fn at a graph break
+    finally:
+        _tracer.end()
+    if rec.broken is not None:
+        raise _Broken(*rec.broken, out)
+    r = _Run()
+    try:
+        r.outs, r.struct = _flat_outputs(out)
+    except _NotCompilable as exc:
+        exc.out = out
+        raise
+    r.out_slots = []
+    for o in r.outs:
+        s = rec.by_id.get(id(_tracer.array_of(o)))
+        if s is None or s in rec.input_slots or s in r.out_slots:
+            not_ops = _NotCompilable("a result that is not computed by the function's tensor ops (an "
+                                     "input, a parameter or a constant returned as is, or one tensor "
+                                     "returned twice)")
+            not_ops.out = out
+            raise not_ops
+        r.out_slots.append(s)
+    r.arg_tensors = list(tensors) + [t for _, t in rec.lifted]
+    r.diff = [o.requires_grad for o in r.outs]
+    r.grad_inputs = [i for i, t in enumerate(r.arg_tensors) if t.requires_grad]
+    r.gouts = r.grads = r.grad_slots = None
+    r.gout_slots = []
+    if rg.is_grad_enabled() and any(r.diff) and r.grad_inputs:
+        rec.phase = "backward"
+        rec.bwd_start = len(rec.steps)
+        rng = np.random.default_rng(seed)
+        r.gouts = []
+        for o, d in zip(r.outs, r.diff):
+            if d:
+                a = _tracer.array_of(o)
+                g = _tracer.wrap(np.asarray(rng.standard_normal(a.shape)).astype(a.dtype),
+                                 _tracer.device_of(o))
+                r.gouts.append(g)
+                r.gout_slots.append(rec.new_slot(_tracer.array_of(g)))
+                rec.keep.append(g)
+        _tracer.begin(rec)
+        try:
+            r.grads = rg.autograd.grad([o for o, d in zip(r.outs, r.diff) if d],
+                                       [r.arg_tensors[i] for i in r.grad_inputs], r.gouts,
+                                       create_graph=True, allow_unused=True)
+        finally:
+            _tracer.end()
+        if rec.broken is not None:
+            broke = _NotCompilable("backward: " + rec.broken[0], rec.broken[1])
+            broke.out = out
+            raise broke
+        # A gradient made without ops (the zeros of a piecewise-constant op)
+        # is a constant of the trace; _check refuses it unless a rerun on
+        # other values gives the same.
+        r.grad_slots = [None if g is None else rec.slot_of(g) for g in r.grads]
+    if rec.const_log:
+        # A value the ops did not compute (an array or NumPy scalar passed to
+        # an op, a tensor made outside the ops: a mask or indices that a
+        # backward formula or a composite computed in NumPy, a zero gradient,
+        # a closure's tensor) would be baked into the program as it was at
+        # trace time. Nothing proves it does not depend on the inputs (a
+        # mask can be all-False on the traced values and on every rerun),
+        # and a baked one gives silently wrong results on other inputs: such
+        # a key runs eagerly.
+        baked = _NotCompilable(f"a value computed outside the ops ({rec.const_log[0][0]}): it would be "
+                               "baked into the program, and it may depend on the inputs")
+        baked.out = out
+        raise baked
+    return out, r
+
+
+def _build(rec, r, tensors, backend):
+    device = _tracer.device_of(r.outs[0])
+    entry = Entry(rec, r.out_slots, r.diff, r.grad_inputs, r.gout_slots, r.grad_slots, device,
+                  backend)
+    entry.struct = r.struct
+    entry.lifted_meta = [(t.shape, t.dtype, t.requires_grad) for t in entry.lifted]
+    return entry
+
+
+def _close(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b))
+    tol = 1e-9 if np.finfo(a.dtype).bits > 32 else 2e-5
+    scale = float(np.max(np.abs(b[np.isfinite(b)]), initial=1.0))
+    return bool(np.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True))
+
+
+def _same_value(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return True
+
+
+def _perturbed(t, rng, mode):
+    # Another value of the same guard key. "scaled": floats scaled by
+    # (1 + 5%·u) (signs and domains kept; a value computed from them
+    # changes); "permuted": the elements also permuted (integers and bools
+    # too: a mask or index made from them moves); "sign-flipped": also the
+    # sign of about half the floats flipped (a mask made from signs changes
+    # even when all traced values had one sign).
+    a = _tracer.array_of(t)
+    if mode != "scaled" and a.size > 1:
+        a = rng.permutation(a.reshape(-1)).reshape(a.shape)
+    if a.dtype.kind in "fc" and a.size:
+        scale = 1 + 0.05 * rng.uniform(-1, 1, a.shape)
+        if mode == "sign-flipped":
+            scale = scale * np.where(rng.uniform(size=a.shape) < 0.5, -1.0, 1.0)
+        a = (a * scale).astype(a.dtype)
+    return np.array(a, copy=True)
+
+
+def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
+    """Refuse programs that would not compute what eager does.
+
+    1. The programs run on the traced inputs must give the trace's results
+       and gradients.
+    2. ``fn`` is traced again on other values of the same guard key (and
+       differentiated with other gradient outputs), three times: values
+       scaled (domains kept: this rerun must succeed), also permuted, and
+       also with signs flipped (these two are skipped where eager fails on
+       them: a Cholesky of a matrix no longer positive definite). Each
+       rerun must run the same ops with
+       the same constants (a value computed outside the ops, a mask or
+       indices made on arrays, would differ), and the programs must give
+       its results and gradients too.
+
+    Random draws: check 1 replays the trace's generator state; the reruns
+    and their checks start from another state, so a random value baked into
+    the trace as a constant is caught too. The generator is left as the
+    first (eager) run left it."""
+    gen = rg.get_rng().bit_generator
+    state_after = gen.state
+    try:
+        other = type(gen)(98765).state
+    except TypeError:
+        other = state0
+    rng = np.random.default_rng(54321)
+    lifted = entry.lifted
+    saved = [np.array(_tracer.array_of(p), copy=True) for p in lifted]
+    # (the parameters as arguments: their original and swapped values)
+    checks = [(state0, [rec.slot_arrays[s] for s in rec.inputs] + saved, first, "traced")]
+    try:
+        for n_mode, mode in enumerate(("scaled", "permuted", "sign-flipped")):
+            new = []
+            for t in tensors:
+                nt = _tracer.wrap(_perturbed(t, rng, mode), _tracer.device_of(t))
+                if t.requires_grad:
+                    nt.requires_grad_(True)
+                new.append(nt)
+            lifted_vals = [_perturbed(p, rng, mode) for p in lifted]
+            rec2 = Recorder(False, Unsupported)
+            # lifted parameters are read from their tensors: swapped by value meanwhile
+            for p, a in zip(lifted, lifted_vals):
+                _tracer.array_of(p)[...] = a
+            it = iter(new)
+            gen.state = other
+            try:
+                _, second = _trace_run(fn, _replace(args, it), _replace(kwargs, it), new, rec2,
+                                       lifted, seed=777 + n_mode)
+            except (_Broken, _NotCompilable) as exc:
+                what = exc.what if isinstance(exc, _NotCompilable) else exc.args[0]
+                raise _NotCompilable(f"a trace that depends on the values ({what} on other values)")
+            except Exception as exc:
+                if mode != "scaled":
+                    continue
+                raise _NotCompilable(f"a function that fails on other values of the same shapes "
+                                     f"({exc!r})")
+            finally:
+                for p, a in zip(lifted, saved):
+                    _tracer.array_of(p)[...] = a
+            _compare_traces(rec, rec2)
+            checks.append((other, [rec2.slot_arrays[s] for s in rec2.inputs] + lifted_vals, second,
+                           mode))
+        for state, arrays, run, label in checks:
+            gen.state = state
+            with np.errstate(all="ignore"):
+                res = entry.fwd(*arrays)
+            want = [_tracer.array_of(o) for o in run.outs]
+            if not all(_close(a, b) for a, b in zip(res[:entry.n_out], want)):
+                raise _NotCompilable(f"a forward program that disagrees with eager ({label} inputs)")
+            if run.grads is not None:
+                garr = [_tracer.array_of(g) for g in run.gouts]
+                with np.errstate(all="ignore"):
+                    got = entry.bwd(*garr, *arrays, *res[entry.n_out:])
+                want = [None if g is None else _tracer.array_of(g) for g in run.grads]
+                if not all(_close(a, b) for a, b in zip(got, want)):
+                    raise _NotCompilable(f"a backward program that disagrees with eager ({label} inputs)")
+    finally:
+        for p, a in zip(lifted, saved):
+            _tracer.array_of(p)[...] = a
+        gen.state = state_after
+
+
+def _compare_traces(a, b):
+    if [(st.kind, st.name) for st in a.steps] != [(st.kind, st.name) for st in b.steps] or \
+            a.bwd_start != b.bwd_start:
+        raise _NotCompilable("a trace that depends on the values (other values run other ops)")
+    if len(a.const_log) != len(b.const_log):
+        raise _NotCompilable("a trace that depends on the values (other constants)")
+    for (what, x), (_, y) in zip(a.const_log, b.const_log):
+        if not _same_value(x, y):
+            raise _NotCompilable(f"a value computed outside the ops ({what}): it would be baked "
+                                 "into the program, but it changes with the inputs")
+
+
+def _replace(x, it):
+    if isinstance(x, rg.Tensor):
+        return next(it)
+    if type(x) in (tuple, list):
+        return type(x)(_replace(y, it) for y in x)
+    if isinstance(x, dict):
+        return {k: _replace(v, it) for k, v in sorted(x.items())}
+    return x
+
+
+def _run(entry, tensors):
+    if entry.bwd is None or not rg.is_grad_enabled():
+        arrays = [_tracer.array_of(t) for t in tensors] + [_tracer.array_of(t) for t in entry.lifted]
+        with np.errstate(all="ignore"):
+            res = entry.fwd(*arrays)
+        outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
+                for a in res[:entry.n_out]]
+    else:
+        outs = CompiledFunction.apply(entry, *tensors, *entry.lifted)
+        if entry.n_out == 1:
+            outs = [outs]
+    if entry.struct == "single":
+        return outs[0]
+    return tuple(outs) if entry.struct == "tuple" else list(outs)

@@ -1,0 +1,145 @@
+"""Every op sample of the registry (tests/ops/op_samples.py) through
+rg.compile, against eager: values, gradients and (for the ops whose formulas
+are differentiable) second-order gradients through the compiled node, in
+float64 and float32.
+
+A sample either compiles (its guard key has programs) or its op is listed in
+EAGER_OPS with the reason it breaks the graph: a new break fails here."""
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
+
+import retrograd as rg  # noqa: E402
+from op_samples import DIFF_OPS, GRADGRAD_OPS, OP_DB, make_tensors  # noqa: E402
+
+# ops whose samples run eagerly under rg.compile, and why
+EAGER_OPS = {
+    # a value the ops did not compute reaches an op: a mask, indices or a
+    # zero gradient made in NumPy by the backward formula (or the forward
+    # composite). It would be baked in as traced, and nothing proves it
+    # does not depend on the inputs, so the key runs eagerly
+    **{name: "a value computed outside the ops (never baked in)" for name in (
+        "pow", "getitem", "gather", "roll", "pad", "tril", "triu", "prod", "std", "cumprod", "_einsum",
+        "_linalg_cholesky", "_linalg_svd", "_linalg_eigh", "_linalg_qr", "floor_divide", "sign", "atan2",
+        "floor", "ceil", "round", "trunc", "fill", "_zero")},
+    # the backward uses argmax positions computed on arrays (not ops), which
+    # the trace would bake in: the check on perturbed inputs refuses it
+    # (a rerun on permuted or sign-flipped values shows it)
+    "max_pool2d": "indices computed outside the ops",
+    "amax": "tie mask computed outside the ops",
+    "amin": "tie mask computed outside the ops",
+    "_max_dim": "indices computed outside the ops",
+    "_min_dim": "indices computed outside the ops",
+    "_sort": "indices computed outside the ops",
+    "_topk": "indices computed outside the ops",
+    "maximum": "selection mask computed outside the ops",
+    "minimum": "selection mask computed outside the ops",
+    "clamp": "in-range mask computed outside the ops",
+    "softplus": "threshold mask computed outside the ops",
+    "norm": "sign or selection mask computed outside the ops (p != 2)",
+    # composites that read an index or mask tensor's array and pass the
+    # array to an op: its values would be baked in (a rerun on other values
+    # shows it)
+    "index_select": "index tensor read as an array",
+    "masked_fill": "mask tensor read as an array",
+    "take_along_dim": "index tensor read as an array",
+    # the sample's op calls np.asarray on a tensor (data-dependent Python)
+    "_take_dim": "np.asarray(tensor) in the sample's op",
+}
+
+_GRADGRAD = {o.name for o in GRADGRAD_OPS}
+_DIFF = {o.name for o in DIFF_OPS}
+
+
+def _outs(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _weights(outs, seed=3):
+    rng = np.random.default_rng(seed)
+    return [rg.tensor(rng.standard_normal(o.shape).astype(o.dtype)) for o in outs]
+
+
+def _loss(outs):
+    diff = [o for o in outs if isinstance(o, rg.Tensor) and o.requires_grad]
+    if not diff:
+        return None
+    ws = _weights(diff)
+    return sum(((o * w).sum() for o, w in zip(diff, ws)), rg.zeros(()))
+
+
+def _grads(op, sample, fn, create_graph):
+    args, leaves = make_tensors(sample)
+    outs = _outs(fn(*args, **sample.kwargs))
+    vals = [np.array(o.detach().numpy()) for o in outs]
+    loss = _loss(outs)
+    if loss is None or not leaves:
+        return vals, None, None
+    gs = rg.autograd.grad(loss, leaves, create_graph=create_graph, allow_unused=True)
+    g1 = [None if g is None else np.array(g.detach().numpy()) for g in gs]
+    g2 = None
+    if create_graph:
+        used = [g for g in gs if g is not None and g.requires_grad]
+        if used:
+            s = _loss(used)
+            g2s = rg.autograd.grad(s, leaves, allow_unused=True)
+            g2 = [None if g is None else np.array(g.numpy()) for g in g2s]
+    return vals, g1, g2
+
+
+def _close(a, b, dtype):
+    if a is None or b is None:
+        assert a is None and b is None
+        return
+    tol = 1e-9 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def _params(dtype):
+    out = []
+    for op in OP_DB:
+        for i, s in enumerate(op.samples(dtype)):
+            out.append(pytest.param(op, s, id=f"{op.name}-{i}-{s.desc}"))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_every_op_sample_compiles_and_agrees(dtype):
+    seen, eager = 0, {}
+    for p in _params(dtype):
+        op, sample = p.values
+        if op.name in ("rand_like", "randn_like", "dropout"):
+            continue                 # random: tests/compile/test_compile_random.py
+        gg = dtype == np.float64 and op.name in _GRADGRAD
+
+        def fn(*args, **kwargs):
+            return op.op(*args, **kwargs)
+
+        cf = rg.compile(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                want = _grads(op, sample, fn, gg)
+            except Exception:
+                continue             # the sample is an error case: eager raises too
+            first = _grads(op, sample, cf, gg)       # traces (eager values)
+            got = _grads(op, sample, cf, gg)         # the programs
+        for a, b in zip(first, want):
+            for x, y in zip(a or [], b or []):
+                _close(x, y, dtype)
+        for a, b in zip(got, want):
+            assert (a is None) == (b is None), (p.id, a, b)
+            for x, y in zip(a or [], b or []):
+                _close(x, y, dtype)
+        info = cf.cache_info()
+        seen += 1
+        if info["compiled"] == 0:
+            eager.setdefault(op.name, []).append(p.id)
+    unexpected = {k: v for k, v in eager.items() if k not in EAGER_OPS}
+    assert not unexpected, f"samples that ran eagerly: {unexpected}"
+    assert seen > 300
