@@ -1,7 +1,8 @@
-"""Core's tracing slot (abi.pxd, ABI 1.5) as retrograd-compile's callback
-hears it: every op with its arguments and Python function, in-place ops as
-one step, random factories, composites, and the data-dependent Python that
-breaks a trace; only the tracing thread's events."""
+"""Core's tracing slot (abi.pxd, ABI 1.5 and 1.6) as retrograd-compile's
+callback hears it: every op with its arguments and Python function, in-place
+ops as one step, random factories, composites, the data-dependent Python that
+breaks a trace, and the tensors core makes; only the tracing thread's
+events."""
 import threading
 
 import numpy as np
@@ -11,7 +12,7 @@ import retrograd as rg
 import retrograd.nn.functional as F
 from retrograd.compile import _tracer
 
-OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END = range(7)
+OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END, NEW = range(8)
 
 
 class Log:
@@ -22,14 +23,36 @@ class Log:
         self.events.append((kind, op, inputs, outputs, attrs))
 
 
-def trace(fn):
+def trace(fn, new=False):
+    """The events of running fn traced (RG_TRACE_NEW ones only with new=True)."""
     log = Log()
     _tracer.begin(log)
     try:
         fn()
     finally:
         _tracer.end()
-    return log.events
+    return [e for e in log.events if new or e[0] != NEW]
+
+
+def test_new_tensors_are_reported_but_not_detach_or_results_with_grad_fn():
+    w = rg.ones(2, requires_grad=True)
+    made = {}
+
+    def body():
+        made["tensor"] = rg.tensor([1.0, 2.0])
+        made["zeros"] = rg.zeros(3)
+        made["ctor"] = rg.Tensor([4.0])
+        made["detached"] = w.detach()
+        made["with_grad_fn"] = w * 2
+        made["no_grad_fn"] = made["tensor"] * 2
+    ev = trace(body, new=True)
+    reported = [outputs[0] for kind, _, _, outputs, _ in ev if kind == NEW]
+    for key in ("tensor", "zeros", "ctor", "no_grad_fn"):
+        assert any(t is made[key] for t in reported), key
+    for key in ("detached", "with_grad_fn"):
+        assert not any(t is made[key] for t in reported), key
+    # outside a trace nothing is reported
+    assert trace(lambda: None, new=True) == []
 
 
 def test_ops_report_args_outputs_and_a_replayable_function():

@@ -58,11 +58,16 @@ class Entry:
         self.diff_out_index = [i for i, d in enumerate(out_diff) if d]
         self.out_meta = [(rec.slot_arrays[s].shape, rec.slot_arrays[s].dtype) for s in out_slots]
 
-    def lifted_ok(self):
-        """Whether the parameters lifted at trace time still have the shape,
-        dtype and requires_grad the programs were built for."""
-        for t, m in zip(self.lifted, self.lifted_meta):
+    def outside_ok(self):
+        """Whether the tensors the trace read from outside the function
+        (lifted parameters, constants) still have the shape, dtype and
+        requires_grad the programs were built for, and the function's
+        closure variables and globals that held them still hold them."""
+        for t, m in self.outside_meta:
             if (t.shape, t.dtype, t.requires_grad) != m:
+                return False
+        for holder, name, t in self.source_guards:
+            if (holder.cell_contents if name is None else holder.get(name)) is not t:
                 return False
         return True
 

@@ -169,6 +169,10 @@ class Program:
                     w("    del " + ", ".join(f"v{s}" for s in drop))
                 continue
             materialized.update(st.outs)
+            if st.kind == "factory":
+                k = const(st.fn)
+                w(f"    v{st.outs[0]} = {k}()" if tensor_mode else f"    v{st.outs[0]} = _A({k}())")
+                continue
             if st.kind == "random":
                 if tensor_mode:
                     # a recomputation draws nothing: the value drawn by the

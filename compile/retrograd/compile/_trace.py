@@ -1,4 +1,4 @@
-"""The recorder: turns the tracing slot's events (abi.pxd, ABI 1.5) into a
+"""The recorder: turns the tracing slot's events (abi.pxd, ABI 1.5 and 1.6) into a
 straight-line list of steps over numbered value slots.
 
 A value is known by the identity of its array: ops hand the tracer
@@ -17,7 +17,7 @@ from retrograd.core import Tensor
 from retrograd.compile import _tracer
 
 # abi.pxd's RG_TRACE_* kinds
-OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END = range(7)
+OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END, NEW, FACTORY = range(9)
 
 _PKG_DIRS = tuple(os.path.dirname(os.path.dirname(str(m.__file__))) + os.sep
                   for m in (sys.modules["retrograd.core"],))
@@ -39,7 +39,9 @@ class Step:
     """One op of a program: ``outs = fn(*args)`` (Refs replaced by values).
 
     kind: "op" (an op of the table), "inplace" (self's new value, cast back
-    to self's dtype), "random" (``fn()`` draws a fresh tensor).
+    to self's dtype), "random" (``fn()`` draws a fresh tensor), "factory"
+    (``fn()`` makes a fresh tensor of a value fixed by the trace: zeros,
+    arange, the implicit ones of a scalar's gradient).
     """
     __slots__ = ("kind", "name", "fn", "args", "outs", "cast")
 
@@ -92,6 +94,7 @@ class Recorder:
         self.inputs = []              # slots of the tensor arguments, in order
         self.lifted = []              # (slot, tensor): tensors from outside that require grad
         self.consts = []              # (slot, tensor): tensors from outside, read when called
+        self.born = set()             # id(array) of every tensor core made during the trace
         self.input_slots = set()
         self.alias = []               # slot -> alias group id (views share their base's)
         self.mute = 0                 # inside an in-place op: its inner ops are one step
@@ -122,8 +125,13 @@ class Recorder:
         s = self.by_id.get(id(a))
         if s is not None:
             return s
-        # From outside the trace: a parameter (requires grad: it becomes an
-        # input of the compiled node) or a constant, read at each call.
+        # Not made by a recorded op: a parameter (requires grad: it becomes
+        # an input of the compiled node) or a constant, read at each call.
+        # One that existed before the trace (a closure's weight) is read
+        # right. One core made during the trace (RG_TRACE_NEW: rg.tensor of
+        # NumPy data, a mask a formula computed on arrays, a zero gradient)
+        # holds a value the ops did not compute, which the program would
+        # bake in: it is logged, and a logged value makes the key eager.
         s = self.new_slot(a)
         self.keep.append(t)
         self.input_slots.add(s)
@@ -131,8 +139,9 @@ class Recorder:
             self.lifted.append((s, t))
         else:
             self.consts.append((s, t))
-            self.const_log.append((f"a tensor of shape {tuple(a.shape)} not made by the ops",
-                                   np.array(a, copy=True)))
+        if id(a) in self.born:
+            self.const_log.append((f"a tensor of shape {tuple(a.shape)} made inside the function from "
+                                   "data the ops did not compute", np.array(a, copy=True)))
         return s
 
     def template(self, x):
@@ -168,6 +177,11 @@ class Recorder:
             raise Abort()
 
     def event(self, kind, op, inputs, outputs, attrs):
+        if kind == NEW:
+            a = _tracer.array_of(outputs[0])
+            self.born.add(id(a))
+            self.keep.append(a)
+            return
         if kind == OP:
             if op == "_snapshot":
                 # an in-place op's copy of self's old value: the same value
@@ -187,13 +201,13 @@ class Recorder:
             self.mute -= 1
             if self.mute == 0:
                 self.record_inplace(op, attrs, inputs)
-        elif kind == RANDOM:
+        elif kind == RANDOM or kind == FACTORY:
             if self.mute:
                 return
             arr = _tracer.array_of(outputs[0])
             s = self.new_slot(arr)
             self.keep.append(outputs[0])
-            self.steps.append(Step("random", op, attrs, (), (s,)))
+            self.steps.append(Step("random" if kind == RANDOM else "factory", op, attrs, (), (s,)))
         elif kind == BREAK:
             self.brk(_BREAKS.get(op) or (op if op.startswith("autograd.Function") else
                                          f"{op}()" if op.startswith("Node.") else f"Tensor.{op}()"))

@@ -51,6 +51,16 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     ``CompiledFunctionBackward``, through which hooks, ``retain_graph``,
     ``grad``, ``inputs=``, the profiler and ``create_graph=True`` work.
 
+    Tensors the function reads from outside its arguments (a closure's
+    weight, a module's parameters) are read at each call: those that
+    require grad become inputs of the node and get gradients. Their shape,
+    dtype and ``requires_grad`` are guarded, and so is the identity of the
+    function's own closure variables and globals that hold them (rebinding
+    one retraces); after rebinding a tensor reached otherwise, call
+    :meth:`CompiledCallable.reset`. A tensor the function makes from data
+    the ops did not compute (``rg.tensor`` of a NumPy array, say) would be
+    baked into the program: such a guard key runs eagerly.
+
     Parameters
     ----------
     fn : callable, optional
@@ -171,6 +181,26 @@ class CompiledCallable:
         eager = sum(1 for e in self._cache.values() if isinstance(e, _Eager))
         return {"compiled": len(self._cache) - eager, "eager": eager}
 
+    def reset(self):
+        """Forget every guard key: the next call of each traces again
+        (torch's ``torch._dynamo.reset()``, for one function). Needed after
+        rebinding a tensor the function reaches other than through its own
+        closure variables or globals (a module attribute, say), which the
+        guards do not watch.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> f = rg.compile(lambda x: x * 2)
+        >>> _ = f(rg.ones(2))
+        >>> f.reset()
+        >>> f.cache_info()
+        {'compiled': 0, 'eager': 0}
+        """
+        with self._lock:
+            self._cache.clear()
+            self._warned.clear()
+
     def _warn_once(self, what, message):
         if what not in self._warned:
             self._warned.add(what)
@@ -201,7 +231,7 @@ class CompiledCallable:
             return self._trace(key, args, kwargs, tensors)
         if type(entry) is _Eager:
             return self._fn(*args, **kwargs)
-        if not entry.lifted_ok():
+        if not entry.outside_ok():
             with self._lock:
                 self._cache.pop(key, None)
             return self._trace(key, args, kwargs, tensors)
@@ -233,7 +263,7 @@ class CompiledCallable:
         rec = Recorder(self._fullgraph, Unsupported, abort=True)
         try:
             _, first = _trace_run(self._fn, targs, tkwargs, copies, rec, None, seed=12345)
-            entry = _build(rec, first, copies, self._backend)
+            entry = _build(self._fn, rec, first, self._backend)
             _check(self._fn, targs, tkwargs, copies, entry, rec, first, state0)
         except (_Broken, _NotCompilable) as exc:
             what, where = exc.args[:2] if isinstance(exc, _Broken) else (exc.what, exc.where)
@@ -375,13 +405,42 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
     return out, r
 
 
-def _build(rec, r, tensors, backend):
+def _build(fn, rec, r, backend):
     device = _tracer.device_of(r.outs[0])
     entry = Entry(rec, r.out_slots, r.diff, r.grad_inputs, r.gout_slots, r.grad_slots, device,
                   backend)
     entry.struct = r.struct
-    entry.lifted_meta = [(t.shape, t.dtype, t.requires_grad) for t in entry.lifted]
+    outside = entry.lifted + [t for _, t in rec.consts]
+    entry.outside_meta = [(t, (t.shape, t.dtype, t.requires_grad)) for t in outside]
+    entry.source_guards = _source_guards(fn, outside)
     return entry
+
+
+def _source_guards(fn, tensors):
+    """(holder, name, tensor) for each of ``tensors`` that ``fn`` reads as
+    one of its closure variables (holder a cell, name None) or globals
+    (holder its globals dict): rebinding that variable to another tensor
+    must retrace, as torch.compile's identity guards do. Tensors reached
+    otherwise (attributes, a helper's globals) are read by the object the
+    trace saw."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    ids = {id(t) for t in tensors}
+    guards = []
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:          # an empty cell
+            continue
+        if id(value) in ids:
+            guards.append((cell, None, value))
+    g = getattr(fn, "__globals__", None) or {}
+    for name in code.co_names:
+        value = g.get(name)
+        if value is not None and id(value) in ids:
+            guards.append((g, name, value))
+    return guards
 
 
 def _close(a, b):

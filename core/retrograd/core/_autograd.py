@@ -63,7 +63,14 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}: "
                         f"pass `gradient=` (or grad_outputs=), or take .real or .abs() of the output first")
                 ones = np.ones_like(out._array)        # numpy or cupy, like the output
-                new.append(_abi._wrap(ones, out.device) if create_graph else ones)
+                if create_graph:
+                    ones = _abi._wrap(ones, out.device)
+                    if _abi._trace_slot_filled():
+                        # a compiled program makes its own (abi.pxd's RG_TRACE_FACTORY)
+                        _abi._trace_python_event(
+                            _abi._TRACE_FACTORY, "ones_like", (), (ones,),
+                            lambda s=out.shape, d=out.dtype, dev=out.device: _abi._wrap(np.ones(s, d), dev))
+                new.append(ones)
             else:
                 new.append(None)
             continue

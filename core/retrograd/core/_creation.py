@@ -140,11 +140,20 @@ def _traced(t, fn, redraw):
     # draws a fresh tensor from the generator the caller named (the global
     # one as it is when called, so manual_seed is honoured), never this one.
     if _abi._trace_slot_filled():
-        _abi._trace_python_event(_RG_TRACE_RANDOM, fn, (), (t,), redraw)
+        _abi._trace_python_event(_abi._TRACE_RANDOM, fn, (), (t,), redraw)
     return t
 
 
-_RG_TRACE_RANDOM = 3        # abi.pxd's RG_TRACE_RANDOM
+def _factory(t, fn, make_array, device):
+    # A deterministic factory's tensor t. While a tracer listens
+    # (RG_TRACE_FACTORY, abi.pxd, ABI 1.6) it also gets a callable making a
+    # fresh one from make_array(), so a compiled program makes one per call
+    # instead of baking t in. A tensor that requires grad is a new leaf,
+    # which no program replays: it is not reported.
+    if not t.requires_grad and _abi._trace_slot_filled():
+        _abi._trace_python_event(_abi._TRACE_FACTORY, fn, (), (t,),
+                                 lambda: _make(make_array(), device, False))
+    return t
 
 
 def is_tensor(obj) -> bool:
@@ -459,7 +468,8 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """
     shape = _shape(size, "zeros")
     dt = _dtype(dtype, "zeros") or np.float64
-    return _make(_alloc("zeros", lambda: np.zeros(shape, dtype=dt), shape), device, requires_grad)
+    make = lambda: np.zeros(shape, dtype=dt)  # noqa: E731
+    return _factory(_make(_alloc("zeros", make, shape), device, requires_grad), "zeros", make, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -503,7 +513,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """
     shape = _shape(size, "ones")
     dt = _dtype(dtype, "ones") or np.float64
-    return _make(_alloc("ones", lambda: np.ones(shape, dtype=dt), shape), device, requires_grad)
+    make = lambda: np.ones(shape, dtype=dt)  # noqa: E731
+    return _factory(_make(_alloc("ones", make, shape), device, requires_grad), "ones", make, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -545,7 +556,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """
     shape = _shape(size, "empty")
     dt = _dtype(dtype, "empty") or np.float64
-    return _make(_alloc("empty", lambda: np.empty(shape, dtype=dt), shape), device, requires_grad)
+    make = lambda: np.empty(shape, dtype=dt)  # noqa: E731
+    return _factory(_make(_alloc("empty", make, shape), device, requires_grad), "empty", make, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -591,7 +603,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     shape = _shape((size,), "full")
     fill_value = _number(fill_value, "full", "fill_value")
     dt = _dtype(dtype, "full")
-    return _make(_alloc("full", lambda: np.full(shape, fill_value, dtype=dt), shape), device, requires_grad)
+    make = lambda: np.full(shape, fill_value, dtype=dt)  # noqa: E731
+    return _factory(_make(_alloc("full", make, shape), device, requires_grad), "full", make, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -661,8 +674,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
                            f"(start={lo}, end={hi}, step={step})")
     dt = _dtype(dtype, "arange")
-    arr = _alloc("arange", lambda: np.arange(lo, hi, step, dtype=dt), ["?"])
-    return _make(arr, device, requires_grad)
+    make = lambda: np.arange(lo, hi, step, dtype=dt)  # noqa: E731
+    return _factory(_make(_alloc("arange", make, ["?"]), device, requires_grad), "arange", make, device)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -708,7 +721,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     steps = operator.index(steps)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
-    return _make(np.linspace(start, end, steps, dtype=_dtype(dtype, "linspace")), device, requires_grad)
+    dt = _dtype(dtype, "linspace")
+    make = lambda: np.linspace(start, end, steps, dtype=dt)  # noqa: E731
+    return _factory(_make(make(), device, requires_grad), "linspace", make, device)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -759,7 +774,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
         if operator.index(v) < 0:
             raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {v}")
     dt = _dtype(dtype, "eye") or np.float64
-    return _make(_alloc("eye", lambda: np.eye(n, m, dtype=dt), [n, m]), device, requires_grad)
+    make = lambda: np.eye(n, m, dtype=dt)  # noqa: E731
+    return _factory(_make(_alloc("eye", make, [n, m]), device, requires_grad), "eye", make, device)
 
 
 def _like_input(t, fn):
@@ -780,7 +796,12 @@ def _like(fn, t, dtype, device, requires_grad, *args):
         # read (np.asarray would copy the data, and CuPy refuses it)
         arr = np.empty(arr.shape, dtype=arr.dtype)
     # (a CuPy array stays one: NumPy's function dispatches to CuPy's)
-    return _make(fn(arr, *args, dtype=_dtype(dtype, fn.__name__)), dev, requires_grad)
+    dt = _dtype(dtype, fn.__name__)
+    t = _make(fn(arr, *args, dtype=dt), dev, requires_grad)
+    if _abi._trace_slot_filled():
+        proto = _proto(arr)
+        _factory(t, fn.__name__, lambda: fn(proto(), *args, dtype=dt), dev)
+    return t
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -924,8 +945,23 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) ->
     """
     arr = _like_input(t, "full_like")
     fill_value = _number(fill_value, "full_like", "fill_value")
-    return _make(np.full_like(arr, fill_value, dtype=_dtype(dtype, "full_like")),
-                 device if device is not None else getattr(t, "device", None), requires_grad)
+    dt = _dtype(dtype, "full_like")
+    dev = device if device is not None else getattr(t, "device", None)
+    t = _make(np.full_like(arr, fill_value, dtype=dt), dev, requires_grad)
+    if _abi._trace_slot_filled():
+        proto = _proto(arr)
+        _factory(t, "full_like", lambda: np.full_like(proto(), fill_value, dtype=dt), dev)
+    return t
+
+
+def _proto(arr):
+    # What a *_like replay needs of arr: its shape, dtype and kind of array
+    # (NumPy or CuPy), without its values or keeping its memory: a 0-d view
+    # of one element, broadcast back to arr's shape on each replay.
+    if arr.size == 0:
+        return lambda: arr
+    elem, shape = arr[(0,) * arr.ndim + (Ellipsis,)], arr.shape
+    return lambda: np.broadcast_to(elem, shape)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:

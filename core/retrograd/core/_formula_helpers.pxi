@@ -18,6 +18,22 @@ from retrograd.core._kernels_nn cimport (
 from retrograd.core._kernels_shape cimport k_view_scatter, k_diagonal_backward, k_scatter_add
 
 
+cdef Tensor _constant_zeros(object zeros, Device device):
+    # Zeros a create_graph formula starts from (a gradient's base, an absent
+    # gradient): a constant whose value never depends on the inputs. A
+    # tracer hears it as a factory (RG_TRACE_FACTORY, abi.pxd), so a compiled
+    # program makes fresh zeros per call rather than refusing to bake them.
+    cdef Tensor t = _rg_wrap(zeros, device)
+    if _trace_slot != NULL:
+        _trace_slot(RG_TRACE_FACTORY, "zeros", (), (t,), _functools.partial(_remake_zeros, zeros, device))
+    return t
+
+
+def _remake_zeros(proto, device):
+    # (zeros_like of the trace-time zeros: NumPy or CuPy, like them)
+    return _rg_wrap(np.zeros_like(proto), device)
+
+
 cdef extern from "numpy/arrayobject.h":
     _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
 
@@ -112,7 +128,7 @@ class _TensorNS:
     def zeros_like(x, shape=None):
         # a constant: its value never depends on x
         if isinstance(x, Tensor):
-            return _rg_wrap(np.zeros_like((<Tensor>x)._array, shape=shape), (<Tensor>x)._device)
+            return _constant_zeros(np.zeros_like((<Tensor>x)._array, shape=shape), (<Tensor>x)._device)
         return np.zeros_like(x, shape=shape)
 
     @staticmethod
@@ -286,7 +302,7 @@ def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
     # The gradient of a view, placed back into zeros of its base's shape.
     if ns is A:
         return k_view_scatter(np.zeros(shape, dtype=dtype), grad, offset, vshape, strides)
-    return _op__view_scatter(_rg_wrap(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
+    return _op__view_scatter(_constant_zeros(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
                              grad, offset, vshape, strides)
 
 
@@ -325,7 +341,7 @@ def gather_backward(ns, grad, tuple shape, dtype, dim, index):
         return k_scatter_add(np.zeros(shape, dtype=dtype) if type(grad) is ndarray
                              else np.zeros_like(grad, dtype=dtype, shape=shape), dim, index, grad)
     g = <Tensor>grad
-    return _op_scatter_add(_rg_wrap(np.zeros_like(g._array, dtype=dtype, shape=shape), g._device),
+    return _op_scatter_add(_constant_zeros(np.zeros_like(g._array, dtype=dtype, shape=shape), g._device),
                            dim, index, grad)
 
 

@@ -27,6 +27,14 @@ cdef inline int _trace_break(str what, object obj) except -1:
         _rg_trace_event(RG_TRACE_BREAK, what, (obj,), (), None)
     return 0
 
+
+cdef inline int _trace_new(object t) except -1:
+    # A tensor made by Tensor(...): the tracing slot hears of it (abi.pxd's
+    # RG_TRACE_NEW, ABI 1.6), as of those core's _rg_wrap makes.
+    if _rg_trace_active():
+        _rg_trace_event(RG_TRACE_NEW, "", (), (t,), None)
+    return 0
+
 import collections as _collections
 import threading as _threading
 import weakref as _weakref

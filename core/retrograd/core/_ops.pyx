@@ -14,6 +14,8 @@ cimport cython  # no-cython-lint (the included files use it)
 from cpython.ref cimport Py_REFCNT  # no-cython-lint
 cimport numpy as _cnp
 
+import functools as _functools
+
 import numpy as np
 from numpy import ndarray
 

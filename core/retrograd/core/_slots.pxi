@@ -67,6 +67,12 @@ cdef int _trace_op(str name, tuple inputs, tuple outputs) except -1:
     return 0
 
 
+# The kinds core's Python-level code reports (abi.pxd's values, for _creation
+# and _autograd)
+_TRACE_RANDOM = RG_TRACE_RANDOM
+_TRACE_FACTORY = RG_TRACE_FACTORY
+
+
 def _trace_python_event(int kind, str op, tuple inputs, tuple outputs, attrs):
     """Report `kind` to the tracing slot if it is filled (core's Python-level
     code: the random factories); a no-op otherwise."""

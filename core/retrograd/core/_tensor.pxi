@@ -79,6 +79,7 @@ cdef class Tensor:
         self._is_inference = _rg_inference_mode()
         if requires_grad:
             self.requires_grad = True
+        _trace_new(self)
 
     # -- internals used across core -------------------------------------
     cdef bint needs_grad(self):

@@ -15,6 +15,8 @@ cdef Tensor _rg_wrap(object array, Device device):
     t._device = device
     t._version_counter = _new_vc()
     t._is_inference = rg_tls_inference_mode
+    if _trace_slot != NULL:
+        _trace_slot(RG_TRACE_NEW, "", (), (t,), None)      # (abi.pxd, ABI 1.6)
     return t
 
 

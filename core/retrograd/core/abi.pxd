@@ -28,7 +28,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 5
+    RG_ABI_MINOR = 6
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
@@ -493,3 +493,26 @@ cdef enum:
 ctypedef int (*rg_trace_fn)(int kind, str op, tuple inputs, tuple outputs,
                             object attrs) except -1
 cdef int rg_register_trace(rg_trace_fn fn) except -1
+
+
+# ---------------------------------------------------------------------------
+# ABI 1.6: tensors made while tracing.
+
+cdef enum:
+    RG_TRACE_NEW = 7
+    RG_TRACE_FACTORY = 8
+
+# RG_TRACE_NEW, (semantics 1), reported to the tracing slot after core wraps
+# an array in a new Tensor (rg.tensor, from_numpy, the factories, Tensor(),
+# a gradient the engine makes, an op's result without grad_fn): `op` "",
+# inputs (), outputs (the tensor,), attrs None. Not reported: detach() and
+# .data, which share their source's array, and results that have a grad_fn
+# (ops report those as RG_TRACE_OP). A tracer tells by it the tensors that
+# existed before its trace began (read at each call) from those the traced
+# code made from data the ops did not compute (which would be baked in).
+# RG_TRACE_FACTORY, after a factory whose value depends on its Python
+# arguments alone made a tensor that does not require grad (zeros, ones,
+# full, empty, arange, linspace, eye, the *_like of these, and the implicit
+# ones of a create_graph backward of a scalar): `op` its name, inputs (),
+# outputs (the tensor,), `attrs` a callable without arguments that makes a
+# fresh tensor of the same value, shape, dtype and device.
