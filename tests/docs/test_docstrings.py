@@ -45,9 +45,11 @@ _spec.loader.exec_module(rg_api)
 _NEEDS = {
     "retrograd.autograd.forward_ad": "retrograd.forward_ad",
     "retrograd.profiler": "retrograd.profiler",
-    "retrograd.distributed": "retrograd.distributed",
-    "retrograd.distributed.nn.functional": "retrograd.distributed",
+    # (examples that start an MPI process group need mpi4py too)
+    "retrograd.distributed": ("retrograd.distributed", "mpi4py"),
+    "retrograd.distributed.nn.functional": ("retrograd.distributed", "mpi4py"),
     "retrograd.distributed.run": "retrograd.distributed",
+    "retrograd.nn.parallel": ("retrograd.distributed", "mpi4py"),
 }
 
 _SECTION = re.compile(r"^[ \t]*([A-Z][A-Za-z ]+)\n[ \t]*(-{3,})[ \t]*$", re.M)
@@ -212,8 +214,9 @@ def _objects(entry_name: str):
 
 @pytest.mark.parametrize("module", [m.name for m in rg_api.MODULES])
 def test_module_docstrings(module, tmp_path, monkeypatch):
-    if module in _NEEDS:
-        pytest.importorskip(_NEEDS[module], reason=f"{module} needs {_NEEDS[module]}")
+    needs = _NEEDS.get(module, ())
+    for need in (needs,) if isinstance(needs, str) else needs:
+        pytest.importorskip(need, reason=f"{module} needs {need}")
     monkeypatch.chdir(tmp_path)               # examples that write files write them here
     lacking, failing = [], []
     for name, obj, is_method, summary_only in _objects(module):
