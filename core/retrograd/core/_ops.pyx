@@ -14,7 +14,7 @@ cimport cython  # no-cython-lint (the included files use it)
 from cpython.ref cimport Py_REFCNT  # no-cython-lint
 cimport numpy as _cnp
 
-import functools as _functools
+import functools as _functools  # no-cython-lint (used by the included _formula_helpers.pxi)
 
 import numpy as np
 from numpy import ndarray
