@@ -378,3 +378,21 @@ def test_masks_made_outside_the_ops_are_not_baked_in():
         f(x).backward()
         np.testing.assert_allclose(x.grad.numpy(), np.where(b > 0, 1.0, 0.1))
     assert f.cache_info() == {"compiled": 0, "eager": 1}
+
+
+def test_relu_backward_multiplies_by_its_mask_without_casting_it():
+    # relu's backward is grad * (result > 0) cast to the dtype: the numpy
+    # program multiplies by the boolean mask directly (one pass fewer)
+    def model(x):
+        return ((x * 3.0).relu() * x).sum()
+
+    f = rg.compile(model, backend="numpy", fullgraph=True)
+    for seed in (0, 1, 2):
+        a = np.random.default_rng(seed).standard_normal(50)     # both signs: the mask matters
+        xs = [rg.tensor(a, requires_grad=True) for _ in range(2)]
+        f(xs[0]).backward()
+        model(xs[1]).backward()
+        np.testing.assert_allclose(xs[0].grad.numpy(), xs[1].grad.numpy(), rtol=1e-12)
+    (entry,) = f._cache.values()
+    names = [st.name for st in entry.bwd.steps]
+    assert "mul" in names and "_to_dtype" not in names

@@ -170,3 +170,4 @@ def test_implicit_gradient_of_a_scalar_inside_is_not_a_baked_constant():
         x = _x(seed)
         np.testing.assert_allclose(f(x).detach().numpy(), 3 * x.detach().numpy() ** 2, rtol=1e-12)
     assert f.cache_info() == {"compiled": 1, "eager": 0}
+

@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 
 from retrograd.compile import _kernels, _tracer
-from retrograd.compile._trace import Ref
+from retrograd.compile._trace import Ref, Step
 
 _counter = itertools.count()
 
@@ -117,6 +117,9 @@ class Program:
                 return "[" + ", ".join(src(y, wrap) for y in x) + "]"
             return const(x)
 
+        if not tensor_mode:
+            steps = _fold_mask_casts(steps, slot_arrays, outs)
+            self.steps = steps
         used_consts = {s for st in steps for s in st.refs()} | set(outs)
         def arr_of(s):
             return slot_arrays[s]
@@ -339,6 +342,39 @@ def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, e
             continue         # numba refused it: those steps stay NumPy calls
         chunks[i] = (j, fn, inputs, outputs)
     return chunks
+
+
+def _fold_mask_casts(steps, slot_arrays, outs):
+    """Drop the cast of a boolean mask to the gradient's dtype where its one
+    use is a multiply (relu's and clamp's backward: ``grad * (x > 0)``):
+    NumPy multiplies by the mask directly, one pass over the array fewer.
+    The multiply's kernel is still verified against the traced result."""
+    uses = {}
+    for st in steps:
+        for r in st.refs():
+            uses[r] = uses.get(r, 0) + 1
+    for o in outs:
+        if o is not None:
+            uses[o] = uses.get(o, 0) + 2          # escaping: never folded
+    casts = {}
+    for st in steps:
+        if st.kind == "op" and st.name == "_to_dtype" and len(st.outs) == 1 and type(st.args[0]) is Ref:
+            src, out = slot_arrays[st.args[0].slot], slot_arrays[st.outs[0]]
+            if getattr(src, "dtype", None) == np.bool_ and getattr(out, "dtype", np.bool_).kind == "f" \
+                    and src.shape == out.shape and uses.get(st.outs[0]) == 1:
+                casts[st.outs[0]] = st
+    if not casts:
+        return steps
+    new, folded = [], set()
+    for st in steps:
+        if st.kind == "op" and st.name == "mul" and len(st.args) == 2 and \
+                all(type(a) is Ref for a in st.args) and any(a.slot in casts for a in st.args):
+            args = tuple(Ref(casts[a.slot].args[0].slot) if a.slot in casts and a.slot not in folded
+                         else a for a in st.args)
+            folded.update(a.slot for a in st.args if a.slot in casts)
+            st = Step(st.kind, st.name, st.fn, args, st.outs, st.cast)
+        new.append(st)
+    return [st for st in new if not (st.outs and st.outs[0] in folded and casts.get(st.outs[0]) is st)]
 
 
 def _alias_of(s):
