@@ -1,7 +1,10 @@
 """The numba backend: elementwise runs fused into compiled loops, cached on
 disk (skipped without numba, the retrograd-compile[numba] extra)."""
+import inspect
+import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -29,8 +32,17 @@ def test_fused_chain_matches_eager_values_and_gradients(tmp_path, monkeypatch):
         _chain(x2, w2).backward()
         np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
         np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-10)
+    assert f.wait(timeout=300)
     entry = next(iter(f._cache.values()))
     assert entry.fwd.fused_ops >= 30 and entry.bwd.fused_ops >= 30
+    # the fused programs in use give eager's gradients too
+    a = np.linspace(-1, 1, 16)
+    x, w = rg.tensor(a, requires_grad=True), rg.tensor(a[::-1].copy(), requires_grad=True)
+    f(x, w).backward()
+    x2, w2 = rg.tensor(a, requires_grad=True), rg.tensor(a[::-1].copy(), requires_grad=True)
+    _chain(x2, w2).backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-10)
     assert list(tmp_path.glob("rg_fused_*.py"))           # the loops, on disk
 
 
@@ -38,17 +50,100 @@ def test_a_second_process_loads_the_loops_from_disk(tmp_path):
     code = ("import time, numpy as np, retrograd as rg\n"
             "import retrograd.compile\n"
             "import numba\n"
-            f"exec({__import__('inspect').getsource(_chain)!r})\n"
+            f"exec({inspect.getsource(_chain)!r})\n"
             "f = rg.compile(_chain, backend='numba')\n"
             "a = np.linspace(0.1, 1, 16)\n"
             "t = time.perf_counter()\n"
             "f(rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)).backward()\n"
+            "assert f.wait(timeout=300)\n"
             "e = next(iter(f._cache.values()))\n"
             "assert e.fwd.fused_ops >= 30 and e.bwd.fused_ops >= 30, (e.fwd.fused_ops, e.bwd.fused_ops)\n"
             "print(time.perf_counter() - t)\n")
-    env = {**__import__("os").environ, "RG_COMPILE_CACHE": str(tmp_path)}
+    env = {**os.environ, "RG_COMPILE_CACHE": str(tmp_path)}
     first = float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
                                  capture_output=True, text=True).stdout.split()[-1])
     second = float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
                                   capture_output=True, text=True).stdout.split()[-1])
     assert second < first
+
+
+def _fresh_chain(x):
+    # a loop body of its own: its fused chunks are not in any earlier cache
+    y = x
+    for _ in range(40):
+        y = (y * 1.03).cos() - 0.25
+    return y.sum()
+
+
+def test_calls_before_the_loops_are_ready_run_the_numpy_programs(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_fresh_chain, backend="numba")
+    a = np.linspace(-2, 2, 16)
+    x = rg.tensor(a, requires_grad=True)
+    y = f(x)                             # the first call: numpy programs, verified
+    entry = next(iter(f._cache.values()))
+    first_fwd = y.grad_fn                # its backward stays paired with this forward
+    assert f.wait(timeout=300)
+    assert entry.fwd.fused_ops >= 30 and entry.bwd.fused_ops >= 30
+    assert first_fwd is y.grad_fn
+    y.backward()                         # a forward of the old pair, backward after the switch
+    x2 = rg.tensor(a, requires_grad=True)
+    _fresh_chain(x2).backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
+    x3 = rg.tensor(a, requires_grad=True)
+    f(x3).backward()                     # the fused pair
+    np.testing.assert_allclose(x3.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
+
+
+def test_wait_without_fusion_returns_at_once():
+    f = rg.compile(lambda x: (x * 2).sum(), backend="numpy")
+    f(rg.ones(3, requires_grad=True)).backward()
+    assert f.wait(timeout=0) is True
+    assert next(iter(f._cache.values())).fusing is None
+
+
+def test_a_program_that_draws_random_values_is_fused_at_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+
+    def noisy(x):
+        y = x * rg.rand(16)
+        for _ in range(40):
+            y = (y * 1.02).sin() + 0.1
+        return y.sum()
+    f = rg.compile(noisy, backend="numba")
+    f(rg.ones(16, requires_grad=True)).backward()
+    entry = next(iter(f._cache.values()))
+    assert entry.fusing is None and entry.fwd.fused_ops >= 30
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_while_loops_compile_in_the_background(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_fresh_chain, backend="numba")
+    a = np.linspace(-1, 1, 16)
+    f(rg.tensor(a, requires_grad=True)).backward()
+    x2 = rg.tensor(a, requires_grad=True)
+    _fresh_chain(x2).backward()
+    want = x2.grad.numpy()
+    pid = os.fork()                      # most likely while a loop compiles
+    if pid == 0:
+        code = 1
+        try:
+            done = f.wait(timeout=120)
+            x = rg.tensor(a, requires_grad=True)
+            f(x).backward()
+            entry = next(iter(f._cache.values()))
+            code = 0 if done and entry.fwd.fused_ops and np.allclose(x.grad.numpy(), want) else 3
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 180
+    while True:
+        done_pid, status = os.waitpid(pid, os.WNOHANG)
+        if done_pid:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail("the forked child hung")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert f.wait(timeout=120)

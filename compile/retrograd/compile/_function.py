@@ -2,11 +2,14 @@
 outputs (CompiledFunction, whose node is ``CompiledFunctionBackward``)."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 import retrograd as rg
 from retrograd.compile import _tracer
-from retrograd.compile._program import Program, live_steps
+from retrograd.compile import _background
+from retrograd.compile._program import Program, fusible_ops, live_steps
 
 
 class Entry:
@@ -40,23 +43,76 @@ class Entry:
             bsteps, bneed = live_steps(bwd, [s for s in grad_slots if s is not None])
             self.saved = sorted((bneed | {s for s in grad_slots if s is not None}) & fwd_slots
                                 - set(self.arg_slots) - {s for s, _ in rec.consts})
-            self.bwd = Program(bsteps, list(gout_slots) + self.arg_slots + self.saved,
-                               grad_slots, rec.consts, rec.slot_arrays, rec.alias, device,
-                               backend=backend)
             self._bwd_steps, self._grad_slots = bsteps, grad_slots
             self._bwd_tensor = None
         else:
             self.saved = []
-            self.bwd = None
+            self._bwd_steps = None
         fsteps, _ = live_steps(fwd, list(out_slots) + self.saved + self.random_slots)
         self._fwd_steps = fsteps
-        self.fwd = Program(fsteps, self.arg_slots, list(out_slots) + self.saved,
-                           rec.consts, rec.slot_arrays, rec.alias, device, backend=backend)
         self._fwd_tensor = None
         self._rec = rec
+        self.backend = backend
+        # Fused loops are built in the background (_background.py) where
+        # there are any to build, the calls running the numpy programs
+        # meanwhile; a program that draws random values is fused here (its
+        # check in the background would draw from the caller's generator).
+        self.fusing = None
+        if backend != "numpy" and not self.random_slots and (
+                fusible_ops(fsteps, rec.slot_arrays, backend)
+                or (self._bwd_steps and fusible_ops(self._bwd_steps, rec.slot_arrays, backend))):
+            self.fusing = threading.Event()
+            backend = "numpy"
+        # (forward program, backward program or None): read once per call,
+        # replaced whole when fused ones are ready
+        self.progs = self._programs(backend)
         self.n_out = len(out_slots)
         self.diff_out_index = [i for i, d in enumerate(out_diff) if d]
         self.out_meta = [(rec.slot_arrays[s].shape, rec.slot_arrays[s].dtype) for s in out_slots]
+
+    @property
+    def fwd(self):
+        """The forward program in use."""
+        return self.progs[0]
+
+    @property
+    def bwd(self):
+        """The backward program in use (None: no output requires grad)."""
+        return self.progs[1]
+
+    def _programs(self, backend, cancelled=None):
+        rec = self._rec
+        bwd = None
+        if self._bwd_steps is not None:
+            bwd = Program(self._bwd_steps, list(self.gout_slots) + self.arg_slots + self.saved,
+                          self._grad_slots, rec.consts, rec.slot_arrays, rec.alias, self.device,
+                          backend=backend, cancelled=cancelled)
+        fwd = Program(self._fwd_steps, self.arg_slots, list(self.out_slots) + self.saved,
+                      rec.consts, rec.slot_arrays, rec.alias, self.device, backend=backend,
+                      cancelled=cancelled)
+        return fwd, bwd
+
+    def start_fusion(self, checks):
+        """Build the fused programs on the background worker; use them once
+        they give the numpy programs' results on ``checks`` (the inputs and
+        gradient outputs the numpy programs were verified on)."""
+        _background.submit(lambda cancelled: self._fuse(checks, cancelled))
+
+    def _fuse(self, checks, cancelled):
+        try:
+            fused = self._programs(self.backend, cancelled)
+            if not any(p is not None and p.fused_ops for p in fused):
+                return
+            with np.errstate(all="ignore"):
+                for arrays, gouts in checks:
+                    if not _programs_agree(self.progs, fused, arrays, gouts, self.n_out):
+                        return                  # (kept: the numpy programs)
+            self.progs = fused
+        except Exception:
+            return      # fusion is an optimisation: the numpy programs stay in use
+        finally:
+            self.release_trace()
+            self.fusing.set()
 
     def outside_ok(self):
         """Whether the tensors the trace read from outside the function
@@ -111,8 +167,9 @@ class CompiledFunction(rg.autograd.Function):
     @staticmethod
     def forward(ctx, entry, *tensors):
         arrays = [_tracer.array_of(t) for t in tensors]
+        fwd, ctx.bwd = entry.progs        # the pair: their saved values match
         with np.errstate(all="ignore"):
-            res = entry.fwd(*arrays)
+            res = fwd(*arrays)
         n = entry.n_out
         dev = entry.device
         outs = tuple(_tracer.wrap(a if a.base is None or not _aliases(a, arrays) else a.copy(), dev)
@@ -151,12 +208,25 @@ class CompiledFunction(rg.autograd.Function):
                 # (an output that got no gradient: zeros, as materialized grads)
                 garr.append(_tracer.array_of(g) if g is not None else np.zeros(*entry.out_meta[i]))
             with np.errstate(all="ignore"):
-                res = entry.bwd(*garr, *[_tracer.array_of(t) for t in tensors], *ctx.saved_arrays)
+                res = ctx.bwd(*garr, *[_tracer.array_of(t) for t in tensors], *ctx.saved_arrays)
             grads = [None if a is None else _tracer.wrap(a, dev) for a in res]
         out = [None] * (1 + len(tensors))
         for k, i in enumerate(entry.grad_inputs):
             out[1 + i] = grads[k]
         return tuple(out)
+
+
+def _programs_agree(ref, new, arrays, gouts, n_out):
+    """Whether programs ``new`` give ``ref``'s results and gradients."""
+    from retrograd.compile.api import _close
+    want, got = ref[0](*arrays), new[0](*arrays)
+    if not all(_close(a, b) for a, b in zip(got[:n_out], want[:n_out])):
+        return False
+    if gouts is None or ref[1] is None:
+        return True
+    want_g = ref[1](*gouts, *arrays, *want[n_out:])
+    got_g = new[1](*gouts, *arrays, *got[n_out:])
+    return all(_close(a, b) for a, b in zip(got_g, want_g))
 
 
 def _aliases(a, arrays):

@@ -34,7 +34,9 @@ _SCALAR = {
     np.absolute: "abs({0})", np.expm1: "math.expm1({0})", np.log1p: "math.log1p({0})",
 }
 
-_lock = threading.Lock()
+# held while a loop is written, compiled or loaded (and across a fork:
+# _background.py)
+lock = threading.Lock()
 _loaded: dict = {}
 
 
@@ -100,7 +102,7 @@ def chunk_function(ops, n_in, outputs):
         lines.append(f"        o{k}f[q] = t{j}")
     source = "\n".join(lines) + "\n"
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
-    with _lock:
+    with lock:
         fn = _loaded.get(digest)
         if fn is not None:
             return fn

@@ -81,7 +81,7 @@ class Program:
     (None entries give None); ``consts`` are (slot, tensor) read at each call."""
 
     def __init__(self, steps, args, outs, consts, slot_arrays, alias, device, *,
-                 tensor_mode=False, fast=True, backend="numpy"):
+                 tensor_mode=False, fast=True, backend="numpy", cancelled=None):
         self.steps, self.args, self.outs = steps, list(args), list(outs)
         self.n_ops = len(steps)
         self.buffer_specs = []
@@ -150,7 +150,7 @@ class Program:
 
         materialized = set(args) | {s for s, _ in consts}
         chunks = {} if tensor_mode else _plan_fusion(steps, slot_arrays, backend, last, group_last,
-                                                     group_escapes, escaping)
+                                                     group_escapes, escaping, cancelled)
         self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
         skip_to = -1
         for i, st in enumerate(steps):
@@ -280,14 +280,19 @@ class Program:
                 pool.append(bufs)
 
 
-def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, escaping):
-    """{first step index: (end index, compiled loop, input slots, output
-    slots)} of the fused chunks (the numba backend; see _fusion.py)."""
+def fusible_ops(steps, slot_arrays, backend):
+    """How many of ``steps`` the ``backend`` would fuse into loops (0: its
+    programs are the numpy backend's)."""
+    return sum(j - i for i, j in _fusion_runs(steps, slot_arrays, backend)[0])
+
+
+def _fusion_runs(steps, slot_arrays, backend):
+    """The runs [(first, end)] of steps to fuse, and the kernels of their steps."""
     if backend not in ("numba", "auto"):
-        return {}
+        return [], {}
     from retrograd.compile import _fusion
     if not _fusion.available():
-        return {}
+        return [], {}
     kerns = {}
     for i, st in enumerate(steps):
         if st.kind != "op":
@@ -314,7 +319,22 @@ def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, e
             runs.append((i, j))
         i = j
     if backend == "auto" and sum(j - i for i, j in runs) < 64:
-        return {}            # fusion pays for its compile time on long programs only
+        return [], {}        # fusion pays for its compile time on long programs only
+    return runs, kerns
+
+
+class Cancelled(Exception):
+    """The process is exiting: a program build in the background stops."""
+
+
+def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, escaping,
+                 cancelled=None):
+    """{first step index: (end index, compiled loop, input slots, output
+    slots)} of the fused chunks (the numba backend; see _fusion.py)."""
+    runs, kerns = _fusion_runs(steps, slot_arrays, backend)
+    if not runs:
+        return {}
+    from retrograd.compile import _fusion
     chunks = {}
     for i, j in runs:
         produced = {steps[t].outs[0]: t - i for t in range(i, j)}
@@ -336,6 +356,8 @@ def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, e
                    or _alias_of(s) in group_escapes]
         if not outputs:
             continue
+        if cancelled is not None and cancelled():
+            raise Cancelled()
         try:
             fn = _fusion.chunk_function(ops, len(inputs), [produced[s] for s in outputs])
         except Exception:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -201,6 +202,45 @@ class CompiledCallable:
             self._cache.clear()
             self._warned.clear()
 
+    def wait(self, timeout=None):
+        """Wait for the fused loops being built in the background.
+
+        With the ``"numba"`` and ``"auto"`` backends, a new guard key's
+        first call builds and verifies its numpy programs, and a background
+        thread builds its fused loops (about 0.3 s for a process's first
+        loop, seconds for a long program not yet in the disk cache). Calls
+        run the numpy programs until the fused ones are checked against
+        them, then use those. ``wait`` returns once every key traced so
+        far is settled (benchmarks call it before timing).
+
+        Parameters
+        ----------
+        timeout : float, optional
+            The most seconds to wait (default: no limit).
+
+        Returns
+        -------
+        bool
+            True when nothing is left to build; False on a timeout.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> f = rg.compile(lambda x: (x * 2).sin().sum())
+        >>> _ = f(rg.ones(4, requires_grad=True))
+        >>> f.wait()
+        True
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for entry in list(self._cache.values()):
+            event = getattr(entry, "fusing", None)
+            if event is None:
+                continue
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not event.wait(left):
+                return False
+        return True
+
     def _warn_once(self, what, message):
         if what not in self._warned:
             self._warned.add(what)
@@ -264,15 +304,18 @@ class CompiledCallable:
         try:
             _, first = _trace_run(self._fn, targs, tkwargs, copies, rec, None, seed=12345)
             entry = _build(self._fn, rec, first, self._backend)
-            _check(self._fn, targs, tkwargs, copies, entry, rec, first, state0)
+            verified = _check(self._fn, targs, tkwargs, copies, entry, rec, first, state0)
         except (_Broken, _NotCompilable) as exc:
             what, where = exc.args[:2] if isinstance(exc, _Broken) else (exc.what, exc.where)
             self._break(key, what, where)
             gen.state = state0           # the eager call draws what it would have drawn
             return self._fn(*args, **kwargs)
-        entry.release_trace()
         with self._lock:
             self._cache[key] = entry
+        if entry.fusing is not None:
+            entry.start_fusion(verified)      # (it releases the trace when done)
+        else:
+            entry.release_trace()
         gen.state = state0               # the program draws what eager would have drawn
         return _run(entry, tensors)
 
@@ -544,6 +587,7 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
             _compare_traces(rec, rec2)
             checks.append((other, [rec2.slot_arrays[s] for s in rec2.inputs] + lifted_vals, second,
                            mode))
+        verified = []
         for state, arrays, run, label in checks:
             gen.state = state
             with np.errstate(all="ignore"):
@@ -558,10 +602,12 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
                 want = [None if g is None else _tracer.array_of(g) for g in run.grads]
                 if not all(_close(a, b) for a, b in zip(got, want)):
                     raise _NotCompilable(f"a backward program that disagrees with eager ({label} inputs)")
+            verified.append((arrays, garr if run.grads is not None else None))
     finally:
         for p, a in zip(lifted, saved):
             _tracer.array_of(p)[...] = a
         gen.state = state_after
+    return verified
 
 
 def _compare_traces(a, b):
@@ -587,10 +633,11 @@ def _replace(x, it):
 
 
 def _run(entry, tensors):
-    if entry.bwd is None or not rg.is_grad_enabled():
+    fwd, bwd = entry.progs
+    if bwd is None or not rg.is_grad_enabled():
         arrays = [_tracer.array_of(t) for t in tensors] + [_tracer.array_of(t) for t in entry.lifted]
         with np.errstate(all="ignore"):
-            res = entry.fwd(*arrays)
+            res = fwd(*arrays)
         outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
                 for a in res[:entry.n_out]]
     else:
