@@ -147,3 +147,46 @@ def test_fork_while_loops_compile_in_the_background(tmp_path, monkeypatch):
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(status) == 0
     assert f.wait(timeout=120)
+
+
+def _two_d(x, w):
+    # fused runs on a (4, 8) value; the backward reads saved values as rows
+    # of the forward's blocks, some in fused loops and some in NumPy calls
+    # (matmul's backward, an axis sum), and one saved value is also a result
+    y = x
+    for _ in range(6):
+        y = (y * 1.1).sin() + 0.25
+    mid = y
+    for _ in range(6):
+        y = (y * 0.9).tanh() - 0.5
+    return (y @ w).sum(1).exp().sum(), mid
+
+
+def test_saved_values_in_blocks_match_eager(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_two_d, backend="numba", fullgraph=True)
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 8)), rng.standard_normal((8, 3)) * 0.3
+    f(rg.tensor(a, requires_grad=True), rg.tensor(b, requires_grad=True))
+    assert f.wait(timeout=300)
+    entry = next(iter(f._cache.values()))
+    assert entry.fwd.fused_ops >= 20 and entry.fwd.packed_outs
+    for seed in range(2):
+        a = np.random.default_rng(seed).standard_normal((4, 8))
+        x, w = rg.tensor(a, requires_grad=True), rg.tensor(b, requires_grad=True)
+        out, mid = f(x, w)
+        (out + mid.sum()).backward()
+        x2, w2 = rg.tensor(a, requires_grad=True), rg.tensor(b, requires_grad=True)
+        out2, mid2 = _two_d(x2, w2)
+        (out2 + mid2.sum()).backward()
+        np.testing.assert_allclose(out.detach().numpy(), out2.detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(mid.detach().numpy(), mid2.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-9)
+        np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-9)
+        with rg.no_grad():
+            mid.add_(1.0)                # a result of its own: the saved rows are unaffected
+        x3 = rg.tensor(a, requires_grad=True)
+        f(x3, rg.tensor(b))[0].backward()
+        x4 = rg.tensor(a, requires_grad=True)
+        _two_d(x4, rg.tensor(b))[0].backward()
+        np.testing.assert_allclose(x3.grad.numpy(), x4.grad.numpy(), rtol=1e-9)

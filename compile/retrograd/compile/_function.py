@@ -81,15 +81,20 @@ class Entry:
         return self.progs[1]
 
     def _programs(self, backend, cancelled=None):
+        # The forward returns its results, then the saved values: those its
+        # fused loops wrote as rows of blocks come last, as the blocks, and
+        # the backward reads those rows in place (one argument a block).
         rec = self._rec
-        bwd = None
-        if self._bwd_steps is not None:
-            bwd = Program(self._bwd_steps, list(self.gout_slots) + self.arg_slots + self.saved,
-                          self._grad_slots, rec.consts, rec.slot_arrays, rec.alias, self.device,
-                          backend=backend, cancelled=cancelled)
         fwd = Program(self._fwd_steps, self.arg_slots, list(self.out_slots) + self.saved,
                       rec.consts, rec.slot_arrays, rec.alias, self.device, backend=backend,
-                      cancelled=cancelled)
+                      cancelled=cancelled, packable=set(self.saved) - set(self.out_slots))
+        bwd = None
+        if self._bwd_steps is not None:
+            packed = {s for rows in fwd.packed_outs for s in rows}
+            bwd = Program(self._bwd_steps, list(self.gout_slots) + self.arg_slots
+                          + [s for s in self.saved if s not in packed],
+                          self._grad_slots, rec.consts, rec.slot_arrays, rec.alias, self.device,
+                          backend=backend, cancelled=cancelled, block_args=fwd.packed_outs)
         return fwd, bwd
 
     def start_fusion(self, checks):
@@ -177,7 +182,7 @@ class CompiledFunction(rg.autograd.Function):
         ctx.entry = entry
         ctx.inputs = tensors
         ctx.saved_arrays = res[n:]
-        ctx.random = [res[n + entry.saved.index(s)] if s in entry.saved else None
+        ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
                       for s in entry.random_slots]
         nondiff = [o for o, d in zip(outs, entry.out_diff) if not d]
         if nondiff:

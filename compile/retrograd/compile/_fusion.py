@@ -76,30 +76,35 @@ def _cache_dir():
     return d
 
 
-def chunk_function(ops, n_in, outputs):
+def chunk_function(ops, inputs, n_arrays, outputs):
     """The compiled loop of one chunk.
 
-    ops: (ufunc, operands) per op, an operand being ("in", k), ("t", j) (the
-    j-th op's value) or ("c", float); outputs: the j of the ops whose values
-    are written out, in order. The function takes the n_in input arrays and
-    then one output array per output, all of one shape, C-contiguous."""
-    ins = [f"i{k}" for k in range(n_in)]
-    outs = [f"o{k}" for k in range(len(outputs))]
-    lines = ["# retrograd-compile fused loop (format 2)", "import math", "import numba", "", "",
-             "@numba.njit(cache=True, nogil=True, error_model='numpy')",
-             f"def fused({', '.join(ins + outs)}):"]
-    for name in ins + outs:
-        lines.append(f"    {name}f = {name}.ravel()")
-    lines.append(f"    for q in range({outs[0]}f.size):")
-    for k in range(n_in):
-        lines.append(f"        x{k} = i{k}f[q]")
+    ops: (ufunc, operands) per op, an operand being ("in", k) (the k-th
+    input), ("t", j) (the j-th op's value) or ("c", float). inputs: per
+    input, (a, row): array argument ``a`` itself (row None), or row ``row``
+    of it (a 2-d block holding one value per row). The loop takes the
+    ``n_arrays`` array arguments, then the output block, a 2-d array whose
+    row k receives the value of op ``outputs[k]``. The values are all of
+    one size, C-contiguous: one block per chunk (and one argument per block
+    read) is what keeps a call cheap, as numba's dispatch pays per array."""
+    blocks = {a for a, row in inputs if row is not None}
+    args = [f"a{k}" for k in range(n_arrays)]
+    lines = ["# retrograd-compile fused loop (format 3)", "import math", "import numba", "", "",
+             "@numba.njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
+             f"def fused({', '.join(args + ['out'])}):"]
+    for k in range(n_arrays):
+        if k not in blocks:
+            lines.append(f"    a{k}f = a{k}.ravel()")
+    lines.append("    for q in range(out.shape[1]):")
+    for k, (a, row) in enumerate(inputs):
+        lines.append(f"        x{k} = a{a}[{row}, q]" if row is not None else f"        x{k} = a{a}f[q]")
     for j, (fn, operands) in enumerate(ops):
         srcs = []
         for kind, v in operands:
             srcs.append(f"x{v}" if kind == "in" else f"t{v}" if kind == "t" else _literal(v))
         lines.append(f"        t{j} = {_SCALAR[fn].format(*srcs)}")
     for k, j in enumerate(outputs):
-        lines.append(f"        o{k}f[q] = t{j}")
+        lines.append(f"        out[{k}, q] = t{j}")
     source = "\n".join(lines) + "\n"
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     with lock:
@@ -120,6 +125,11 @@ def chunk_function(ops, n_in, outputs):
         spec.loader.exec_module(mod)
         fn = mod.fused
         # compiled (or loaded from numba's cache) now, not in the first call
-        fn(*[np.zeros(2) for _ in range(n_in + len(outputs))])
+        rows = {}
+        for a, row in inputs:
+            if row is not None:
+                rows[a] = max(rows.get(a, 0), row + 1)
+        fn(*[np.zeros((rows[k], 2)) if k in rows else np.zeros(2) for k in range(n_arrays)],
+           np.zeros((len(outputs), 2)))
         _loaded[digest] = fn
         return fn

@@ -78,10 +78,18 @@ def _cast_t(t, dtype):
 
 class Program:
     """``run(*values) -> tuple`` over the slots ``args`` returning ``outs``
-    (None entries give None); ``consts`` are (slot, tensor) read at each call."""
+    (None entries give None); ``consts`` are (slot, tensor) read at each call.
+
+    Fused loops (the numba backend) write their values as rows of one 2-d
+    block per loop. ``packable``: slots of ``outs`` that may be returned as
+    rows of their block: the result then has the other outs, in order, then
+    the blocks, whose rows ``packed_outs`` lists (a slot or None per row).
+    ``block_args``: blocks given after ``args`` (another program's
+    ``packed_outs``), their rows read in place."""
 
     def __init__(self, steps, args, outs, consts, slot_arrays, alias, device, *,
-                 tensor_mode=False, fast=True, backend="numpy", cancelled=None):
+                 tensor_mode=False, fast=True, backend="numpy", cancelled=None,
+                 packable=(), block_args=()):
         self.steps, self.args, self.outs = steps, list(args), list(outs)
         self.n_ops = len(steps)
         self.buffer_specs = []
@@ -149,20 +157,41 @@ class Program:
                 dels_at.setdefault(group_last.get(alias[s], i), []).append(s)
 
         materialized = set(args) | {s for s, _ in consts}
+        contiguous = set()
+        n_head = len(lines)
+        rows = {}            # slot -> (block, row): a value held in a block
+        for k, slots in enumerate(block_args):
+            for r, slot in enumerate(slots):
+                if slot is not None:
+                    rows[slot] = (f"_p{k}", r)
+                    arg_set.add(slot)
+
+        def materialize(slots):
+            # a row used by a step that is not a fused loop: a view of it
+            for slot in slots:
+                if slot in rows and slot not in materialized:
+                    b, r = rows[slot]
+                    shape = arr_of(slot).shape
+                    w(f"    v{slot} = {b}[{r}]" if len(shape) == 1
+                      else f"    v{slot} = {b}[{r}].reshape({const(shape)})")
+                    materialized.add(slot)
+
         chunks = {} if tensor_mode else _plan_fusion(steps, slot_arrays, backend, last, group_last,
-                                                     group_escapes, escaping, cancelled)
+                                                     group_escapes, escaping, rows, cancelled)
         self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
         skip_to = -1
         for i, st in enumerate(steps):
             outs_src = ", ".join(f"v{o}" for o in st.outs)
             if i in chunks:
-                j, fn, inputs, outputs = chunks[i]
-                for o in outputs:
-                    arr = arr_of(o)
-                    w(f"    v{o} = np.empty({const(arr.shape)})")
-                    materialized.add(o)
-                ins = [f"np.ascontiguousarray(v{s})" if s in arg_set else f"v{s}" for s in inputs]
-                w(f"    {const(fn)}({', '.join(ins + [f'v{o}' for o in outputs])})")
+                j, fn, arrays, outputs = chunks[i]
+                w(f"    _b{i} = np.empty({const((len(outputs), arr_of(outputs[0]).size))})")
+                ins = [a if type(a) is str else f"_ac{a}" if a in arg_set else f"v{a}" for a in arrays]
+                for a in arrays:
+                    if type(a) is not str and a in arg_set and a not in contiguous:
+                        # an argument as the loops read it, made once
+                        lines.insert(n_head, f"    _ac{a} = np.ascontiguousarray(v{a})")
+                        contiguous.add(a)
+                w(f"    {const(fn)}({', '.join(ins + [f'_b{i}'])})")
                 skip_to = j
             if i < skip_to:
                 drop = [s for s in dels_at.pop(i, ()) if s in materialized]
@@ -171,6 +200,8 @@ class Program:
                 if drop:
                     w("    del " + ", ".join(f"v{s}" for s in drop))
                 continue
+            if rows:
+                materialize(st.refs())
             materialized.update(st.outs)
             if st.kind == "factory":
                 k = const(st.fn)
@@ -254,10 +285,27 @@ class Program:
         # a constant returned as a result is copied: the caller may own it
         # (a gradient accumulated in place into .grad)
         const_slots = {s for s, _ in consts}
-        ret = ", ".join("None" if s is None else f"v{s}.copy()" if s in const_slots and not tensor_mode
-                        else f"v{s}" for s in outs)
-        w(f"    return ({ret}{',' if len(outs) == 1 else ''})")
-        params = ", ".join(["B"] + [f"v{s}" for s in self.args])
+        packed = {s for s in outs if s in packable and s in rows and rows[s][0].startswith("_b")}
+        blocks = []
+        for s in outs:
+            if s in packed and rows[s][0] not in blocks:
+                blocks.append(rows[s][0])
+        self.packed_outs = []
+        for b in blocks:
+            slots = [None] * len(chunks[int(b[2:])][3])
+            for s in packed:
+                if rows[s][0] == b:
+                    slots[rows[s][1]] = s
+            self.packed_outs.append(slots)
+        ret_slots = [s for s in outs if s not in packed]
+        materialize([s for s in ret_slots if s is not None])
+        # where each returned slot is in the result
+        self.ret_index = {s: k for k, s in enumerate(ret_slots) if s is not None}
+        ret = ", ".join(["None" if s is None else f"v{s}.copy()" if s in const_slots and not tensor_mode
+                         else f"v{s}" for s in ret_slots] + blocks)
+        w(f"    return ({ret}{',' if len(ret_slots) + len(blocks) == 1 else ''})")
+        params = ", ".join(["B"] + [f"v{s}" for s in self.args]
+                           + [f"_p{k}" for k in range(len(block_args))])
         name = f"_compiled_{next(_counter)}"
         source = f"def {name}({params}):\n" + "\n".join(lines) + "\n"
         ns.update(names)
@@ -327,10 +375,13 @@ class Cancelled(Exception):
     """The process is exiting: a program build in the background stops."""
 
 
-def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, escaping,
+def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, escaping, rows,
                  cancelled=None):
-    """{first step index: (end index, compiled loop, input slots, output
-    slots)} of the fused chunks (the numba backend; see _fusion.py)."""
+    """{first step index: (end index, compiled loop, its array arguments,
+    output slots)} of the fused chunks (the numba backend; see _fusion.py).
+    An argument is a slot, or the name of a block (``rows``: slot -> (block,
+    row), which this fills in for the chunks' outputs: the chunk at step i
+    writes block ``_b{i}``)."""
     runs, kerns = _fusion_runs(steps, slot_arrays, backend)
     if not runs:
         return {}
@@ -356,13 +407,25 @@ def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, e
                    or _alias_of(s) in group_escapes]
         if not outputs:
             continue
+        arrays, specs = [], []
+        for s in inputs:
+            if s in rows:
+                b, r = rows[s]
+                if b not in arrays:
+                    arrays.append(b)
+                specs.append((arrays.index(b), r))
+            else:
+                arrays.append(s)
+                specs.append((len(arrays) - 1, None))
         if cancelled is not None and cancelled():
             raise Cancelled()
         try:
-            fn = _fusion.chunk_function(ops, len(inputs), [produced[s] for s in outputs])
+            fn = _fusion.chunk_function(ops, specs, len(arrays), [produced[s] for s in outputs])
         except Exception:
             continue         # numba refused it: those steps stay NumPy calls
-        chunks[i] = (j, fn, inputs, outputs)
+        for r, s in enumerate(outputs):
+            rows[s] = (f"_b{i}", r)
+        chunks[i] = (j, fn, arrays, outputs)
     return chunks
 
 
