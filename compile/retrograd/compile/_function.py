@@ -68,6 +68,7 @@ class Entry:
         self.progs = self._programs(backend)
         self.n_out = len(out_slots)
         self.diff_out_index = [i for i, d in enumerate(out_diff) if d]
+        self.all_diff = all(out_diff)
         self.out_meta = [(rec.slot_arrays[s].shape, rec.slot_arrays[s].dtype) for s in out_slots]
 
     @property
@@ -177,16 +178,15 @@ class CompiledFunction(rg.autograd.Function):
             res = fwd(*arrays)
         n = entry.n_out
         dev = entry.device
-        outs = tuple(_tracer.wrap(a if a.base is None or not _aliases(a, arrays) else a.copy(), dev)
-                     for a in res[:n])
+        wrap = _tracer.wrap
+        outs = tuple([wrap(a if a.base is None or not _aliases(a, arrays) else a.copy(), dev)
+                      for a in res[:n]])
         ctx.entry = entry
-        ctx.inputs = tensors
         ctx.saved_arrays = res[n:]
         ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
-                      for s in entry.random_slots]
-        nondiff = [o for o, d in zip(outs, entry.out_diff) if not d]
-        if nondiff:
-            ctx.mark_non_differentiable(*nondiff)
+                      for s in entry.random_slots] if entry.random_slots else ()
+        if not entry.all_diff:
+            ctx.mark_non_differentiable(*[o for o, d in zip(outs, entry.out_diff) if not d])
         # the inputs, for their version check: a gradient that needs an input
         # modified in place since raises, as eager would
         ctx.save_for_backward(*tensors)

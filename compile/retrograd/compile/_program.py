@@ -314,6 +314,8 @@ class Program:
         self._fn = ns[name]
 
     def __call__(self, *values):
+        if not self.buffer_specs:
+            return self._fn(None, *values)
         pool = self._pool
         try:
             bufs = pool.pop()

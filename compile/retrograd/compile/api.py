@@ -249,9 +249,9 @@ class CompiledCallable:
     def __call__(self, *args, **kwargs):
         tensors = []
         try:
-            key = (_key(args, tensors), _key(tuple(sorted(kwargs.items())), tensors),
+            key = (_key(args, tensors), _key(tuple(sorted(kwargs.items())), tensors) if kwargs else (),
                    rg.is_grad_enabled(), rg.is_inference_mode_enabled())
-            hash(key)
+            entry = self._cache.get(key)         # (raises TypeError for an unhashable key)
         except TypeError:
             self._warn_once("unhashable", f"rg.compile({self.__name__}): an argument is neither a "
                             "tensor nor hashable, so calls run eagerly")
@@ -262,7 +262,6 @@ class CompiledCallable:
             return self._fn(*args, **kwargs)
         if _tracer.any_tangent(tensors):
             return self._fn(*args, **kwargs)   # forward AD: the guarded eager fallback
-        entry = self._cache.get(key)
         if entry is None:
             if len(self._cache) >= self._cache_size:
                 self._warn_once("cache", f"rg.compile({self.__name__}): cache_size="
@@ -337,7 +336,7 @@ def _key(x, tensors):
         tensors.append(x)
         return ("T", x.shape, x.dtype, str(x.device), x.requires_grad)
     if type(x) in (tuple, list):
-        return (type(x).__name__,) + tuple(_key(y, tensors) for y in x)
+        return (type(x).__name__, *[_key(y, tensors) for y in x])
     if isinstance(x, dict):
         return ("dict",) + tuple((k, _key(v, tensors)) for k, v in sorted(x.items()))
     if type(x) is slice:                 # (unhashable before Python 3.12)
