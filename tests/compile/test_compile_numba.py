@@ -190,3 +190,41 @@ def test_saved_values_in_blocks_match_eager(tmp_path, monkeypatch):
         x4 = rg.tensor(a, requires_grad=True)
         _two_d(x4, rg.tensor(b))[0].backward()
         np.testing.assert_allclose(x3.grad.numpy(), x4.grad.numpy(), rtol=1e-9)
+
+
+def _scaled_by_sum(x):
+    # a 0-d operand (x.sum()) broadcast in every fused op, and sum's backward
+    # expanding a 0-d gradient: both are read once per loop
+    y = x
+    for _ in range(20):
+        y = (y * x.sum()).sin() * 0.5 + 0.1
+    return y.sum()
+
+
+def _written_in_place(x):
+    y = x.clone()                        # (a copy a loop could make)
+    y.mul_(2.0)                          # written in place: the clone stays a NumPy call
+    z = y
+    for _ in range(20):
+        z = (z * 1.01).sin() + 0.5
+    return z.sum() + y.sum()
+
+
+@pytest.mark.parametrize("fn", [_scaled_by_sum, _written_in_place])
+def test_broadcast_scalars_and_in_place_writes_fuse_correctly(fn, tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(fn, backend="numba")
+    f(rg.tensor(np.linspace(-1, 1, 16), requires_grad=True)).backward()
+    assert f.wait(timeout=300)
+    entry = next(iter(f._cache.values()))
+    assert entry.fwd.fused_ops >= 30 and entry.bwd.fused_ops >= 30
+    for seed in range(3):
+        a = np.random.default_rng(seed).standard_normal(16)
+        x = rg.tensor(a, requires_grad=True)
+        out = f(x)
+        out.backward()
+        x2 = rg.tensor(a, requires_grad=True)
+        want = fn(x2)
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -59,8 +59,9 @@ class Entry:
         # check in the background would draw from the caller's generator).
         self.fusing = None
         if backend != "numpy" and not self.random_slots and (
-                fusible_ops(fsteps, rec.slot_arrays, backend)
-                or (self._bwd_steps and fusible_ops(self._bwd_steps, rec.slot_arrays, backend))):
+                fusible_ops(fsteps, rec.slot_arrays, rec.alias, backend)
+                or (self._bwd_steps and fusible_ops(self._bwd_steps, rec.slot_arrays, rec.alias,
+                                                    backend))):
             self.fusing = threading.Event()
             backend = "numpy"
         # (forward program, backward program or None): read once per call,

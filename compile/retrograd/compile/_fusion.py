@@ -23,6 +23,8 @@ import threading
 
 import numpy as np
 
+from retrograd.compile import _kernels
+
 CHUNK = 48
 
 # ufunc -> its scalar expression in a fused loop
@@ -32,6 +34,9 @@ _SCALAR = {
     np.cos: "math.cos({0})", np.tanh: "math.tanh({0})", np.exp: "math.exp({0})",
     np.log: "math.log({0})", np.sqrt: "math.sqrt({0})", np.square: "({0} * {0})",
     np.absolute: "abs({0})", np.expm1: "math.expm1({0})", np.log1p: "math.log1p({0})",
+    # copies: a small expand (a 0-d gradient broadcast by sum's backward),
+    # clone
+    _kernels._copy_into: "{0}", _kernels._clone: "{0}",
 }
 
 # held while a loop is written, compiled or loaded (and across a fork:
@@ -52,10 +57,11 @@ def fusible(kern, out, operand_arrays):
     if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim == 0:
         return False
     for a in operand_arrays:
-        if isinstance(a, np.ndarray) and a.ndim:
-            if a.shape != out.shape or a.dtype != np.float64:
+        if isinstance(a, np.ndarray):
+            # the run's shape, or 0-d (read once, broadcast)
+            if (a.ndim and a.shape != out.shape) or a.dtype != np.float64:
                 return False
-        elif not isinstance(a, (float, int, np.ndarray)):
+        elif not isinstance(a, (float, int)):
             return False
     return True
 
@@ -76,28 +82,36 @@ def _cache_dir():
     return d
 
 
-def chunk_function(ops, inputs, n_arrays, outputs):
+def chunk_function(ops, inputs, ndims, outputs):
     """The compiled loop of one chunk.
 
     ops: (ufunc, operands) per op, an operand being ("in", k) (the k-th
     input), ("t", j) (the j-th op's value) or ("c", float). inputs: per
-    input, (a, row): array argument ``a`` itself (row None), or row ``row``
-    of it (a 2-d block holding one value per row). The loop takes the
+    input, (a, row): array argument ``a`` itself (row None), row ``row``
+    of it (a 2-d block holding one value per row), or its one value (row
+    "s": a 0-d array broadcast against the chunk). ``ndims``: the number of
+    dimensions of each array argument (its compiled type). The loop takes the
     ``n_arrays`` array arguments, then the output block, a 2-d array whose
     row k receives the value of op ``outputs[k]``. The values are all of
     one size, C-contiguous: one block per chunk (and one argument per block
     read) is what keeps a call cheap, as numba's dispatch pays per array."""
-    blocks = {a for a, row in inputs if row is not None}
+    n_arrays = len(ndims)
+    blocks = {a for a, row in inputs if row is not None and row != "s"}
+    scalars = {a for a, row in inputs if row == "s"}
     args = [f"a{k}" for k in range(n_arrays)]
     lines = ["# retrograd-compile fused loop (format 3)", "import math", "import numba", "", "",
              "@numba.njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
              f"def fused({', '.join(args + ['out'])}):"]
     for k in range(n_arrays):
-        if k not in blocks:
+        if k not in blocks and k not in scalars:
             lines.append(f"    a{k}f = a{k}.ravel()")
+    for k, (a, row) in enumerate(inputs):
+        if row == "s":
+            lines.append(f"    x{k} = a{a}[()]")
     lines.append("    for q in range(out.shape[1]):")
     for k, (a, row) in enumerate(inputs):
-        lines.append(f"        x{k} = a{a}[{row}, q]" if row is not None else f"        x{k} = a{a}f[q]")
+        if row != "s":
+            lines.append(f"        x{k} = a{a}[{row}, q]" if row is not None else f"        x{k} = a{a}f[q]")
     for j, (fn, operands) in enumerate(ops):
         srcs = []
         for kind, v in operands:
@@ -127,9 +141,10 @@ def chunk_function(ops, inputs, n_arrays, outputs):
         # compiled (or loaded from numba's cache) now, not in the first call
         rows = {}
         for a, row in inputs:
-            if row is not None:
+            if row is not None and row != "s":
                 rows[a] = max(rows.get(a, 0), row + 1)
-        fn(*[np.zeros((rows[k], 2)) if k in rows else np.zeros(2) for k in range(n_arrays)],
+        fn(*[np.zeros((rows[k], 2)) if k in rows else np.zeros((2,) + (1,) * (nd - 1))
+             if nd else np.zeros(()) for k, nd in enumerate(ndims)],
            np.zeros((len(outputs), 2)))
         _loaded[digest] = fn
         return fn

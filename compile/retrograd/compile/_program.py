@@ -176,8 +176,8 @@ class Program:
                       else f"    v{slot} = {b}[{r}].reshape({const(shape)})")
                     materialized.add(slot)
 
-        chunks = {} if tensor_mode else _plan_fusion(steps, slot_arrays, backend, last, group_last,
-                                                     group_escapes, escaping, rows, cancelled)
+        chunks = {} if tensor_mode else _plan_fusion(steps, slot_arrays, alias, backend, last,
+                                                     escaping, rows, cancelled)
         self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
         skip_to = -1
         for i, st in enumerate(steps):
@@ -185,9 +185,11 @@ class Program:
             if i in chunks:
                 j, fn, arrays, outputs = chunks[i]
                 w(f"    _b{i} = np.empty({const((len(outputs), arr_of(outputs[0]).size))})")
-                ins = [a if type(a) is str else f"_ac{a}" if a in arg_set else f"v{a}" for a in arrays]
+                # (a 0-d argument as it is: np.ascontiguousarray makes it 1-d)
+                ins = [a if type(a) is str else f"_ac{a}" if a in arg_set and arr_of(a).shape
+                       else f"v{a}" for a in arrays]
                 for a in arrays:
-                    if type(a) is not str and a in arg_set and a not in contiguous:
+                    if type(a) is not str and a in arg_set and arr_of(a).shape and a not in contiguous:
                         # an argument as the loops read it, made once
                         lines.insert(n_head, f"    _ac{a} = np.ascontiguousarray(v{a})")
                         contiguous.add(a)
@@ -330,30 +332,42 @@ class Program:
                 pool.append(bufs)
 
 
-def fusible_ops(steps, slot_arrays, backend):
+def fusible_ops(steps, slot_arrays, alias, backend):
     """How many of ``steps`` the ``backend`` would fuse into loops (0: its
     programs are the numpy backend's)."""
-    return sum(j - i for i, j in _fusion_runs(steps, slot_arrays, backend)[0])
+    return sum(j - i for i, j in _fusion_runs(steps, slot_arrays, alias, backend)[0])
 
 
-def _fusion_runs(steps, slot_arrays, backend):
-    """The runs [(first, end)] of steps to fuse, and the kernels of their steps."""
+def _fusion_runs(steps, slot_arrays, alias, backend):
+    """The runs [(first, end)] of steps to fuse, and the kernels of their steps.
+
+    A fused step's value is a fresh array (a row of its loop's block), also
+    where the trace's was a view (an expand's): so no step whose value
+    shares memory with a value written in place is fused."""
     if backend not in ("numba", "auto"):
         return [], {}
     from retrograd.compile import _fusion
     if not _fusion.available():
         return [], {}
     kerns = {}
+    fresh = set()        # slots a fusible step makes: contiguous in the program
+    written = {alias[o] for st in steps if st.kind == "inplace" for o in st.outs}
+    written |= {alias[a.slot] for st in steps if st.kind == "inplace"
+                for a in st.args if type(a) is Ref}
     for i, st in enumerate(steps):
-        if st.kind != "op":
+        if st.kind != "op" or alias[st.outs[0]] in written:
             continue
         k = _verified(st, slot_arrays)
         if k is None:
             continue
         ops = [slot_arrays[a.slot] if type(a) is Ref else a for a in k.operands]
+        # (the trace's value may be a broadcast view, an expand's, where the
+        # program's is a fresh array)
         if _fusion.fusible(k, slot_arrays[st.outs[0]], ops) and all(
-                not isinstance(a, np.ndarray) or a.ndim == 0 or a.flags.c_contiguous for a in ops):
+                not isinstance(x, np.ndarray) or x.ndim == 0 or x.flags.c_contiguous
+                or (type(a) is Ref and a.slot in fresh) for a, x in zip(k.operands, ops)):
             kerns[i] = k
+            fresh.add(st.outs[0])
     runs = []
     i = 0
     while i < len(steps):
@@ -377,14 +391,13 @@ class Cancelled(Exception):
     """The process is exiting: a program build in the background stops."""
 
 
-def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, escaping, rows,
-                 cancelled=None):
+def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cancelled=None):
     """{first step index: (end index, compiled loop, its array arguments,
     output slots)} of the fused chunks (the numba backend; see _fusion.py).
     An argument is a slot, or the name of a block (``rows``: slot -> (block,
     row), which this fills in for the chunks' outputs: the chunk at step i
     writes block ``_b{i}``)."""
-    runs, kerns = _fusion_runs(steps, slot_arrays, backend)
+    runs, kerns = _fusion_runs(steps, slot_arrays, alias, backend)
     if not runs:
         return {}
     from retrograd.compile import _fusion
@@ -404,25 +417,28 @@ def _plan_fusion(steps, slot_arrays, backend, last, group_last, group_escapes, e
                 else:
                     operands.append(("c", float(np.asarray(a))))
             ops.append((kerns[t].fn, operands))
-        outputs = [s for s in produced
-                   if s in escaping or group_last.get(_alias_of(s), -1) >= j
-                   or _alias_of(s) in group_escapes]
+        # (a fused value is an array of its own: its own uses count, and
+        # views of it are taken by the steps that use it)
+        outputs = [s for s in produced if s in escaping or last.get(s, -1) >= j]
         if not outputs:
             continue
-        arrays, specs = [], []
+        arrays, specs, ndims = [], [], []
         for s in inputs:
             if s in rows:
                 b, r = rows[s]
                 if b not in arrays:
                     arrays.append(b)
+                    ndims.append(2)
                 specs.append((arrays.index(b), r))
             else:
                 arrays.append(s)
-                specs.append((len(arrays) - 1, None))
+                nd = len(slot_arrays[s].shape)
+                ndims.append(nd)
+                specs.append((len(arrays) - 1, None if nd else "s"))
         if cancelled is not None and cancelled():
             raise Cancelled()
         try:
-            fn = _fusion.chunk_function(ops, specs, len(arrays), [produced[s] for s in outputs])
+            fn = _fusion.chunk_function(ops, specs, ndims, [produced[s] for s in outputs])
         except Exception:
             continue         # numba refused it: those steps stay NumPy calls
         for r, s in enumerate(outputs):
@@ -462,11 +478,6 @@ def _fold_mask_casts(steps, slot_arrays, outs):
             st = Step(st.kind, st.name, st.fn, args, st.outs, st.cast)
         new.append(st)
     return [st for st in new if not (st.outs and st.outs[0] in folded and casts.get(st.outs[0]) is st)]
-
-
-def _alias_of(s):
-    # elementwise results are fresh arrays: each is its own alias group
-    return s
 
 
 def _multi(slot_arrays, st):
