@@ -74,7 +74,9 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
         verified equivalent. ``"numba"`` (the ``retrograd-compile[numba]``
         extra): runs of float64 elementwise ops are fused into compiled
         loops, cached on disk (``RG_COMPILE_CACHE``); the rest as
-        ``"numpy"``. ``"auto"`` (default): ``"numba"`` for programs with at
+        ``"numpy"``. The loops are built on a background thread: calls run
+        the numpy programs until they are ready and checked (see
+        :meth:`CompiledCallable.wait`). ``"auto"`` (default): ``"numba"`` for programs with at
         least 64 fusible ops when numba is installed, ``"numpy"`` otherwise.
     fullgraph : bool, optional
         Raise :class:`~retrograd.compile.exc.Unsupported` where the
