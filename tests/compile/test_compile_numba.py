@@ -21,28 +21,25 @@ def _chain(x, w):
     return (y.tanh() - y).exp().sum()
 
 
-def test_fused_chain_matches_eager_values_and_gradients(tmp_path, monkeypatch):
-    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
-    f = rg.compile(_chain, backend="numba", fullgraph=True)
-    for seed in range(3):
-        a = np.random.default_rng(seed).standard_normal(16)
-        x, w = rg.tensor(a, requires_grad=True), rg.tensor(a[::-1].copy(), requires_grad=True)
-        f(x, w).backward()
-        x2, w2 = rg.tensor(a, requires_grad=True), rg.tensor(a[::-1].copy(), requires_grad=True)
-        _chain(x2, w2).backward()
-        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
-        np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-10)
-    assert f.wait(timeout=300)
-    entry = next(iter(f._cache.values()))
-    assert entry.fwd.fused_ops >= 30 and entry.bwd.fused_ops >= 30
-    # the fused programs in use give eager's gradients too
-    a = np.linspace(-1, 1, 16)
+def _assert_chain_matches_eager(f, a):
     x, w = rg.tensor(a, requires_grad=True), rg.tensor(a[::-1].copy(), requires_grad=True)
     f(x, w).backward()
     x2, w2 = rg.tensor(a, requires_grad=True), rg.tensor(a[::-1].copy(), requires_grad=True)
     _chain(x2, w2).backward()
     np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-10)
+
+
+def test_fused_chain_matches_eager_values_and_gradients(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_chain, backend="numba", fullgraph=True)
+    for seed in range(3):
+        _assert_chain_matches_eager(f, np.random.default_rng(seed).standard_normal(16))
+    assert f.wait(timeout=300)
+    entry = next(iter(f._cache.values()))
+    assert entry.fwd.fused_ops >= 30 and entry.bwd.fused_ops >= 30
+    # the fused programs in use give eager's gradients too
+    _assert_chain_matches_eager(f, np.linspace(-1, 1, 16))
     assert list(tmp_path.glob("rg_fused_*.py"))           # the loops, on disk
 
 
