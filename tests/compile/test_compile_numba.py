@@ -225,3 +225,35 @@ def test_broadcast_scalars_and_in_place_writes_fuse_correctly(fn, tmp_path, monk
         want.backward()
         np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
         np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _branch_sums(x):
+    # each branch's fused run ends in a full sum, added up by the loop; the
+    # keepdim sum and the axis sum stay NumPy reductions
+    total = x.sum(dim=0, keepdim=True).sum() * 0.0
+    for k in range(4):
+        y = x
+        for _ in range(8):
+            y = (y * (1.0 + 0.01 * k)).tanh()
+        total = total + y.sum() + y.sum(dim=1).mean()
+    return total
+
+
+def test_a_full_sum_ends_a_fused_loop(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_branch_sums, backend="numba")
+    a = np.random.default_rng(5).standard_normal((3, 5))
+    f(rg.tensor(a, requires_grad=True)).backward()
+    assert f.wait(timeout=300)
+    entry = next(iter(f._cache.values()))
+    assert entry.fwd.source.count("np.empty(())") == 4      # one loop sum per branch
+    for seed in range(3):
+        a = np.random.default_rng(seed).standard_normal((3, 5))
+        x = rg.tensor(a, requires_grad=True)
+        out = f(x)
+        out.backward()
+        x2 = rg.tensor(a, requires_grad=True)
+        want = _branch_sums(x2)
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -66,6 +66,20 @@ def fusible(kern, out, operand_arrays):
     return True
 
 
+def full_sum(kern, out, operand_arrays):
+    """Whether a verified kernel is a sum of a float64 array (of at least one
+    dimension) over all its dims to 0-d: a fused loop can end with it."""
+    if kern is None or kern.fn is not _kernels.add_reduce or kern.kw.get("keepdims"):
+        return False
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim != 0:
+        return False
+    (a,) = operand_arrays
+    if not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.ndim == 0:
+        return False
+    axis = kern.kw.get("axis")
+    return axis is None or sorted(np.atleast_1d(axis) % a.ndim) == list(range(a.ndim))
+
+
 def _literal(v):
     v = float(v)
     if v != v:
@@ -86,7 +100,9 @@ def chunk_function(ops, inputs, ndims, outputs):
     """The compiled loop of one chunk.
 
     ops: (ufunc, operands) per op, an operand being ("in", k) (the k-th
-    input), ("t", j) (the j-th op's value) or ("c", float). inputs: per
+    input), ("t", j) (the j-th op's value) or ("c", float); the last op may
+    be ("sum", [operand]), the sum of that value over the loop, which the
+    loop writes into a 0-d array given after the output block. inputs: per
     input, (a, row): array argument ``a`` itself (row None), row ``row``
     of it (a 2-d block holding one value per row), or its one value (row
     "s": a 0-d array broadcast against the chunk). ``ndims``: the number of
@@ -99,15 +115,18 @@ def chunk_function(ops, inputs, ndims, outputs):
     blocks = {a for a, row in inputs if row is not None and row != "s"}
     scalars = {a for a, row in inputs if row == "s"}
     args = [f"a{k}" for k in range(n_arrays)]
+    total = ops[-1][0] == "sum"
     lines = ["# retrograd-compile fused loop (format 3)", "import math", "import numba", "", "",
              "@numba.njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
-             f"def fused({', '.join(args + ['out'])}):"]
+             f"def fused({', '.join(args + ['out'] + (['total'] if total else []))}):"]
     for k in range(n_arrays):
         if k not in blocks and k not in scalars:
             lines.append(f"    a{k}f = a{k}.ravel()")
     for k, (a, row) in enumerate(inputs):
         if row == "s":
             lines.append(f"    x{k} = a{a}[()]")
+    if total:
+        lines.append("    acc = 0.0")
     lines.append("    for q in range(out.shape[1]):")
     for k, (a, row) in enumerate(inputs):
         if row != "s":
@@ -116,9 +135,14 @@ def chunk_function(ops, inputs, ndims, outputs):
         srcs = []
         for kind, v in operands:
             srcs.append(f"x{v}" if kind == "in" else f"t{v}" if kind == "t" else _literal(v))
-        lines.append(f"        t{j} = {_SCALAR[fn].format(*srcs)}")
+        if fn == "sum":
+            lines.append(f"        acc += {srcs[0]}")
+        else:
+            lines.append(f"        t{j} = {_SCALAR[fn].format(*srcs)}")
     for k, j in enumerate(outputs):
         lines.append(f"        out[{k}, q] = t{j}")
+    if total:
+        lines.append("    total[()] = acc")
     source = "\n".join(lines) + "\n"
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     with lock:
@@ -145,6 +169,6 @@ def chunk_function(ops, inputs, ndims, outputs):
                 rows[a] = max(rows.get(a, 0), row + 1)
         fn(*[np.zeros((rows[k], 2)) if k in rows else np.zeros((2,) + (1,) * (nd - 1))
              if nd else np.zeros(()) for k, nd in enumerate(ndims)],
-           np.zeros((len(outputs), 2)))
+           np.zeros((len(outputs), 2)), *([np.zeros(())] if total else []))
         _loaded[digest] = fn
         return fn

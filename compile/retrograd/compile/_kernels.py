@@ -90,7 +90,7 @@ def candidate(step, out_array):
             axis = None
         # (sum: the ufunc's own reduce, which np.sum calls after a Python
         # layer that costs more than summing a small array)
-        return Kernel(np.add.reduce if name == "sum" else np.mean, a[:1],
+        return Kernel(add_reduce if name == "sum" else np.mean, a[:1],
                       {"axis": axis, "keepdims": bool(a[2])}, close=True)
     if name in ("matmul", "mm") and len(a) == 2 and out_array.ndim >= 1:
         return Kernel(np.matmul, a, close=True)
@@ -120,6 +120,9 @@ def candidate(step, out_array):
 
 
 _SMALL = 4096
+# one object (each `np.add.reduce` is a new bound method): the numba backend
+# tells a sum's kernel by identity
+add_reduce = np.add.reduce
 
 
 def _copy_into(x, out):

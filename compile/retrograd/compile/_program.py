@@ -183,8 +183,9 @@ class Program:
         for i, st in enumerate(steps):
             outs_src = ", ".join(f"v{o}" for o in st.outs)
             if i in chunks:
-                j, fn, arrays, outputs = chunks[i]
-                w(f"    _b{i} = np.empty({const((len(outputs), arr_of(outputs[0]).size))})")
+                j, fn, arrays, outputs, total = chunks[i]
+                size = arr_of(steps[i].outs[0]).size
+                w(f"    _b{i} = np.empty({const((len(outputs), size))})")
                 # (a 0-d argument as it is: np.ascontiguousarray makes it 1-d)
                 ins = [a if type(a) is str else f"_ac{a}" if a in arg_set and arr_of(a).shape
                        else f"v{a}" for a in arrays]
@@ -193,7 +194,14 @@ class Program:
                         # an argument as the loops read it, made once
                         lines.insert(n_head, f"    _ac{a} = np.ascontiguousarray(v{a})")
                         contiguous.add(a)
-                w(f"    {const(fn)}({', '.join(ins + [f'_b{i}'])})")
+                if total is not None:
+                    # the loop's sum, into a 0-d array of its own
+                    w(f"    v{total} = np.empty(())")
+                    materialized.add(total)
+                    ins.append(f"_b{i}, v{total}")
+                else:
+                    ins.append(f"_b{i}")
+                w(f"    {const(fn)}({', '.join(ins)})")
                 skip_to = j
             if i < skip_to:
                 drop = [s for s in dels_at.pop(i, ()) if s in materialized]
@@ -350,6 +358,7 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
     if not _fusion.available():
         return [], {}
     kerns = {}
+    sums = set()         # steps that sum a value of the run's shape to 0-d
     fresh = set()        # slots a fusible step makes: contiguous in the program
     written = {alias[o] for st in steps if st.kind == "inplace" for o in st.outs}
     written |= {alias[a.slot] for st in steps if st.kind == "inplace"
@@ -363,21 +372,29 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         ops = [slot_arrays[a.slot] if type(a) is Ref else a for a in k.operands]
         # (the trace's value may be a broadcast view, an expand's, where the
         # program's is a fresh array)
-        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops) and all(
-                not isinstance(x, np.ndarray) or x.ndim == 0 or x.flags.c_contiguous
-                or (type(a) is Ref and a.slot in fresh) for a, x in zip(k.operands, ops)):
+        contiguous = all(not isinstance(x, np.ndarray) or x.ndim == 0 or x.flags.c_contiguous
+                         or (type(a) is Ref and a.slot in fresh) for a, x in zip(k.operands, ops))
+        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops) and contiguous:
             kerns[i] = k
             fresh.add(st.outs[0])
+        elif _fusion.full_sum(k, slot_arrays[st.outs[0]], ops) and contiguous:
+            kerns[i] = k
+            sums.add(i)
     runs = []
     i = 0
     while i < len(steps):
-        if i not in kerns:
+        if i not in kerns or i in sums:
             i += 1
             continue
         shape = slot_arrays[steps[i].outs[0]].shape
         j = i
-        while j < len(steps) and j in kerns and slot_arrays[steps[j].outs[0]].shape == shape \
-                and j - i < _fusion.CHUNK:
+        while j < len(steps) and j in kerns and j not in sums and \
+                slot_arrays[steps[j].outs[0]].shape == shape and j - i < _fusion.CHUNK:
+            j += 1
+        if j in sums and slot_arrays[steps[j].args[0].slot].shape == shape and \
+                any(st.outs[0] == steps[j].args[0].slot for st in steps[i:j]):
+            # a full sum of a value of the run ends it: the loop adds up as
+            # it goes (the sum is complete only after the loop)
             j += 1
         if j - i >= 2:
             runs.append((i, j))
@@ -416,11 +433,14 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
                     operands.append(("in", inputs.index(a.slot)))
                 else:
                     operands.append(("c", float(np.asarray(a))))
-            ops.append((kerns[t].fn, operands))
+            ops.append(("sum" if kerns[t].fn is _kernels.add_reduce else kerns[t].fn, operands))
         # (a fused value is an array of its own: its own uses count, and
         # views of it are taken by the steps that use it)
         outputs = [s for s in produced if s in escaping or last.get(s, -1) >= j]
-        if not outputs:
+        total = steps[j - 1].outs[0] if ops[-1][0] == "sum" else None
+        if total is not None:
+            outputs = [s for s in outputs if s != total]
+        if not outputs and total is None:
             continue
         arrays, specs, ndims = [], [], []
         for s in inputs:
@@ -443,7 +463,7 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
             continue         # numba refused it: those steps stay NumPy calls
         for r, s in enumerate(outputs):
             rows[s] = (f"_b{i}", r)
-        chunks[i] = (j, fn, arrays, outputs)
+        chunks[i] = (j, fn, arrays, outputs, total)
     return chunks
 
 
