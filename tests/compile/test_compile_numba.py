@@ -207,6 +207,18 @@ def _written_in_place(x):
     return z.sum() + y.sum()
 
 
+def _assert_scalar_fn_matches_eager(f, fn, a):
+    # the compiled f against eager fn: the scalar result and the gradient
+    x = rg.tensor(a, requires_grad=True)
+    out = f(x)
+    out.backward()
+    x2 = rg.tensor(a, requires_grad=True)
+    want = fn(x2)
+    want.backward()
+    np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("fn", [_scaled_by_sum, _written_in_place])
 def test_broadcast_scalars_and_in_place_writes_fuse_correctly(fn, tmp_path, monkeypatch):
     monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
@@ -216,15 +228,7 @@ def test_broadcast_scalars_and_in_place_writes_fuse_correctly(fn, tmp_path, monk
     entry = next(iter(f._cache.values()))
     assert entry.fwd.fused_ops >= 30 and entry.bwd.fused_ops >= 30
     for seed in range(3):
-        a = np.random.default_rng(seed).standard_normal(16)
-        x = rg.tensor(a, requires_grad=True)
-        out = f(x)
-        out.backward()
-        x2 = rg.tensor(a, requires_grad=True)
-        want = fn(x2)
-        want.backward()
-        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
-        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10, atol=1e-12)
+        _assert_scalar_fn_matches_eager(f, fn, np.random.default_rng(seed).standard_normal(16))
 
 
 def _branch_sums(x):
@@ -248,12 +252,5 @@ def test_a_full_sum_ends_a_fused_loop(tmp_path, monkeypatch):
     entry = next(iter(f._cache.values()))
     assert entry.fwd.source.count("np.empty(())") == 4      # one loop sum per branch
     for seed in range(3):
-        a = np.random.default_rng(seed).standard_normal((3, 5))
-        x = rg.tensor(a, requires_grad=True)
-        out = f(x)
-        out.backward()
-        x2 = rg.tensor(a, requires_grad=True)
-        want = _branch_sums(x2)
-        want.backward()
-        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
-        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10, atol=1e-12)
+        _assert_scalar_fn_matches_eager(f, _branch_sums,
+                                        np.random.default_rng(seed).standard_normal((3, 5)))
