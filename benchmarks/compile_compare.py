@@ -180,7 +180,7 @@ def main(argv=None):
     # the long chain: compile time, then run time against NumPy's twin
     n_long = args.long
     long_steps = n_long // 3
-    np_long = _numpy_chain(x0, long_steps)
+    np_long = W.numpy_chain(x0, long_steps)
     for backend in BACKENDS:
         t = time.perf_counter()
         cf = rg.compile(chain_rg(rg, long_steps), backend=backend)
@@ -243,21 +243,6 @@ def _second_process(steps):
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     first, fused = map(float, out.stdout.split()[-2:])
     return first, fused
-
-
-def _numpy_chain(x0, steps):
-    def run():
-        y = x0
-        saved = []
-        for _ in range(steps):
-            a = y * 1.01
-            saved.append(a)
-            y = np.sin(a) + 0.5
-        g = np.ones_like(y)
-        for a in reversed(saved):
-            g = g * np.cos(a) * 1.01
-        return g
-    return run
 
 
 def _mlp_compiled(rg, dt, backend):

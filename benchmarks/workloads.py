@@ -35,22 +35,27 @@ def _autograd_lib(framework):
 # ---------------------------------------------------------------------------
 # overhead_chain: y = sin(y * 1.01) + 0.5, repeated (3 ops per step)
 
+def numpy_chain(x0, steps):
+    """The chain's hand-written NumPy twin: forward plus hand-derived backward."""
+    def run():
+        y = x0
+        saved = []
+        for _ in range(steps):
+            a = y * 1.01
+            saved.append(a)
+            y = np.sin(a) + 0.5
+        g = np.ones_like(y)
+        for a in reversed(saved):
+            g = g * np.cos(a) * 1.01
+        return g
+    return run
+
+
 def overhead_chain(framework):
     x0 = np.random.default_rng(0).standard_normal(16)
     steps = CHAIN_OPS // 3
     if framework == "numpy":
-        def run():
-            y = x0
-            saved = []
-            for _ in range(steps):
-                a = y * 1.01
-                saved.append(a)
-                y = np.sin(a) + 0.5
-            g = np.ones_like(y)
-            for a in reversed(saved):
-                g = g * np.cos(a) * 1.01
-            return g
-        return run
+        return numpy_chain(x0, steps)
     lib = _autograd_lib(framework)
 
     def run():

@@ -248,7 +248,9 @@ class Program:
                 if kern.out and ufunc and escapes and arr_of(o).ndim:
                     # escapes: NumPy's own allocation is cheaper than np.empty + out
                     w(f"    v{o} = {const(kern.fn)}({ops_src})")
-                elif kern.out and ufunc and not escapes:
+                elif kern.out and not escapes:
+                    # a buffer of the guard key's set, free again after the
+                    # last use of the value's alias group
                     arr = arr_of(o)
                     key = (arr.shape, arr.dtype)
                     lst = free.get(key)
@@ -258,18 +260,10 @@ class Program:
                         b = len(self.buffer_specs)
                         self.buffer_specs.append(key)
                     release_at.setdefault(group_last.get(g, i), []).append((key, b))
-                    w(f"    v{o} = {const(kern.fn)}({ops_src}, B[{b}])")     # out, positionally
-                elif kern.out and not escapes:
-                    arr = slot_arrays[o]
-                    key = (arr.shape, arr.dtype)
-                    lst = free.get(key)
-                    if lst:
-                        b = lst.pop()
+                    if ufunc:
+                        w(f"    v{o} = {const(kern.fn)}({ops_src}, B[{b}])")     # out, positionally
                     else:
-                        b = len(self.buffer_specs)
-                        self.buffer_specs.append(key)
-                    release_at.setdefault(group_last.get(g, i), []).append((key, b))
-                    w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, out=B[{b}])")
+                        w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, out=B[{b}])")
                 elif kern.out:
                     # escapes (a result, or saved): fresh memory on each call
                     arr = slot_arrays[o]
