@@ -195,6 +195,28 @@ def test_random_ops_draw_at_run_time():
     assert f.cache_info() == {"compiled": 1, "eager": 0}
 
 
+def test_create_graph_through_a_compiled_dropout_uses_the_calls_mask():
+    # the second-order backward recomputes the forward from the inputs and
+    # the values the call drew (it draws nothing itself)
+    import retrograd.nn.functional as F
+
+    def fn(x):
+        return (F.dropout(x.sin(), 0.5) * x).sum()
+
+    f = rg.compile(fn, fullgraph=True)
+    f(_x(50))                                    # the trace
+    x = _x(50)
+    rg.manual_seed(7)
+    (gx,) = rg.autograd.grad(f(x), x, create_graph=True)
+    (ggx,) = rg.autograd.grad(gx.sum(), x)
+    ex = _x(50)
+    rg.manual_seed(7)
+    (egx,) = rg.autograd.grad(fn(ex), ex, create_graph=True)
+    (eggx,) = rg.autograd.grad(egx.sum(), ex)
+    np.testing.assert_allclose(gx.detach().numpy(), egx.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ggx.numpy(), eggx.numpy(), rtol=1e-12)
+
+
 def test_closure_parameters_are_inputs_of_the_node():
     w = _x(3, 3, seed=4)
     b = _x(3, seed=5)

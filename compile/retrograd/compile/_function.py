@@ -7,7 +7,7 @@ import threading
 import numpy as np
 
 import retrograd as rg
-from retrograd.compile import _tracer
+from retrograd.compile import _arrays, _tracer
 from retrograd.compile import _background
 from retrograd.compile._program import Program, fusible_ops, live_steps
 
@@ -24,6 +24,14 @@ class Entry:
                  backend="numpy"):
         self.rec_consts = rec.consts
         self.device = device
+        # numpy, or cupy for CUDA tensors: the module of the programs' arrays
+        self.xp = _arrays.module_of(rec.slot_arrays[out_slots[0]])
+        if self.xp is not np:
+            # CUDA programs fuse with the cupy backend only (numba's loops
+            # are CPU loops); a CPU program with backend="cupy" is numpy's
+            backend = "cupy" if backend in ("auto", "cupy") else "numpy"
+        elif backend == "cupy":
+            backend = "numpy"
         fwd = rec.steps[:rec.bwd_start] if rec.bwd_start is not None else rec.steps
         bwd = rec.steps[rec.bwd_start:] if rec.bwd_start is not None else []
         self.arg_slots = list(rec.inputs) + [s for s, _ in rec.lifted]
@@ -31,6 +39,7 @@ class Entry:
         self.out_slots = out_slots
         self.out_diff = out_diff
         self.random_slots = [st.outs[0] for st in fwd if st.kind == "random"]
+        self.random_devices = [rec.random_devices[s] for s in self.random_slots]
         # backward: the gradients of the inputs that require grad
         self.grad_inputs = grad_inputs          # indices into arg_slots
         self.gout_slots = gout_slots
@@ -41,8 +50,11 @@ class Entry:
         fwd_slots.update(s for s, _ in rec.consts)
         if grad_slots is not None:
             bsteps, bneed = live_steps(bwd, [s for s in grad_slots if s is not None])
+            # (random draws too: a create_graph backward recomputes the
+            # forward from the inputs and the values this call drew)
             self.saved = sorted((bneed | {s for s in grad_slots if s is not None}) & fwd_slots
-                                - set(self.arg_slots) - {s for s, _ in rec.consts})
+                                - set(self.arg_slots) - {s for s, _ in rec.consts}
+                                | set(self.random_slots))
             self._bwd_steps, self._grad_slots = bsteps, grad_slots
             self._bwd_tensor = None
         else:
@@ -70,7 +82,10 @@ class Entry:
         self.n_out = len(out_slots)
         self.diff_out_index = [i for i, d in enumerate(out_diff) if d]
         self.all_diff = all(out_diff)
+        # (shape, dtype) of each output, and its array module (zeros for one
+        # that gets no gradient are made on its device)
         self.out_meta = [(rec.slot_arrays[s].shape, rec.slot_arrays[s].dtype) for s in out_slots]
+        self.out_xp = [_arrays.module_of(rec.slot_arrays[s]) for s in out_slots]
 
     @property
     def fwd(self):
@@ -107,19 +122,28 @@ class Entry:
 
     def _fuse(self, checks, cancelled):
         try:
-            fused = self._programs(self.backend, cancelled)
-            if not any(p is not None and p.fused_ops for p in fused):
-                return
-            with np.errstate(all="ignore"):
-                for arrays, gouts in checks:
-                    if not _programs_agree(self.progs, fused, arrays, gouts, self.n_out):
-                        return                  # (kept: the numpy programs)
-            self.progs = fused
+            if self.xp is not np:
+                # the worker thread on the device of the traced arrays (a
+                # thread's current device is its own)
+                with self.xp.cuda.Device(_device_id(checks)):
+                    self._fuse_checked(checks, cancelled)
+            else:
+                self._fuse_checked(checks, cancelled)
         except Exception:
             return      # fusion is an optimisation: the numpy programs stay in use
         finally:
             self.release_trace()
             self.fusing.set()
+
+    def _fuse_checked(self, checks, cancelled):
+        fused = self._programs(self.backend, cancelled)
+        if not any(p is not None and p.fused_ops for p in fused):
+            return
+        with np.errstate(all="ignore"):
+            for arrays, gouts in checks:
+                if not _programs_agree(self.progs, fused, arrays, gouts, self.n_out):
+                    return                  # (kept: the numpy programs)
+        self.progs = fused
 
     def outside_ok(self):
         """Whether the tensors the trace read from outside the function
@@ -202,20 +226,22 @@ class CompiledFunction(rg.autograd.Function):
             # create_graph: recompute the forward's values as recorded ops,
             # then run the backward program as recorded ops
             fwd_t, bwd_t = entry.tensor_programs()
-            rand = [_tracer.wrap(a, dev) for a in ctx.random]
+            rand = [_tracer.wrap(a, d) for a, d in zip(ctx.random, entry.random_devices)]
             saved = fwd_t(*tensors, *rand)
             g = [gouts[i] if gouts[i] is not None else
-                 _tracer.wrap(np.zeros(*entry.out_meta[i]), dev) for i in entry.diff_out_index]
+                 _tracer.wrap(entry.out_xp[i].zeros(*entry.out_meta[i]), dev) for i in entry.diff_out_index]
             grads = bwd_t(*g, *tensors, *saved)
         else:
             garr = []
             for i in entry.diff_out_index:
                 g = gouts[i]
                 # (an output that got no gradient: zeros, as materialized grads)
-                garr.append(_tracer.array_of(g) if g is not None else np.zeros(*entry.out_meta[i]))
+                garr.append(_tracer.array_of(g) if g is not None else entry.out_xp[i].zeros(*entry.out_meta[i]))
             with np.errstate(all="ignore"):
                 res = ctx.bwd(*garr, *[_tracer.array_of(t) for t in tensors], *ctx.saved_arrays)
-            grads = [None if a is None else _tracer.wrap(a, dev) for a in res]
+            # (each gradient on its input's device: a function may move values)
+            grads = [None if a is None else _tracer.wrap(a, _tracer.device_of(tensors[i]))
+                     for a, i in zip(res, entry.grad_inputs)]
         out = [None] * (1 + len(tensors))
         for k, i in enumerate(entry.grad_inputs):
             out[1 + i] = grads[k]
@@ -236,4 +262,17 @@ def _programs_agree(ref, new, arrays, gouts, n_out):
 
 
 def _aliases(a, arrays):
-    return any(np.may_share_memory(a, b) for b in arrays)
+    # (a program may move values between devices: only arrays of one kind
+    # can share memory)
+    t = type(a)
+    if t is np.ndarray:
+        return any(type(b) is t and np.may_share_memory(a, b) for b in arrays)
+    return any(type(b) is t and _arrays.may_share_memory(a, b) for b in arrays)
+
+
+def _device_id(checks):
+    for arrays, _ in checks:
+        for a in arrays:
+            if _arrays.is_device(a):
+                return a.device.id
+    return 0

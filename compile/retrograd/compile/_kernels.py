@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd.compile import _arrays
 from retrograd.compile._trace import Ref
 
 _UNARY = {
@@ -55,18 +56,34 @@ def _is_tensor_free(x):
 
 class Kernel:
     """``fn(*operands, **kw)``; ``out``: whether it takes ``out=``; ``close``:
-    values may differ from the op's by rounding (compared with a tolerance)."""
-    __slots__ = ("fn", "operands", "kw", "out", "close")
+    values may differ from the op's by rounding (compared with a tolerance);
+    ``origin``: the NumPy function ``fn`` stands for (``fn`` itself on the
+    CPU, its CuPy twin in a CUDA program: what fusion reads)."""
+    __slots__ = ("fn", "operands", "kw", "out", "close", "origin")
 
-    def __init__(self, fn, operands, kw=None, out=True, close=False):
+    def __init__(self, fn, operands, kw=None, out=True, close=False, origin=None):
         self.fn, self.operands, self.kw, self.out, self.close = fn, operands, kw or {}, out, close
+        self.origin = fn if origin is None else origin
+
+    def with_operands(self, operands):
+        return Kernel(self.fn, operands, self.kw, self.out, self.close, self.origin)
 
 
 def candidate(step, out_array):
     """A Kernel for ``step`` (an op whose result is ``out_array`` at trace
-    time), or None when NumPy has no direct equivalent here."""
+    time), or None when NumPy (CuPy for a device array) has no direct
+    equivalent here."""
+    if type(out_array) is np.ndarray:
+        return _candidate(step, out_array)
+    if not _arrays.is_device(out_array):
+        return None
+    k = _candidate(step, out_array)
+    return None if k is None else on_device(k, _arrays.module_of(out_array))
+
+
+def _candidate(step, out_array):
     name, a = step.name, step.args
-    if step.kind != "op" or len(step.outs) != 1 or not isinstance(out_array, np.ndarray):
+    if step.kind != "op" or len(step.outs) != 1:
         return None
     shape = out_array.shape
     if name in _UNARY and len(a) == 1 and type(a[0]) is Ref:
@@ -138,10 +155,59 @@ def _astype(x, dtype):
     return x.astype(dtype)
 
 
+def on_device(k, xp):
+    """``k`` calling the device array module ``xp``'s (CuPy's) function in
+    place of NumPy's: a CUDA program calls CuPy directly, not through
+    NumPy's dispatch to it."""
+    fn = k.fn
+    dev = _device_helpers(xp).get(fn)
+    if dev is None:
+        dev = getattr(xp, fn.__name__, None) if isinstance(fn, np.ufunc) or fn in _BY_NAME else \
+            fn if fn in (_getitem, _astype) else None
+    if dev is None:
+        return None
+    return Kernel(dev, k.operands, k.kw, k.out, k.close, origin=fn)
+
+
+# NumPy functions whose CuPy twin has the same name and arguments
+_BY_NAME = {np.matmul, np.mean, np.broadcast_to, np.transpose, np.swapaxes, np.where}
+_HELPERS: dict = {}
+
+
+def _device_helpers(xp):
+    """{NumPy-side kernel: the same kernel written with ``xp``}."""
+    helpers = _HELPERS.get(xp)
+    if helpers is None:
+        def relu(x, out):
+            return xp.maximum(x, 0, out=out)
+
+        def sigmoid(x, out):
+            xp.negative(x, out=out)
+            xp.exp(out, out=out)
+            xp.add(out, 1, out=out)
+            return xp.reciprocal(out, out=out)
+
+        def copy_into(x, out):
+            xp.copyto(out, x)
+            return out
+
+        def total(x, axis=None, keepdims=False, out=None):
+            return xp.sum(x, axis=axis, keepdims=keepdims, out=out)
+
+        def reshape(x, shape):
+            # (cupy.reshape names its argument newshape)
+            return x.reshape(shape)
+
+        helpers = _HELPERS[xp] = {_relu: relu, _sigmoid: sigmoid, _clone: copy_into,
+                                  _copy_into: copy_into, add_reduce: total, np.reshape: reshape}
+    return helpers
+
+
 def agrees(got, want, close):
     """Whether a kernel's result stands for the op's (dtype, shape, values)."""
-    if not isinstance(got, np.ndarray) or got.dtype != want.dtype or got.shape != want.shape:
+    if type(got) is not type(want) or got.dtype != want.dtype or got.shape != want.shape:
         return False
+    got, want = _arrays.host(got), _arrays.host(want)
     if close and got.dtype.kind in "fc":
         tol = 64 * np.finfo(got.dtype).eps
         return bool(np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True))

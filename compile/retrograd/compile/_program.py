@@ -18,7 +18,7 @@ import itertools
 
 import numpy as np
 
-from retrograd.compile import _kernels, _tracer
+from retrograd.compile import _arrays, _kernels, _tracer
 from retrograd.compile._trace import Ref, Step
 
 _counter = itertools.count()
@@ -132,6 +132,11 @@ class Program:
         def arr_of(s):
             return slot_arrays[s]
 
+        def empty(arr):
+            # a new array for a value (a program may move values between
+            # devices: each is allocated by its own array module)
+            return f"{const(_arrays.module_of(arr).empty)}({const(arr.shape)}, {const(arr.dtype)})"
+
         for s, t in consts:
             if s in used_consts:
                 w(f"    v{s} = {'' if tensor_mode else '_A('}{const(t)}{'' if tensor_mode else ')'}")
@@ -182,7 +187,17 @@ class Program:
         skip_to = -1
         for i, st in enumerate(steps):
             outs_src = ", ".join(f"v{o}" for o in st.outs)
-            if i in chunks:
+            if i in chunks and backend == "cupy":
+                # one kernel launch: its outputs are arrays of their own
+                j, fn, arrays, outputs, _ = chunks[i]
+                arr = arr_of(steps[i].outs[0])
+                news = ", ".join([empty(arr)] * len(outputs))
+                # (it returns its one output, or a tuple of them)
+                w(f"    {', '.join(f'v{o}' for o in outputs)} = "
+                  f"{const(fn)}({', '.join(f'v{a}' for a in arrays)}, {news})")
+                materialized.update(outputs)
+                skip_to = j
+            elif i in chunks:
                 j, fn, arrays, outputs, total = chunks[i]
                 size = arr_of(steps[i].outs[0]).size
                 w(f"    _b{i} = np.empty({const((len(outputs), size))})")
@@ -243,16 +258,18 @@ class Program:
                 kw = "".join(f", {k}={const(v)}" for k, v in kern.kw.items())
                 o = st.outs[0]
                 g = alias[o]
+                # (a CuPy ufunc takes its output by keyword here)
                 ufunc = isinstance(kern.fn, np.ufunc) and not kern.kw
+                elementwise = isinstance(kern.origin, np.ufunc) and not kern.kw
                 escapes = g in group_escapes
-                if kern.out and ufunc and escapes and arr_of(o).ndim:
+                if kern.out and elementwise and escapes and arr_of(o).ndim:
                     # escapes: NumPy's own allocation is cheaper than np.empty + out
                     w(f"    v{o} = {const(kern.fn)}({ops_src})")
                 elif kern.out and not escapes:
                     # a buffer of the guard key's set, free again after the
                     # last use of the value's alias group
                     arr = arr_of(o)
-                    key = (arr.shape, arr.dtype)
+                    key = (arr.shape, arr.dtype, _arrays.module_of(arr))
                     lst = free.get(key)
                     if lst:
                         b = lst.pop()
@@ -268,7 +285,7 @@ class Program:
                     # escapes (a result, or saved): fresh memory on each call
                     arr = slot_arrays[o]
                     w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, "
-                      f"out=np.empty({const(arr.shape)}, {const(arr.dtype)}))")
+                      f"out={empty(arr)})")
                 else:
                     w(f"    v{o} = {const(kern.fn)}({ops_src}{kw})")
             else:
@@ -324,7 +341,7 @@ class Program:
         try:
             bufs = pool.pop()
         except IndexError:
-            bufs = [np.empty(shape, dtype) for shape, dtype in self.buffer_specs]
+            bufs = [xp.empty(shape, dtype) for shape, dtype, xp in self.buffer_specs]
         try:
             return self._fn(bufs, *values)
         finally:
@@ -346,9 +363,12 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
     A fused step's value is a fresh array (a row of its loop's block), also
     where the trace's was a view (an expand's): so no step whose value
     shares memory with a value written in place is fused."""
-    if backend not in ("numba", "auto"):
+    if backend == "cupy":
+        from retrograd.compile import _cupy_fusion as _fusion
+    elif backend in ("numba", "auto"):
+        from retrograd.compile import _fusion
+    else:
         return [], {}
-    from retrograd.compile import _fusion
     if not _fusion.available():
         return [], {}
     kerns = {}
@@ -364,6 +384,11 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         if k is None:
             continue
         ops = [slot_arrays[a.slot] if type(a) is Ref else a for a in k.operands]
+        if backend == "cupy":
+            # (a CUDA kernel reads strided arrays as they are)
+            if _fusion.fusible(k, slot_arrays[st.outs[0]], ops):
+                kerns[i] = k
+            continue
         # (the trace's value may be a broadcast view, an expand's, where the
         # program's is a fresh array)
         contiguous = all(not isinstance(x, np.ndarray) or x.ndim == 0 or x.flags.c_contiguous
@@ -411,7 +436,7 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
     runs, kerns = _fusion_runs(steps, slot_arrays, alias, backend)
     if not runs:
         return {}
-    from retrograd.compile import _fusion
+    from retrograd.compile import _cupy_fusion, _fusion
     chunks = {}
     for i, j in runs:
         produced = {steps[t].outs[0]: t - i for t in range(i, j)}
@@ -427,7 +452,7 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
                     operands.append(("in", inputs.index(a.slot)))
                 else:
                     operands.append(("c", float(np.asarray(a))))
-            ops.append(("sum" if kerns[t].fn is _kernels.add_reduce else kerns[t].fn, operands))
+            ops.append(("sum" if kerns[t].fn is _kernels.add_reduce else kerns[t].origin, operands))
         # (a fused value is an array of its own: its own uses count, and
         # views of it are taken by the steps that use it)
         outputs = [s for s in produced if s in escaping or last.get(s, -1) >= j]
@@ -435,6 +460,13 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
         if total is not None:
             outputs = [s for s in outputs if s != total]
         if not outputs and total is None:
+            continue
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        if backend == "cupy":
+            dtype = slot_arrays[steps[i].outs[0]].dtype
+            fn = _cupy_fusion.chunk_kernel(ops, len(inputs), dtype, [produced[s] for s in outputs])
+            chunks[i] = (j, fn, inputs, outputs, None)
             continue
         arrays, specs, ndims = [], [], []
         for s in inputs:
@@ -449,8 +481,6 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
                 nd = len(slot_arrays[s].shape)
                 ndims.append(nd)
                 specs.append((len(arrays) - 1, None if nd else "s"))
-        if cancelled is not None and cancelled():
-            raise Cancelled()
         try:
             fn = _fusion.chunk_function(ops, specs, ndims, [produced[s] for s in outputs])
         except Exception:
@@ -517,7 +547,8 @@ def _signature(st, slot_arrays):
         else:
             return None
     out = slot_arrays[st.outs[0]]
-    parts.append((getattr(out, "shape", None), getattr(out, "dtype", None)))
+    # (a CUDA program's kernels are CuPy's: checked on their own)
+    parts.append((type(out), getattr(out, "shape", None), getattr(out, "dtype", None)))
     return tuple(parts)
 
 
@@ -530,8 +561,8 @@ def _verified(st, slot_arrays):
         k = _kernels.candidate(st, slot_arrays[st.outs[0]])
         if k is not None and scalar:
             want = slot_arrays[st.outs[0]]
-            k = _kernels.Kernel(k.fn, tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
-                                            for a in k.operands), k.kw, k.out, k.close)
+            k = k.with_operands(tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
+                                      for a in k.operands))
         return k
     k = _verified_once(st, slot_arrays)
     if sig is not None and len(_VERIFIED) < 100000:
@@ -549,8 +580,8 @@ def _verified_once(st, slot_arrays):
         # A Python scalar operand as a 0-d array of the result's dtype: the
         # ufunc skips converting it on each call (kept only where it gives
         # the same dtype and values, checked below).
-        fast = _kernels.Kernel(k.fn, tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
-                                           for a in k.operands), k.kw, k.out, k.close)
+        fast = k.with_operands(tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
+                                     for a in k.operands))
         if _agrees(fast, slot_arrays, want):
             return fast
     return k if _agrees(k, slot_arrays, want) else None
@@ -560,7 +591,7 @@ def _agrees(k, slot_arrays, want):
     ops = [slot_arrays[a.slot] if type(a) is Ref else a for a in k.operands]
     try:
         if k.out:
-            got = k.fn(*ops, **k.kw, out=np.empty(want.shape, want.dtype))
+            got = k.fn(*ops, **k.kw, out=_arrays.module_of(want).empty(want.shape, want.dtype))
         else:
             got = k.fn(*ops, **k.kw)
     except Exception:

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from retrograd.core import Tensor
-from retrograd.compile import _tracer
+from retrograd.compile import _arrays, _tracer
 
 # abi.pxd's RG_TRACE_* kinds
 OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END, NEW, FACTORY = range(9)
@@ -91,6 +91,7 @@ class Recorder:
         self.slot_arrays = []         # trace-time array of each slot
         self.by_id = {}               # id(array) -> slot
         self.keep = []                # everything whose id is used, alive until the trace ends
+        self.random_devices = {}      # slot of a random draw -> its tensor's Device
         self.inputs = []              # slots of the tensor arguments, in order
         self.lifted = []              # (slot, tensor): tensors from outside that require grad
         self.consts = []              # (slot, tensor): tensors from outside, read when called
@@ -141,7 +142,7 @@ class Recorder:
             self.consts.append((s, t))
         if id(a) in self.born:
             self.const_log.append((f"a tensor of shape {tuple(a.shape)} made inside the function from "
-                                   "data the ops did not compute", np.array(a, copy=True)))
+                                   "data the ops did not compute", _arrays.copy(a)))
         return s
 
     def template(self, x):
@@ -156,7 +157,7 @@ class Recorder:
             return Ref(self.slot_of(x))
         if type(x) in (tuple, list):
             return type(x)([self._item(y) for y in x])
-        if type(x) is np.ndarray:
+        if type(x) is np.ndarray or _arrays.is_device(x):
             # an array argument is a constant: its value at trace time
             self.const_log.append((f"an array argument of shape {x.shape}", x.copy()))
             return x.copy()
@@ -207,6 +208,7 @@ class Recorder:
             arr = _tracer.array_of(outputs[0])
             s = self.new_slot(arr)
             self.keep.append(outputs[0])
+            self.random_devices[s] = _tracer.device_of(outputs[0])
             self.steps.append(Step("random" if kind == RANDOM else "factory", op, attrs, (), (s,)))
         elif kind == BREAK:
             self.brk(_BREAKS.get(op) or (op if op.startswith("autograd.Function") else
@@ -220,11 +222,11 @@ class Recorder:
         for o in outputs:
             a = _tracer.array_of(o)
             base = None
-            if isinstance(a, np.ndarray) and a.base is not None:
+            if getattr(a, "base", None) is not None:
                 # a view: it shares its input's memory (alias group)
                 refs = step.refs() if refs is None else refs
                 for s_in in refs:
-                    if np.may_share_memory(a, self.slot_arrays[s_in]):
+                    if _arrays.may_share_memory(a, self.slot_arrays[s_in]):
                         base = s_in
                         break
             outs.append(self.new_slot(a, base))
@@ -238,7 +240,7 @@ class Recorder:
             return self.brk(f"in-place {op} on a tensor from outside the compiled function "
                             "(an input, a parameter or a constant)")
         # the trace-time value of the old slot stays as it is (verification)
-        self.slot_arrays[s] = np.array(self.slot_arrays[s], copy=True)
+        self.slot_arrays[s] = _arrays.copy(self.slot_arrays[s])
         group = self.alias[s]
         if any(g == group for i, g in enumerate(self.alias) if i != s):
             return self.brk(f"in-place {op} on a view, or on a tensor that has views")
@@ -251,7 +253,7 @@ class Recorder:
         old = self.by_id[id(a)]
         args = (Ref(old),) + tuple(self.template(x) for x in inputs[1:])
         # self's new value, computed out of place: a fresh copy of its array
-        new_arr = np.array(a, copy=True)
+        new_arr = _arrays.copy(a)
         s = self.new_slot(new_arr)
         self.by_id[id(a)] = s
         self.steps.append(Step("inplace", op, fn, args, (s,), cast=a.dtype))

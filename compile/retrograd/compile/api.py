@@ -26,14 +26,14 @@ import warnings
 import numpy as np
 
 import retrograd as rg
-from retrograd.compile import _tracer
+from retrograd.compile import _arrays, _tracer
 from retrograd.compile._function import CompiledFunction, Entry
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
 __all__ = ["compile", "CompiledCallable"]
 
-BACKENDS = ("auto", "numpy", "numba")
+BACKENDS = ("auto", "numpy", "numba", "cupy")
 
 
 class _Eager:
@@ -71,13 +71,19 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     backend : str, optional
         ``"numpy"``: the programs call NumPy kernels into buffers allocated
         once per guard key, and the ops themselves where NumPy has no
-        verified equivalent. ``"numba"`` (the ``retrograd-compile[numba]``
-        extra): runs of float64 elementwise ops are fused into compiled
+        verified equivalent (CuPy's kernels, for CUDA tensors).
+        ``"numba"`` (the ``retrograd-compile[numba]`` extra): runs of
+        float64 elementwise ops of CPU programs are fused into compiled
         loops, cached on disk (``RG_COMPILE_CACHE``); the rest as
-        ``"numpy"``. The loops are built on a background thread: calls run
-        the numpy programs until they are ready and checked (see
-        :meth:`CompiledCallable.wait`). ``"auto"`` (default): ``"numba"`` for programs with at
-        least 64 fusible ops when numba is installed, ``"numpy"`` otherwise.
+        ``"numpy"``. ``"cupy"``: runs of float32 or float64 elementwise
+        ops of CUDA programs are fused into ``cupy.ElementwiseKernel`` objects
+        (one launch a run), which CuPy caches on disk; CPU programs run as
+        ``"numpy"``. Fused programs are built on a background thread:
+        calls run the unfused programs until the fused ones are ready and
+        checked (see :meth:`CompiledCallable.wait`). ``"auto"`` (default):
+        for CPU tensors, ``"numba"`` for programs with at least 64 fusible
+        ops when numba is installed, ``"numpy"`` otherwise; for CUDA
+        tensors, ``"cupy"`` (a launch saved pays on any run).
     fullgraph : bool, optional
         Raise :class:`~retrograd.compile.exc.Unsupported` where the
         function cannot be compiled whole (default False: such guard keys
@@ -258,10 +264,6 @@ class CompiledCallable:
             self._warn_once("unhashable", f"rg.compile({self.__name__}): an argument is neither a "
                             "tensor nor hashable, so calls run eagerly")
             return self._fn(*args, **kwargs)
-        if any(type(_tracer.array_of(t)) is not np.ndarray for t in tensors):
-            self._warn_once("device", f"rg.compile({self.__name__}): CUDA tensors run eagerly "
-                            "(this release compiles CPU tensors only)")
-            return self._fn(*args, **kwargs)
         if _tracer.any_tangent(tensors):
             return self._fn(*args, **kwargs)   # forward AD: the guarded eager fallback
         if entry is None:
@@ -295,7 +297,7 @@ class CompiledCallable:
         # trace abandoned at a graph break must not have changed them.
         copies = []
         for t in tensors:
-            c = _tracer.wrap(np.array(_tracer.array_of(t), copy=True), _tracer.device_of(t))
+            c = _tracer.wrap(_arrays.copy(_tracer.array_of(t)), _tracer.device_of(t))
             if t.requires_grad:
                 c.requires_grad_(True)
             copies.append(c)
@@ -413,16 +415,17 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
         for o, d in zip(r.outs, r.diff):
             if d:
                 a = _tracer.array_of(o)
-                g = _tracer.wrap(np.asarray(rng.standard_normal(a.shape)).astype(a.dtype),
+                g = _tracer.wrap(_arrays.like(np.asarray(rng.standard_normal(a.shape)).astype(a.dtype), a),
                                  _tracer.device_of(o))
                 r.gouts.append(g)
                 r.gout_slots.append(rec.new_slot(_tracer.array_of(g)))
                 rec.keep.append(g)
         _tracer.begin(rec)
         try:
-            r.grads = rg.autograd.grad([o for o, d in zip(r.outs, r.diff) if d],
-                                       [r.arg_tensors[i] for i in r.grad_inputs], r.gouts,
-                                       create_graph=True, allow_unused=True)
+            with _backward_on_this_thread():
+                r.grads = rg.autograd.grad([o for o, d in zip(r.outs, r.diff) if d],
+                                           [r.arg_tensors[i] for i in r.grad_inputs], r.gouts,
+                                           create_graph=True, allow_unused=True)
         finally:
             _tracer.end()
         if rec.broken is not None:
@@ -449,8 +452,37 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
     return out, r
 
 
+_threads_lock = threading.Lock()
+_threads_held = [0, None]       # traces holding the engine on their thread; the setting before
+
+
+class _backward_on_this_thread:
+    """The traced backward runs on the tracing thread: the trace records this
+    thread's ops only, and the engine would run a CUDA graph's nodes on its
+    device's worker thread. The engine's setting is process-wide: the first
+    of concurrent traces turns its worker threads off and the last restores
+    the setting (other threads' backwards meanwhile run on their own
+    threads, with the same results)."""
+
+    def __enter__(self):
+        with _threads_lock:
+            if _threads_held[0] == 0:
+                _threads_held[1] = rg.autograd.is_multithreading_enabled()
+                rg.autograd.set_multithreading_enabled(False)
+            _threads_held[0] += 1
+
+    def __exit__(self, *exc):
+        with _threads_lock:
+            _threads_held[0] -= 1
+            if _threads_held[0] == 0:
+                rg.autograd.set_multithreading_enabled(_threads_held[1])
+
+
 def _build(fn, rec, r, backend):
     device = _tracer.device_of(r.outs[0])
+    if any(str(_tracer.device_of(o)) != str(device) for o in r.outs):
+        # (the programs wrap their results on one device)
+        raise _NotCompilable("results on more than one device")
     entry = Entry(rec, r.out_slots, r.diff, r.grad_inputs, r.gout_slots, r.grad_slots, device,
                   backend)
     entry.struct = r.struct
@@ -490,7 +522,7 @@ def _source_guards(fn, tensors):
 def _close(a, b):
     if a is None or b is None:
         return a is None and b is None
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = _arrays.host(a), _arrays.host(b)
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if a.dtype.kind not in "fc":
@@ -501,8 +533,8 @@ def _close(a, b):
 
 
 def _same_value(a, b):
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
+    if any(isinstance(x, np.ndarray) or _arrays.is_device(x) for x in (a, b)):
+        a, b = _arrays.host(a), _arrays.host(b)
         return a.shape == b.shape and a.dtype == b.dtype and bool(
             np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     return True
@@ -515,7 +547,8 @@ def _perturbed(t, rng, mode):
     # too: a mask or index made from them moves); "sign-flipped": also the
     # sign of about half the floats flipped (a mask made from signs changes
     # even when all traced values had one sign).
-    a = _tracer.array_of(t)
+    orig = _tracer.array_of(t)
+    a = _arrays.host(orig)
     if mode != "scaled" and a.size > 1:
         a = rng.permutation(a.reshape(-1)).reshape(a.shape)
     if a.dtype.kind in "fc" and a.size:
@@ -523,7 +556,7 @@ def _perturbed(t, rng, mode):
         if mode == "sign-flipped":
             scale = scale * np.where(rng.uniform(size=a.shape) < 0.5, -1.0, 1.0)
         a = (a * scale).astype(a.dtype)
-    return np.array(a, copy=True)
+    return _arrays.like(np.array(a, copy=True), orig)
 
 
 def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
@@ -553,7 +586,7 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
         other = state0
     rng = np.random.default_rng(54321)
     lifted = entry.lifted
-    saved = [np.array(_tracer.array_of(p), copy=True) for p in lifted]
+    saved = [_arrays.copy(_tracer.array_of(p)) for p in lifted]
     # (the parameters as arguments: their original and swapped values)
     checks = [(state0, [rec.slot_arrays[s] for s in rec.inputs] + saved, first, "traced")]
     try:

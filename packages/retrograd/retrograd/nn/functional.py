@@ -23,7 +23,6 @@ import numpy as np
 
 import retrograd.core as _c
 from retrograd.core import Tensor
-from retrograd.core import get_rng
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -1765,14 +1764,13 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     dtype = x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64)
     if p == 1.0:
         mask = _on_device(np.zeros(x.shape, dtype=dtype), x._array)
-    elif isinstance(x._array, np.ndarray):
-        # drawn by rg.rand (the same numbers as get_rng().random) and kept a
+    else:
+        # drawn by rg.rand (the same numbers as get_rng().random: on the host,
+        # like torch's CPU generator, then moved to x's device) and kept a
         # tensor, so that rg.compile replays the draw on every call
         mask = (_c.rand(x.shape) >= p).to(dtype) * (1.0 / (1.0 - p))
-    else:
-        keep = get_rng().random(x.shape) >= p
-        mask = np.multiply(keep, 1.0 / (1.0 - p), dtype=dtype)
-        mask = _on_device(mask, x._array)      # the mask is drawn on the host, like torch's CPU generator
+        if not isinstance(x._array, np.ndarray):
+            mask = mask.to(x.device)
     if inplace:
         x *= mask
         return x

@@ -371,6 +371,7 @@ class lib:
 
 
 from cupy import cuda  # noqa: E402  (the runtime section: cupy/cuda.py)
+from cupy._elementwise import ElementwiseKernel  # noqa: E402,F401
 
 
 class random:
