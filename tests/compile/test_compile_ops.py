@@ -62,7 +62,7 @@ def _outs(out):
 
 def _weights(outs, seed=3):
     rng = np.random.default_rng(seed)
-    return [rg.tensor(rng.standard_normal(o.shape).astype(o.dtype)) for o in outs]
+    return [rg.tensor(rng.standard_normal(o.shape).astype(o.dtype), device=o.device) for o in outs]
 
 
 def _loss(outs):
@@ -70,25 +70,29 @@ def _loss(outs):
     if not diff:
         return None
     ws = _weights(diff)
-    return sum(((o * w).sum() for o, w in zip(diff, ws)), rg.zeros(()))
+    return sum(((o * w).sum() for o, w in zip(diff, ws)), rg.zeros((), device=diff[0].device))
 
 
-def _grads(op, sample, fn, create_graph):
-    args, leaves = make_tensors(sample)
+def _host(t):
+    return np.array(t.detach().cpu().numpy())
+
+
+def _grads(op, sample, fn, create_graph, device=None):
+    args, leaves = make_tensors(sample, device=device)
     outs = _outs(fn(*args, **sample.kwargs))
-    vals = [np.array(o.detach().numpy()) for o in outs]
+    vals = [_host(o) for o in outs]
     loss = _loss(outs)
     if loss is None or not leaves:
         return vals, None, None
     gs = rg.autograd.grad(loss, leaves, create_graph=create_graph, allow_unused=True)
-    g1 = [None if g is None else np.array(g.detach().numpy()) for g in gs]
+    g1 = [None if g is None else _host(g) for g in gs]
     g2 = None
     if create_graph:
         used = [g for g in gs if g is not None and g.requires_grad]
         if used:
             s = _loss(used)
             g2s = rg.autograd.grad(s, leaves, allow_unused=True)
-            g2 = [None if g is None else np.array(g.numpy()) for g in g2s]
+            g2 = [None if g is None else _host(g) for g in g2s]
     return vals, g1, g2
 
 
@@ -110,6 +114,12 @@ def _params(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 def test_every_op_sample_compiles_and_agrees(dtype):
+    check_every_op_sample(dtype)
+
+
+def check_every_op_sample(dtype, device=None, eager_ops=EAGER_OPS):
+    """Each sample of the registry through rg.compile on ``device`` agrees
+    with eager; a sample that runs eagerly must be one of ``eager_ops``."""
     seen, eager = 0, {}
     for p in _params(dtype):
         op, sample = p.values
@@ -124,11 +134,11 @@ def test_every_op_sample_compiles_and_agrees(dtype):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             try:
-                want = _grads(op, sample, fn, gg)
+                want = _grads(op, sample, fn, gg, device)
             except Exception:
                 continue             # the sample is an error case: eager raises too
-            first = _grads(op, sample, cf, gg)       # traces (eager values)
-            got = _grads(op, sample, cf, gg)         # the programs
+            first = _grads(op, sample, cf, gg, device)       # traces (eager values)
+            got = _grads(op, sample, cf, gg, device)         # the programs
         for a, b in zip(first, want):
             for x, y in zip(a or [], b or []):
                 _close(x, y, dtype)
@@ -140,6 +150,6 @@ def test_every_op_sample_compiles_and_agrees(dtype):
         seen += 1
         if info["compiled"] == 0:
             eager.setdefault(op.name, []).append(p.id)
-    unexpected = {k: v for k, v in eager.items() if k not in EAGER_OPS}
+    unexpected = {k: v for k, v in eager.items() if k not in eager_ops}
     assert not unexpected, f"samples that ran eagerly: {unexpected}"
     assert seen > 300
