@@ -418,3 +418,26 @@ def test_relu_backward_multiplies_by_its_mask_without_casting_it():
     (entry,) = f._cache.values()
     names = [st.name for st in entry.bwd.steps]
     assert "mul" in names and "_to_dtype" not in names
+
+
+def test_compiled_calls_raise_no_floating_point_warnings_as_eager():
+    # core runs every op with NumPy's errstate ignoring (torch never warns
+    # for log(0) or 1/0); the programs do the same, whatever the user's
+    # errstate, and leave it as it was
+    import warnings
+
+    f = rg.compile(lambda x: (x.log() / x).sum())
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        for _ in range(3):
+            x = rg.tensor([0.0, -1.0, 2.0], requires_grad=True)
+            out = f(x)
+            out.backward()
+        assert np.geterr()["divide"] == "raise"
+    assert f.cache_info() == {"compiled": 1, "eager": 0}
+    ex = rg.tensor([0.0, -1.0, 2.0], requires_grad=True)
+    with np.errstate(all="ignore"):
+        want = (ex.log() / ex).sum()
+        want.backward()
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), ex.grad.numpy())

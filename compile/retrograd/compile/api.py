@@ -27,7 +27,7 @@ import numpy as np
 
 import retrograd as rg
 from retrograd.compile import _arrays, _tracer
-from retrograd.compile._function import CompiledFunction, Entry
+from retrograd.compile._function import CompiledFunction, Entry, quietly
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
@@ -670,8 +670,7 @@ def _run(entry, tensors):
     fwd, bwd = entry.progs
     if bwd is None or not rg.is_grad_enabled():
         arrays = [_tracer.array_of(t) for t in tensors] + [_tracer.array_of(t) for t in entry.lifted]
-        with np.errstate(all="ignore"):
-            res = fwd(*arrays)
+        res = quietly(fwd, arrays)
         outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
                 for a in res[:entry.n_out]]
     else:
