@@ -39,7 +39,7 @@ _C = {
     np.sqrt: "sqrt({0})", np.square: "({0} * {0})", np.absolute: "fabs({0})",
     np.expm1: "expm1({0})", np.log1p: "log1p({0})",
     # copies: a small expand (a 0-d gradient broadcast by sum's backward), clone
-    _kernels._copy_into: "{0}", _kernels._clone: "{0}",
+    _kernels._copy_into: "{0}",
 }
 # the C type of a value (the overloads of CUDA's math functions follow it:
 # float32 ops compute in single precision, as CuPy's own ufuncs do)

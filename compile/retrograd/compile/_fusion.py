@@ -36,7 +36,7 @@ _SCALAR = {
     np.absolute: "abs({0})", np.expm1: "math.expm1({0})", np.log1p: "math.log1p({0})",
     # copies: a small expand (a 0-d gradient broadcast by sum's backward),
     # clone
-    _kernels._copy_into: "{0}", _kernels._clone: "{0}",
+    _kernels._copy_into: "{0}",
 }
 
 # held while a loop is written, compiled or loaded (and across a fork:

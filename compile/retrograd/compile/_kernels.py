@@ -30,20 +30,26 @@ _BINARY = {
 }
 
 
-def _relu(x, out):
-    return np.maximum(x, 0, out=out)
+def _elementwise(xp):
+    """relu, sigmoid and a copy into ``out``, written with the array module
+    ``xp`` (NumPy's here; CuPy's for a CUDA program: _device_helpers)."""
+    def relu(x, out):
+        return xp.maximum(x, 0, out=out)
+
+    def sigmoid(x, out):
+        xp.negative(x, out=out)
+        xp.exp(out, out=out)
+        xp.add(out, 1, out=out)
+        return xp.reciprocal(out, out=out)
+
+    def copy_into(x, out):
+        xp.copyto(out, x)
+        return out
+    return relu, sigmoid, copy_into
 
 
-def _sigmoid(x, out):
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    np.add(out, 1, out=out)
-    return np.reciprocal(out, out=out)
-
-
-def _clone(x, out):
-    np.copyto(out, x)
-    return out
+# (clone and a small expand are both a copy into a buffer)
+_relu, _sigmoid, _copy_into = _elementwise(np)
 
 
 def _is_tensor_free(x):
@@ -99,7 +105,7 @@ def _candidate(step, out_array):
     if name == "sigmoid" and len(a) == 1:
         return Kernel(_sigmoid, a, close=True)
     if name == "clone" and len(a) == 1:
-        return Kernel(_clone, a)
+        return Kernel(_copy_into, a)
     if name in ("sum", "mean") and len(a) == 4 and a[3] is None and _is_tensor_free(a[1:]):
         dim = a[1]
         axis = tuple(dim) if isinstance(dim, (list, tuple)) else dim
@@ -142,11 +148,6 @@ _SMALL = 4096
 add_reduce = np.add.reduce
 
 
-def _copy_into(x, out):
-    np.copyto(out, x)
-    return out
-
-
 def _getitem(x, index):
     return x[index]
 
@@ -178,18 +179,7 @@ def _device_helpers(xp):
     """{NumPy-side kernel: the same kernel written with ``xp``}."""
     helpers = _HELPERS.get(xp)
     if helpers is None:
-        def relu(x, out):
-            return xp.maximum(x, 0, out=out)
-
-        def sigmoid(x, out):
-            xp.negative(x, out=out)
-            xp.exp(out, out=out)
-            xp.add(out, 1, out=out)
-            return xp.reciprocal(out, out=out)
-
-        def copy_into(x, out):
-            xp.copyto(out, x)
-            return out
+        relu, sigmoid, copy_into = _elementwise(xp)
 
         def total(x, axis=None, keepdims=False, out=None):
             return xp.sum(x, axis=axis, keepdims=keepdims, out=out)
@@ -198,8 +188,8 @@ def _device_helpers(xp):
             # (cupy.reshape names its argument newshape)
             return x.reshape(shape)
 
-        helpers = _HELPERS[xp] = {_relu: relu, _sigmoid: sigmoid, _clone: copy_into,
-                                  _copy_into: copy_into, add_reduce: total, np.reshape: reshape}
+        helpers = _HELPERS[xp] = {_relu: relu, _sigmoid: sigmoid, _copy_into: copy_into,
+                                  add_reduce: total, np.reshape: reshape}
     return helpers
 
 
