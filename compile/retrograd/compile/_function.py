@@ -2,6 +2,7 @@
 outputs (CompiledFunction, whose node is ``CompiledFunctionBackward``)."""
 from __future__ import annotations
 
+import importlib
 import threading
 
 import numpy as np
@@ -250,11 +251,12 @@ class CompiledFunction(rg.autograd.Function):
 
 try:
     # NumPy's errstate is a context variable: setting it costs a fraction of
-    # entering np.errstate (about 1 us, a few percent of a small program)
-    from numpy._core._multiarray_umath import _extobj_contextvar as _ERRSTATE
-    from numpy._core._multiarray_umath import _make_extobj
-    _QUIET = _make_extobj(all="ignore")
-except ImportError:          # another NumPy layout
+    # entering np.errstate (about 1 us, a few percent of a small program).
+    # (imported by name: a private module, which type checkers do not see)
+    _umath = importlib.import_module("numpy._core._multiarray_umath")
+    _ERRSTATE = _umath._extobj_contextvar
+    _QUIET = _umath._make_extobj(all="ignore")
+except (ImportError, AttributeError):          # another NumPy layout
     _ERRSTATE = None
 
 
