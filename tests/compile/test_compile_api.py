@@ -441,3 +441,29 @@ def test_compiled_calls_raise_no_floating_point_warnings_as_eager():
         want.backward()
     np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
     np.testing.assert_array_equal(x.grad.numpy(), ex.grad.numpy())
+
+
+def test_results_saved_for_the_backward_are_version_checked():
+    # tanh's backward reads its result: modified in place since, the
+    # backward raises as eager does (it would read the new value)
+    f = rg.compile(lambda x: x.tanh())
+    for _ in range(3):
+        x = _x(4)
+        y = f(x)
+        y.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+    # unmodified, the result's gradient flows, and the result and its node
+    # are freed with it (saving the result makes no reference cycle)
+    import weakref
+    x = _x(4)
+    y = f(x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 1 - np.tanh(x.detach().numpy()) ** 2, rtol=1e-12)
+    gone = weakref.ref(y)
+    gc.disable()
+    try:
+        del y
+        assert gone() is None
+    finally:
+        gc.enable()

@@ -10,7 +10,7 @@ import numpy as np
 import retrograd as rg
 from retrograd.compile import _arrays, _tracer
 from retrograd.compile import _background
-from retrograd.compile._program import Program, fusible_ops, live_steps
+from retrograd.compile._program import Program, fusible_ops, live_steps, merge_common
 
 
 class Entry:
@@ -35,6 +35,16 @@ class Entry:
             backend = "numpy"
         fwd = rec.steps[:rec.bwd_start] if rec.bwd_start is not None else rec.steps
         bwd = rec.steps[rec.bwd_start:] if rec.bwd_start is not None else []
+        # Common subexpressions merged, the backward's with the forward's (a
+        # backward step that recomputes a forward value reads it, saved).
+        protected = set(out_slots) | {s for s in grad_slots or () if s is not None}
+        renamed, seen = {}, {}
+        fwd = merge_common(fwd, protected, renamed, seen)
+        bwd = merge_common(bwd, protected, renamed, seen)
+        if renamed:
+            # views of a dropped value are views of the value kept: one alias
+            # group, so that its buffer outlives them
+            rec.alias = _joined(rec.alias, renamed)
         self.arg_slots = list(rec.inputs) + [s for s, _ in rec.lifted]
         self.lifted = [t for _, t in rec.lifted]
         self.out_slots = out_slots
@@ -82,6 +92,8 @@ class Entry:
         self.progs = self._programs(backend)
         self.n_out = len(out_slots)
         self.diff_out_index = [i for i, d in enumerate(out_diff) if d]
+        saved = set(self.saved)
+        self.saved_out_index = [i for i, s in enumerate(out_slots) if s in saved]
         self.all_diff = all(out_diff)
         # (shape, dtype) of each output, and its array module (zeros for one
         # that gets no gradient are made on its device)
@@ -182,6 +194,23 @@ class Entry:
         rec.by_id = None
 
 
+def _joined(alias, renamed):
+    """``alias`` (slot -> group) with the group of each renamed slot joined
+    to the group of the slot it was renamed to."""
+    parent = {}
+
+    def find(g):
+        while g in parent:
+            g = parent[g]
+        return g
+
+    for b, a in renamed.items():
+        gb, ga = find(alias[b]), find(alias[a])
+        if gb != ga:
+            parent[gb] = ga
+    return [find(g) for g in alias] if parent else alias
+
+
 class _Meta:
     """What a program builder reads of a trace-time array after release."""
     __slots__ = ("shape", "dtype")
@@ -214,13 +243,17 @@ class CompiledFunction(rg.autograd.Function):
             ctx.mark_non_differentiable(*[o for o, d in zip(outs, entry.out_diff) if not d])
         # the inputs, for their version check: a gradient that needs an input
         # modified in place since raises, as eager would
-        ctx.save_for_backward(*tensors)
+        # and the results the backward reads: one modified in place since
+        # raises too, where the backward would silently read its new value
+        ctx.save_for_backward(*tensors, *[outs[i] for i in entry.saved_out_index])
         return outs if n != 1 else outs[0]
 
     @staticmethod
     def backward(ctx, *gouts):
         entry = ctx.entry
         tensors = ctx.saved_tensors
+        if entry.saved_out_index:
+            tensors = tensors[:len(tensors) - len(entry.saved_out_index)]
         dev = entry.device
         if rg.is_grad_enabled() and any(t.requires_grad for t in tensors):
             # create_graph: recompute the forward's values as recorded ops,
