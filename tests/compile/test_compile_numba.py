@@ -254,3 +254,33 @@ def test_a_full_sum_ends_a_fused_loop(tmp_path, monkeypatch):
     for seed in range(3):
         _assert_scalar_fn_matches_eager(f, _branch_sums,
                                         np.random.default_rng(seed).standard_normal((3, 5)))
+
+
+def _scalar_then_vector(x):
+    # a run of 0-d ops (fused, one loop over one value), then a run over
+    # (16,) that reads one of those 0-d values from its block
+    s = x.sum()
+    for _ in range(20):
+        s = (s * 0.3).sin() + 0.25
+    y = x
+    for _ in range(20):
+        y = (y * s).cos() + s
+    return y.sum() + s
+
+
+def test_runs_of_0d_values_fuse_and_feed_wider_loops(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_scalar_then_vector, backend="numba", fullgraph=True)
+    for seed in range(4):
+        a = np.random.default_rng(seed).standard_normal(16)
+        x, x2 = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
+        out, want = f(x), _scalar_then_vector(x2)
+        out.backward()
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
+        if seed == 0:
+            assert f.wait(timeout=300)
+            entry = next(iter(f._cache.values()))
+            # the 0-d run alone is some 60 ops
+            assert entry.fwd.fused_ops >= 100 and entry.bwd.fused_ops >= 100

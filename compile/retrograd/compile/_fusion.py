@@ -54,7 +54,7 @@ def fusible(kern, out, operand_arrays):
     """Whether a verified kernel can join a fused run."""
     if kern is None or kern.kw or not kern.out or kern.fn not in _SCALAR:
         return False
-    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim == 0:
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64:
         return False
     for a in operand_arrays:
         if isinstance(a, np.ndarray):
@@ -104,8 +104,9 @@ def chunk_function(ops, inputs, ndims, outputs):
     be ("sum", [operand]), the sum of that value over the loop, which the
     loop writes into a 0-d array given after the output block. inputs: per
     input, (a, row): array argument ``a`` itself (row None), row ``row``
-    of it (a 2-d block holding one value per row), or its one value (row
-    "s": a 0-d array broadcast against the chunk). ``ndims``: the number of
+    of it (a 2-d block holding one value per row), its one value (row
+    "s": a 0-d array broadcast against the chunk), or the one value of row
+    r of a block of 0-d values (row ("s", r)). ``ndims``: the number of
     dimensions of each array argument (its compiled type). The loop takes the
     ``n_arrays`` array arguments, then the output block, a 2-d array whose
     row k receives the value of op ``outputs[k]``. The values are all of
@@ -125,11 +126,13 @@ def chunk_function(ops, inputs, ndims, outputs):
     for k, (a, row) in enumerate(inputs):
         if row == "s":
             lines.append(f"    x{k} = a{a}[()]")
+        elif type(row) is tuple:
+            lines.append(f"    x{k} = a{a}[{row[1]}, 0]")
     if total:
         lines.append("    acc = 0.0")
     lines.append("    for q in range(out.shape[1]):")
     for k, (a, row) in enumerate(inputs):
-        if row != "s":
+        if row != "s" and type(row) is not tuple:
             lines.append(f"        x{k} = a{a}[{row}, q]" if row is not None else f"        x{k} = a{a}f[q]")
     for j, (fn, operands) in enumerate(ops):
         srcs = []
@@ -166,7 +169,8 @@ def chunk_function(ops, inputs, ndims, outputs):
         rows = {}
         for a, row in inputs:
             if row is not None and row != "s":
-                rows[a] = max(rows.get(a, 0), row + 1)
+                r = row[1] if type(row) is tuple else row
+                rows[a] = max(rows.get(a, 0), r + 1)
         fn(*[np.zeros((rows[k], 2)) if k in rows else np.zeros((2,) + (1,) * (nd - 1))
              if nd else np.zeros(()) for k, nd in enumerate(ndims)],
            np.zeros((len(outputs), 2)), *([np.zeros(())] if total else []))

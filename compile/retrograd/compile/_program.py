@@ -536,7 +536,9 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
                 if b not in arrays:
                     arrays.append(b)
                     ndims.append(2)
-                specs.append((arrays.index(b), r))
+                # (a 0-d value read by a loop over more: its block has one column)
+                scalar = not slot_arrays[s].shape and slot_arrays[steps[i].outs[0]].shape
+                specs.append((arrays.index(b), ("s", r) if scalar else r))
             else:
                 arrays.append(s)
                 nd = len(slot_arrays[s].shape)

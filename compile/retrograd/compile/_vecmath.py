@@ -1,0 +1,355 @@
+"""Float64 sin, cos, tanh, exp, log, expm1 and log1p for the fused loops
+(_fusion.py), written as numba functions that inline into the loop.
+
+Why: ``math.sin`` and friends compile to calls into the C library's libm,
+one scalar call per element that LLVM cannot see into. They dominate a fused
+chain's time, and a loop that calls them cannot be vectorised (this
+llvmlite has no vector math library). These are straight-line float and
+integer arithmetic: range reduction, a minimax polynomial, a rebuild, with
+selects rather than branches, so the inlined code pipelines with the rest
+of the loop and LLVM can vectorise it. Arguments the reduction cannot serve
+exactly (sin and cos of |x| > 2**23) take a rarely-taken branch into libm.
+
+Accuracy: each is within 1 ulp of the exact result (so within 2 ulp of
+NumPy's), and exact on the special values (±0, ±inf, nan, subnormals,
+overflow and underflow); tests/compile/test_vecmath.py checks it.
+
+The polynomial coefficients are minimax (Remez) fits made with mpmath at 60
+digits, each on its reduced interval, weighted for the error of the final
+result; each says its fit's error. The methods are the textbook ones (Cody
+and Waite's reduction, Tang's exp, the atanh series of fdlibm's log),
+written from the mathematics.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+_opts = dict(inline="always", nogil=True, error_model="numpy")
+
+
+# -- bit-level helpers, emitted as single LLVM instructions -----------------
+
+@intrinsic
+def _bits(typingctx, x):
+    """The int64 holding float64 x's bits."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _float(typingctx, i):
+    """The float64 whose bits are int64 i."""
+    if i != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _mla(typingctx, a, b, c):
+    """a*b + c, fused into one FMA where the CPU has it (llvm.fmuladd): only
+    in polynomials and corrections, whose accuracy holds either way."""
+    if (a, b, c) != (types.float64,) * 3:
+        return None
+
+    def codegen(context, builder, sig, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fmuladd", [d])
+        return builder.call(fn, args)
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+# Adding 1.5 * 2**52 rounds a float of magnitude below 2**51 to an integer,
+# which then sits in the low bits of the sum's mantissa: rint without a
+# float-to-int conversion (no poison on nan or inf).
+_SHIFT = 6755399441055744.0
+_SHIFT_BITS = 0x4338000000000000
+_TINY = 2.0 ** -27        # below it, sin x, tanh x round to x (x**3/3 < x ulp/2)
+
+
+@numba.njit(**_opts)
+def _two_sum_err(a, b, s):
+    # s = fl(a + b): the exact a + b - s (Knuth's TwoSum, any magnitudes)
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
+
+
+# -- sin, cos ----------------------------------------------------------------
+# x = k pi/2 + r, |r| <= pi/4, with pi/2 = P1 + P2 + P3 + P4 (P1..P3 of 30
+# significant bits, so k*Pi is exact for |k| < 2**23; P4 rounded). The
+# reduction keeps r as hi + lo to about 2**-120 absolute; the nearest a
+# double comes to a multiple of pi/2 is about 2**-61, so r is right to
+# 2**-59 relative even there. Past |x| = 2**23 (k would need more bits) the
+# C library's sin and cos take over (Payne-Hanek).
+_TWO_OVER_PI = 0.6366197723675814
+_P1 = 1.5707963276654482          # 0x1.921fb548p+0
+_P2 = -8.705515692000731e-10      # -0x1.de973dc8p-31
+_P3 = -3.503434396954818e-19      # -0x1.9d9cceb8p-62
+_P4 = -1.1351118607522202e-28     # -0x1.1fc8f8cbb5bf7p-93
+_TRIG_MAX = 8388608.0             # 2**23
+
+# sin r = r + r**3 S(r**2) on |r| <= pi/4: fit error 2**-57.9 of sin r
+_S0 = -0.1666666666666663
+_S1 = 0.008333333333322118
+_S2 = -0.0001984126982958945
+_S3 = 2.7557313621353552e-06
+_S4 = -2.5050747757655648e-08
+_S5 = 1.5896229847023903e-10
+# cos r = 1 - r**2/2 + r**4 C(r**2) on |r| <= pi/4: fit error 2**-64 of cos r
+_C0 = 0.041666666666666595
+_C1 = -0.0013888888888873056
+_C2 = 2.4801587288851606e-05
+_C3 = -2.755731417926722e-07
+_C4 = 2.087570083786101e-09
+_C5 = -1.1358536303415497e-11
+
+
+@numba.njit(**_opts)
+def _sincos(x, quadrant):
+    # sin x for quadrant 0, cos x (= sin(x + pi/2)) for 1; |x| <= 2**23
+    t = x * _TWO_OVER_PI + _SHIFT
+    k = t - _SHIFT
+    q = _bits(t) + quadrant                  # its low 2 bits: k + quadrant mod 4
+    a = x - k * _P1                          # exact (k*P1 exact, a fits 53 bits)
+    b = k * _P2                              # exact
+    h = a - b
+    e = _two_sum_err(a, -b, h)
+    c = k * _P3                              # exact
+    h2 = h - c
+    e += _two_sum_err(h, -c, h2)
+    lo = e - k * _P4
+    r = h2 + lo
+    lo = lo - (r - h2)                       # r + lo = x - k pi/2
+    z = r * r
+    # Estrin's scheme: shorter dependency chains than Horner's rule
+    z2 = z * z
+    ps = _mla(_mla(_mla(_S5, z, _S4), z2, _mla(_S3, z, _S2)), z2, _mla(_S1, z, _S0))
+    pc = _mla(_mla(_mla(_C5, z, _C4), z2, _mla(_C3, z, _C2)), z2, _mla(_C1, z, _C0))
+    hz = 0.5 * z
+    # sin(r + lo) = sin r + lo cos r, cos r ~ 1 - z/2 here
+    s = r + _mla(r * z, ps, _mla(-lo, hz, lo))
+    # cos(r + lo) = cos r - lo sin r; 1 - hz's rounding error is added back
+    w = 1.0 - hz
+    co = w + (((1.0 - w) - hz) + _mla(z2, pc, -r * lo))
+    v = co if q & 1 else s
+    return -v if q & 2 else v
+
+
+@numba.njit(**_opts)
+def sin(x):
+    """sin x: Cody-Waite reduction by pi/2 in four parts, minimax polynomials
+    for sin and cos on [-pi/4, pi/4], the quadrant chosen by selects. Within
+    1 ulp for |x| <= 2**23; beyond (and for inf, nan) the C library's sin.
+    sin(-0.0) is -0.0."""
+    if not abs(x) <= _TRIG_MAX:              # rare: libm's own reduction
+        return math.sin(x)
+    v = _sincos(x, 0)
+    return x if abs(x) < _TINY else v        # keeps -0.0 and subnormals
+
+
+@numba.njit(**_opts)
+def cos(x):
+    """cos x: as sin (the same kernel, one quadrant on). Within 1 ulp for
+    |x| <= 2**23; beyond (and for inf, nan) the C library's cos."""
+    if not abs(x) <= _TRIG_MAX:
+        return math.cos(x)
+    return _sincos(x, 1)
+
+
+# -- exp ---------------------------------------------------------------------
+# x = k ln2 + r, |r| <= ln2/2, with ln2 = LN2_HI + LN2_LO (LN2_HI of 42
+# bits: k*LN2_HI exact for |k| < 2**11); exp x = 2**k exp(r). 2**k is built
+# in the exponent field in two halves, so that 2**1024 (x just below the
+# overflow threshold) and 2**-1075 (subnormal results) need no branch, and
+# a subnormal result is rounded once.
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471805598903      # 0x1.62e42fefa38p-1
+_LN2_LO = 5.497923018708371e-14
+_EXP_HI = 710.0                   # exp(710) overflows
+_EXP_LO = -746.0                  # exp(-746) underflows to 0
+# exp r = 1 + r + r**2 E(r) on |r| <= ln2/2: fit error 2**-57.9 of exp r
+_E0 = 0.5000000000000011
+_E1 = 0.16666666666666413
+_E2 = 0.04166666666653059
+_E3 = 0.00833333333349425
+_E4 = 0.001388888894352219
+_E5 = 0.00019841269506787988
+_E6 = 2.4801493206228495e-05
+_E7 = 2.755758636959345e-06
+_E8 = 2.7630211143502314e-07
+_E9 = 2.5000013414872525e-08
+
+
+@numba.njit(**_opts)
+def _exp_reduce(x):
+    # x (not nan-free) -> (expm1(r), k as int64): x = k ln2 + r
+    t = x * _LOG2E + _SHIFT
+    k = t - _SHIFT
+    hi = x - k * _LN2_HI                     # exact
+    r = hi - k * _LN2_LO
+    lo = (hi - r) - k * _LN2_LO              # r + lo = x - k ln2
+    r2 = r * r
+    r4 = r2 * r2
+    p = _mla(_mla(_mla(_mla(_E9, r, _E8), r2, _mla(_E7, r, _E6)), r4,
+                  _mla(_mla(_E5, r, _E4), r2, _mla(_E3, r, _E2))), r4,
+             _mla(_E1, r, _E0))
+    # expm1(r + lo) = expm1 r + lo exp r
+    return r + _mla(r2, p, _mla(lo, r, lo)), _bits(t) - _SHIFT_BITS
+
+
+@numba.njit(**_opts)
+def _exp(x):
+    # exp x for x in [_EXP_LO, _EXP_HI] or nan
+    p, k = _exp_reduce(x)
+    k1 = k >> 1
+    return ((1.0 + p) * _float((k1 + 1023) << 52)) * _float((k - k1 + 1023) << 52)
+
+
+@numba.njit(**_opts)
+def exp(x):
+    """exp x: reduction by ln2 (two parts), a minimax polynomial on
+    [-ln2/2, ln2/2], 2**k set in the exponent bits. Within 1 ulp; overflows
+    to inf past 709.78 and underflows through the subnormals to 0 as NumPy
+    does; exp(nan) is nan."""
+    # clamped, not branched (nan passes through: its compares are false)
+    x = _EXP_HI if x > _EXP_HI else x
+    x = _EXP_LO if x < _EXP_LO else x
+    return _exp(x)
+
+
+@numba.njit(**_opts)
+def expm1(x):
+    """exp x - 1: the reduction of exp, then 2**k expm1(r) + (2**k - 1)
+    (exact but for one rounding, so no cancellation near 0). Within 1 ulp;
+    expm1(-0.0) is -0.0, inf past 709.78, -1 below -38."""
+    xc = _EXP_HI if x > _EXP_HI else x
+    xc = -40.0 if xc < -40.0 else xc         # expm1 is -1 to the last bit there
+    p, k = _exp_reduce(xc)
+    # half of 2**k, so that 2**1024 (k = 1024 just below overflow) fits
+    h = _float((k + 1022) << 52)
+    v = ((h - 0.5) + h * p) * 2.0
+    return x if x == 0.0 else v
+
+
+# -- tanh --------------------------------------------------------------------
+# tanh x = x + x**3 T(x**2) on |x| < 0.625: fit error 2**-56.4 of tanh x
+_TANH_SMALL = 0.625
+_T0 = -0.33333333333332854
+_T1 = 0.13333333333262087
+_T2 = -0.053968253931265815
+_T3 = 0.021869487576059794
+_T4 = -0.008863221002249176
+_T5 = 0.003591989171168991
+_T6 = -0.001454958866053467
+_T7 = 0.0005863165054326314
+_T8 = -0.00022856414724377571
+_T9 = 7.714430018938743e-05
+_T10 = -1.6072539671997965e-05
+
+
+@numba.njit(**_opts)
+def tanh(x):
+    """tanh x: an odd minimax polynomial for |x| < 0.625, 1 - 2/(exp(2|x|) + 1)
+    above (no cancellation there), picked by a select. Within 1 ulp;
+    tanh(x) = x for tiny x (sign of zero kept), ±1 for |x| > 19.1, nan for
+    nan."""
+    ax = abs(x)
+    z = x * x
+    z2 = z * z
+    z4 = z2 * z2
+    p = _mla(_mla(_mla(_mla(_T10, z, _T9), z2, _mla(_T8, z, _T7)), z4,
+                  _mla(_mla(_T6, z, _T5), z2, _mla(_T4, z, _T3))), z4,
+             _mla(_mla(_T2, z, _T1), z, _T0))
+    small = _mla(x * z, p, x)
+    e = _exp(40.0 if ax > 20.0 else 2.0 * ax)   # |tanh x| rounds to 1 past 19.1
+    big = math.copysign(1.0 - 2.0 / (e + 1.0), x)
+    v = small if ax < _TANH_SMALL else big
+    return x if ax < _TINY else v
+
+
+# -- log, log1p --------------------------------------------------------------
+# x = 2**k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f/(2 + f):
+# log m = 2 atanh s = 2s + s z L(z), z = s**2, and (fdlibm's arrangement)
+# log(1 + f) = f - f**2/2 + s (f**2/2 + z L(z)), in which the rounding of s
+# is multiplied by a small number.
+_SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
+_MIN_NORMAL = 2.2250738585072014e-308
+# L(z) on z <= 0.0295 (|s| <= 3 - 2 sqrt 2): fit error 2**-58.5 of log m
+_L0 = 0.6666666666666734
+_L1 = 0.39999999999414676
+_L2 = 0.2857142874238834
+_L3 = 0.22222198573102045
+_L4 = 0.18183564330825977
+_L5 = 0.1531405042181915
+_L6 = 0.14795951096589904
+
+
+@numba.njit(**_opts)
+def _log1pf(f, kf, c):
+    # k ln2 + log(1 + f) + c, c a small correction (|c| < 2**-52 |f|)
+    s = f / (2.0 + f)
+    z = s * s
+    z2 = z * z
+    R = z * _mla(_mla(_mla(_L6, z, _L5), z2, _mla(_L4, z, _L3)), z2 * z, _mla(_mla(_L2, z, _L1), z, _L0))
+    hfsq = 0.5 * f * f
+    return kf * _LN2_HI + (f - (hfsq - _mla(s, hfsq + R, _mla(kf, _LN2_LO, c))))
+
+
+@numba.njit(**_opts)
+def _split(x):
+    # x > 0 normal -> (m - 1, k): x = 2**k m, m in [sqrt(1/2), sqrt 2)
+    ix = _bits(x)
+    k = (ix - _SQRT_HALF_BITS) >> 52
+    return _float(ix - (k << 52)) - 1.0, k
+
+
+@numba.njit(**_opts)
+def _to_float(k):
+    # int64 (|k| < 2**51) -> float64, without cvtsi2sd (no vector form on AVX2)
+    return _float(k + _SHIFT_BITS) - _SHIFT
+
+
+@numba.njit(**_opts)
+def log(x):
+    """log x: x = 2**k m, then the atanh series of m (minimax polynomial in
+    s**2). Within 1 ulp; subnormals are scaled up first; log 0 = -inf,
+    log of a negative is nan, log inf = inf."""
+    sub = x < _MIN_NORMAL
+    f, k = _split(x * 18014398509481984.0 if sub else x)    # 2**54
+    v = _log1pf(f, _to_float(k - 54 if sub else k), 0.0)
+    v = x if not x < math.inf else v         # inf, nan
+    v = -math.inf if x == 0.0 else v
+    return math.nan if x < 0.0 else v
+
+
+@numba.njit(**_opts)
+def log1p(x):
+    """log(1 + x): as log of u = fl(1 + x), plus the rounding error of u
+    (divided by u: first order). Within 1 ulp; log1p(-0.0) is -0.0, -1 gives
+    -inf, below it nan."""
+    u = 1.0 + x
+    c = _two_sum_err(1.0, x, u)              # 1 + x = u + c exactly
+    f, k = _split(u if u >= _MIN_NORMAL else 1.0)
+    # log(u + c) = log u + c/u, c/u = c 2**-k/(1 + f) to second order in f
+    # (c is 0 unless u > 1, and the term is below 2**-53 of the result)
+    cs = c * _float((1023 - k) << 52) * _mla(f, f, 1.0 - f)
+    # where k = 0, f = x itself: exact, no correction
+    f = x if k == 0 else f
+    cs = 0.0 if k == 0 else cs
+    v = _log1pf(f, _to_float(k), cs)
+    v = _log1pf(f, kf, cs)
+    v = x if not x < math.inf else v         # inf, nan
+    v = x if x == 0.0 else v
+    v = -math.inf if x == -1.0 else v
+    return math.nan if x < -1.0 else v
