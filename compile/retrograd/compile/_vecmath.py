@@ -22,14 +22,19 @@ written from the mathematics.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 
+import llvmlite.binding as llvm_binding
 import numba
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
-_opts = dict(inline="always", nogil=True, error_model="numpy")
+import os
+_opts = dict(inline="always", nogil=True, error_model="numpy") if os.environ.get("VM_INLINE") != "llvm" else dict(forceinline=True, nogil=True, error_model="numpy")
 
 
 # -- bit-level helpers, emitted as single LLVM instructions -----------------
@@ -65,9 +70,40 @@ def _mla(typingctx, a, b, c):
 
     def codegen(context, builder, sig, args):
         d = ir.DoubleType()
-        fn = builder.module.declare_intrinsic("llvm.fmuladd", [d])
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(d, [d, d, d]), "llvm.fmuladd.f64")
         return builder.call(fn, args)
     return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+def _libm_call(name):
+    # float64 -> float64 C library function `name`, called under a name of
+    # ours. Called as `sin` (or as numba's math.sin, the llvm.sin intrinsic)
+    # it is known to LLVM, which then calls it for every lane of a
+    # vectorised loop (it may be speculated) instead of only where needed.
+    alias = f"retrograd_vecmath_{name}"
+    if llvm_binding.address_of_symbol(alias) is None:
+        addr = llvm_binding.address_of_symbol(name)
+        if addr is None:                     # not yet loaded by numba itself
+            addr = ctypes.cast(getattr(ctypes.CDLL(ctypes.util.find_library("m")), name), ctypes.c_void_p).value
+        llvm_binding.add_symbol(alias, addr)
+
+    @intrinsic
+    def call(typingctx, x):
+        if x != types.float64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            d = ir.DoubleType()
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(d, [d]), alias)
+            for a in ("readnone", "nounwind"):
+                fn.attributes.add(a)
+            return builder.call(fn, args)
+        return types.float64(types.float64), codegen
+    return call
+
+
+_libm_sin = _libm_call("sin")
+_libm_cos = _libm_call("cos")
 
 
 # Adding 1.5 * 2**52 rounds a float of magnitude below 2**51 to an integer,
@@ -117,20 +153,23 @@ _C5 = -1.1358536303415497e-11
 
 @numba.njit(**_opts)
 def _sincos(x, quadrant):
-    # sin x for quadrant 0, cos x (= sin(x + pi/2)) for 1; |x| <= 2**23
-    t = x * _TWO_OVER_PI + _SHIFT
+    # sin x for quadrant 0, cos x (= sin(x + pi/2)) for 1; |x| <= 2**23.
+    # Latency first (a fused chain waits on each result): the reduced
+    # argument r is left unnormalised, r + lo, and the error terms are
+    # computed beside the main path, which is a few FMAs long.
+    t = _mla(x, _TWO_OVER_PI, _SHIFT)
     k = t - _SHIFT
     q = _bits(t) + quadrant                  # its low 2 bits: k + quadrant mod 4
-    a = x - k * _P1                          # exact (k*P1 exact, a fits 53 bits)
+    a = _mla(-k, _P1, x)                     # exact (k*P1 exact, a fits 53 bits)
     b = k * _P2                              # exact
-    h = a - b
-    e = _two_sum_err(a, -b, h)
+    h = _mla(-k, _P2, a)                     # = fl(a - b)
     c = k * _P3                              # exact
-    h2 = h - c
-    e += _two_sum_err(h, -c, h2)
-    lo = e - k * _P4
-    r = h2 + lo
-    lo = lo - (r - h2)                       # r + lo = x - k pi/2
+    r = _mla(-k, _P3, h)                     # = fl(h - c)
+    # r + lo = x - k pi/2 to 2**-120 (|lo| about r's ulp at most). The
+    # rounding errors of h and r by Fast2Sum: exact where |a| >= |b| (and
+    # |h| >= |c|), and elsewhere because a, h are multiples of 2**-60 and
+    # b, c below 2**-7: a - h and h - r then need no rounding either.
+    lo = ((h - r) - c) + (((a - h) - b) - k * _P4)
     z = r * r
     # Estrin's scheme: shorter dependency chains than Horner's rule
     z2 = z * z
@@ -153,7 +192,7 @@ def sin(x):
     1 ulp for |x| <= 2**23; beyond (and for inf, nan) the C library's sin.
     sin(-0.0) is -0.0."""
     if not abs(x) <= _TRIG_MAX:              # rare: libm's own reduction
-        return math.sin(x)
+        return _libm_sin(x)
     v = _sincos(x, 0)
     return x if abs(x) < _TINY else v        # keeps -0.0 and subnormals
 
@@ -163,7 +202,7 @@ def cos(x):
     """cos x: as sin (the same kernel, one quadrant on). Within 1 ulp for
     |x| <= 2**23; beyond (and for inf, nan) the C library's cos."""
     if not abs(x) <= _TRIG_MAX:
-        return math.cos(x)
+        return _libm_cos(x)
     return _sincos(x, 1)
 
 
@@ -178,42 +217,50 @@ _LN2_HI = 0.6931471805598903      # 0x1.62e42fefa38p-1
 _LN2_LO = 5.497923018708371e-14
 _EXP_HI = 710.0                   # exp(710) overflows
 _EXP_LO = -746.0                  # exp(-746) underflows to 0
-# exp r = 1 + r + r**2 E(r) on |r| <= ln2/2: fit error 2**-57.9 of exp r
-_E0 = 0.5000000000000011
-_E1 = 0.16666666666666413
-_E2 = 0.04166666666653059
-_E3 = 0.00833333333349425
-_E4 = 0.001388888894352219
-_E5 = 0.00019841269506787988
-_E6 = 2.4801493206228495e-05
-_E7 = 2.755758636959345e-06
-_E8 = 2.7630211143502314e-07
-_E9 = 2.5000013414872525e-08
+_HIGH26 = -(1 << 27)              # the sign, exponent and 26 leading bits
+# expm1 r = r + r**2/2 + r**3 E(r) on |r| <= ln2/2: fit error 2**-61.7 of
+# expm1 r (exp's error comes from its last rounding; expm1's cancellation
+# where k = 1 magnifies the fit's error, hence the extra degree)
+_E1 = 0.16666666666666677
+_E2 = 0.04166666666666651
+_E3 = 0.0083333333333217
+_E4 = 0.0013888888888962305
+_E5 = 0.0001984126988593966
+_E6 = 2.4801587172629236e-05
+_E7 = 2.7557244403556194e-06
+_E8 = 2.755740259744598e-07
+_E9 = 2.5108967711395734e-08
+_E10 = 2.0875334073305523e-09
 
 
 @numba.njit(**_opts)
 def _exp_reduce(x):
-    # x (not nan-free) -> (expm1(r), k as int64): x = k ln2 + r
-    t = x * _LOG2E + _SHIFT
+    # x (or nan) -> (r, r**2 rounded, p, k): x = k ln2 + r + lo, and
+    # expm1(r + lo) = r + r**2/2 + p, left unsummed: the callers add it to
+    # 1 or to 2**k - 1 themselves
+    t = _mla(x, _LOG2E, _SHIFT)
     k = t - _SHIFT
-    hi = x - k * _LN2_HI                     # exact
-    r = hi - k * _LN2_LO
-    lo = (hi - r) - k * _LN2_LO              # r + lo = x - k ln2
+    hi = _mla(-k, _LN2_HI, x)                # exact
+    r = _mla(-k, _LN2_LO, hi)
+    lo = (hi - r) - k * _LN2_LO              # r + lo = x - k ln2 (to 2**-97)
     r2 = r * r
     r4 = r2 * r2
-    p = _mla(_mla(_mla(_mla(_E9, r, _E8), r2, _mla(_E7, r, _E6)), r4,
-                  _mla(_mla(_E5, r, _E4), r2, _mla(_E3, r, _E2))), r4,
-             _mla(_E1, r, _E0))
-    # expm1(r + lo) = expm1 r + lo exp r
-    return r + _mla(r2, p, _mla(lo, r, lo)), _bits(t) - _SHIFT_BITS
+    e = _mla(_mla(_mla(_E10, r, _E9), r2, _mla(_E8, r, _E7)), r4,
+             _mla(_mla(_E6, r, _E5), r2, _mla(_E4, r, _E3)))
+    e = _mla(e, r2, _mla(_E2, r, _E1))
+    # expm1(r + lo) = r + r**2/2 + p, p = r**3 E(r) + lo exp r: the first
+    # terms apart, so that the polynomial's roundings weigh |r|**3
+    return r, r2, _mla(r2 * r, e, _mla(lo, r, lo)), _bits(t) - _SHIFT_BITS
 
 
 @numba.njit(**_opts)
-def _exp(x):
-    # exp x for x in [_EXP_LO, _EXP_HI] or nan
-    p, k = _exp_reduce(x)
-    k1 = k >> 1
-    return ((1.0 + p) * _float((k1 + 1023) << 52)) * _float((k - k1 + 1023) << 52)
+def _exp_m(x):
+    # x -> (m, mlo, k): exp x = 2**k (m + mlo), m = fl(m + mlo)
+    r, r2, p, k = _exp_reduce(x)
+    a = 1.0 + r
+    b = ((1.0 - a) + r) + _mla(r2, 0.5, p)   # 1 + r's rounding error kept
+    m = a + b
+    return m, (a - m) + b, k
 
 
 @numba.njit(**_opts)
@@ -225,20 +272,36 @@ def exp(x):
     # clamped, not branched (nan passes through: its compares are false)
     x = _EXP_HI if x > _EXP_HI else x
     x = _EXP_LO if x < _EXP_LO else x
-    return _exp(x)
+    m, _, k = _exp_m(x)
+    k1 = k >> 1
+    return (m * _float((k1 + 1023) << 52)) * _float((k - k1 + 1023) << 52)
 
 
 @numba.njit(**_opts)
 def expm1(x):
-    """exp x - 1: the reduction of exp, then 2**k expm1(r) + (2**k - 1)
-    (exact but for one rounding, so no cancellation near 0). Within 1 ulp;
-    expm1(-0.0) is -0.0, inf past 709.78, -1 below -38."""
+    """exp x - 1: the reduction of exp, then 2**k - 1 + 2**k expm1(r), summed
+    exactly but for one rounding at the end (no cancellation near 0 or for
+    k = 1). Within 1 ulp; expm1(-0.0) is -0.0, inf past 709.78, -1 below
+    -38."""
     xc = _EXP_HI if x > _EXP_HI else x
     xc = -40.0 if xc < -40.0 else xc         # expm1 is -1 to the last bit there
-    p, k = _exp_reduce(xc)
-    # half of 2**k, so that 2**1024 (k = 1024 just below overflow) fits
+    r, r2, p, k = _exp_reduce(xc)
+    # expm1 x = 2**k - 1 + 2**k (r + r**2/2 + ...): the three leading terms
+    # summed exactly, r**2/2 too (r = rh + rl, rh of 26 bits), so that the
+    # cancellation where k = 1 and r < 0 magnifies no rounding error.
+    # In halves, h = 2**(k-1): 2**1024 (k = 1024 just below overflow) fits.
     h = _float((k + 1022) << 52)
-    v = ((h - 0.5) + h * p) * 2.0
+    a = h - 0.5
+    ae = (h - a) - 0.5                       # 0 but where k > 53
+    b = h * r                                # exact
+    s = a + b
+    e = _two_sum_err(a, b, s) + ae
+    rh = _float(_bits(r) & _HIGH26)
+    c = (0.5 * h) * (rh * rh)                # exact
+    s2 = s + c
+    e += _two_sum_err(s, c, s2)
+    p = _mla(0.5 * (r - rh), r + rh, p)      # + r**2/2 - rh**2/2
+    v = (s2 + _mla(h, p, e)) * 2.0
     return x if x == 0.0 else v
 
 
@@ -260,21 +323,29 @@ _T10 = -1.6072539671997965e-05
 
 @numba.njit(**_opts)
 def tanh(x):
-    """tanh x: an odd minimax polynomial for |x| < 0.625, 1 - 2/(exp(2|x|) + 1)
-    above (no cancellation there), picked by a select. Within 1 ulp;
-    tanh(x) = x for tiny x (sign of zero kept), ±1 for |x| > 19.1, nan for
-    nan."""
+    """tanh x: an odd minimax polynomial for |x| < 0.625; above, 1 - 2/(E + 1)
+    with E = exp(2|x|) carried as hi + lo and the roundings of E + 1 and of
+    1 - q fed back, so that only the division's rounding is left. The two
+    are picked by a select. Within 1 ulp; tanh(x) = x for tiny x (sign of
+    zero kept), ±1 for |x| > 19.1, nan for nan."""
     ax = abs(x)
     z = x * x
     z2 = z * z
     z4 = z2 * z2
     p = _mla(_mla(_mla(_mla(_T10, z, _T9), z2, _mla(_T8, z, _T7)), z4,
-                  _mla(_mla(_T6, z, _T5), z2, _mla(_T4, z, _T3))), z4,
+                  _mla(_mla(_T6, z, _T5), z2, _mla(_T4, z, _T3))), z2 * z,
              _mla(_mla(_T2, z, _T1), z, _T0))
     small = _mla(x * z, p, x)
-    e = _exp(40.0 if ax > 20.0 else 2.0 * ax)   # |tanh x| rounds to 1 past 19.1
-    big = math.copysign(1.0 - 2.0 / (e + 1.0), x)
-    v = small if ax < _TANH_SMALL else big
+    # |tanh x| rounds to 1 past 19.1; the clamp keeps 2**k in one factor
+    m, mlo, k = _exp_m(40.0 if ax > 20.0 else 2.0 * ax)
+    scale = _float((k + 1023) << 52)
+    e = m * scale
+    d = e + 1.0                              # E >= 1: Fast2Sum
+    de = ((e - d) + 1.0) + mlo * scale       # E + 1 = d + de
+    q = 2.0 / d                              # 2/(d + de) = q - q**2 de/2
+    w = 1.0 - q                              # q <= 0.45 here: Fast2Sum
+    big = w + (((1.0 - w) - q) + 0.5 * q * q * de)
+    v = small if ax < _TANH_SMALL else math.copysign(big, x)
     return x if ax < _TINY else v
 
 
@@ -348,7 +419,6 @@ def log1p(x):
     f = x if k == 0 else f
     cs = 0.0 if k == 0 else cs
     v = _log1pf(f, _to_float(k), cs)
-    v = _log1pf(f, kf, cs)
     v = x if not x < math.inf else v         # inf, nan
     v = x if x == 0.0 else v
     v = -math.inf if x == -1.0 else v

@@ -17,6 +17,8 @@ def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
     cdef object a, ga
     cdef char kind
     cdef tuple seq
+    if grad_tensors is None and not create_graph:
+        return _implicit_ones_args(outputs)
     if isinstance(grad_tensors, Tensor):
         seq = (grad_tensors,)
     elif type(grad_tensors) is list:
@@ -51,4 +53,37 @@ def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
             return None
         roots[i] = e
         grads[i] = g if create_graph else ga
+    return tuple(roots), tuple(grads)
+
+
+cdef object _ONE = 1
+
+
+cdef object _implicit_ones_args(tuple outputs):
+    # `loss.backward()`: each output a one-element floating Tensor with a
+    # graph, its gradient ones of its shape and dtype (np.ones_like's result,
+    # for a tenth of its cost). create_graph takes the checked path, which
+    # also reports the ones to a compile trace.
+    cdef Py_ssize_t i, n = len(outputs)
+    cdef Tensor out
+    cdef Edge e
+    cdef object a, ones
+    cdef list roots = [None] * n
+    cdef list grads = [None] * n
+    for i in range(n):
+        if not isinstance(outputs[i], Tensor):
+            return None
+        out = <Tensor>outputs[i]
+        a = out._array
+        if type(a) is not ndarray or _cnp.PyArray_SIZE(<_cnp.ndarray>a) != 1:
+            return None
+        if (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>a)).kind != b'f':
+            return None
+        e = out.gradient_edge()
+        if e is None:
+            return None
+        ones = _cnp.PyArray_NewCopy(<_cnp.ndarray>a, _cnp.NPY_CORDER)
+        _cnp.PyArray_FillWithScalar(<_cnp.ndarray>ones, _ONE)
+        roots[i] = e
+        grads[i] = ones
     return tuple(roots), tuple(grads)
