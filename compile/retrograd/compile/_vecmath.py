@@ -235,32 +235,31 @@ _E10 = 2.0875334073305523e-09
 
 @numba.njit(**_opts)
 def _exp_reduce(x):
-    # x (or nan) -> (r, r**2 rounded, p, k): x = k ln2 + r + lo, and
-    # expm1(r + lo) = r + r**2/2 + p, left unsummed: the callers add it to
-    # 1 or to 2**k - 1 themselves
+    # x -> (r, lo, k): x = k ln2 + r + lo, |r| <= ln2/2
     t = _mla(x, _LOG2E, _SHIFT)
     k = t - _SHIFT
     hi = _mla(-k, _LN2_HI, x)                # exact
     r = _mla(-k, _LN2_LO, hi)
-    lo = (hi - r) - k * _LN2_LO              # r + lo = x - k ln2 (to 2**-97)
-    r2 = r * r
-    r4 = r2 * r2
-    e = _mla(_mla(_mla(_E10, r, _E9), r2, _mla(_E8, r, _E7)), r4,
-             _mla(_mla(_E6, r, _E5), r2, _mla(_E4, r, _E3)))
-    e = _mla(e, r2, _mla(_E2, r, _E1))
-    # expm1(r + lo) = r + r**2/2 + p, p = r**3 E(r) + lo exp r: the first
-    # terms apart, so that the polynomial's roundings weigh |r|**3
-    return r, r2, _mla(r2 * r, e, _mla(lo, r, lo)), _bits(t) - _SHIFT_BITS
+    return r, (hi - r) - k * _LN2_LO, _bits(t) - _SHIFT_BITS   # r + lo to 2**-97
 
 
 @numba.njit(**_opts)
 def _exp_m(x):
-    # x -> (m, mlo, k): exp x = 2**k (m + mlo), m = fl(m + mlo)
-    r, r2, p, k = _exp_reduce(x)
+    # x -> (m, mlo, a, b, k): exp x = 2**k (m + mlo) = 2**k (a + b),
+    # m = fl(a + b), a = fl(1 + r)
+    r, lo, k = _exp_reduce(x)
+    r2 = r * r
+    r4 = r2 * r2
+    # Q(r) = 1/2 + r E(r), Estrin's scheme to the end (the latency matters
+    # more here than in expm1: Q's rounding weighs r**2/2 < 0.061 of exp r)
+    q = _mla(_mla(_mla(_E10, r2, _mla(_E9, r, _E8)), r4 * r4,
+                  _mla(_mla(_E7, r, _E6), r2, _mla(_E5, r, _E4))), r4,
+             _mla(_mla(_E3, r, _E2), r2, _mla(_E1, r, 0.5)))
     a = 1.0 + r
-    b = ((1.0 - a) + r) + _mla(r2, 0.5, p)   # 1 + r's rounding error kept
+    # the small terms first: 1 + r's rounding error, lo exp r, r**2 Q
+    b = _mla(r2, q, _mla(lo, r, lo) + ((1.0 - a) + r))
     m = a + b
-    return m, (a - m) + b, k
+    return m, (a - m) + b, a, b, k
 
 
 @numba.njit(**_opts)
@@ -269,14 +268,18 @@ def exp(x):
     [-ln2/2, ln2/2], 2**k set in the exponent bits. Within 1 ulp; overflows
     to inf past 709.78 and underflows through the subnormals to 0 as NumPy
     does; exp(nan) is nan."""
-    # clamped, not branched (nan passes through: its compares are false)
-    x = _EXP_HI if x > _EXP_HI else x
-    x = _EXP_LO if x < _EXP_LO else x
-    m, _, k = _exp_m(x)
-    k1 = k >> 1
-    return (m * _float((k1 + 1023) << 52)) * _float((k - k1 + 1023) << 52)
-
-
+    _, _, a, b, k = _exp_m(x)
+    # 2**k = 2**kc 2**adj, kc a normal exponent; 2**adj (k = 1024 just below
+    # overflow, k < -1022 for subnormal results) joins the last addition,
+    # so the one multiplication by 2**kc makes the one rounding.
+    kc = 1023 if k > 1023 else k
+    kc = -1022 if kc < -1022 else kc
+    adj = _float((k - kc + 1023) << 52)
+    v = _mla(b, adj, a * adj) * _float((kc + 1023) << 52)
+    # |x| past the thresholds (inf too) last, as selects: the reduction
+    # above is garbage there, but nan passes (its compares are false)
+    v = math.inf if x > _EXP_HI else v
+    return 0.0 if x < _EXP_LO else v
 @numba.njit(**_opts)
 def expm1(x):
     """exp x - 1: the reduction of exp, then 2**k - 1 + 2**k expm1(r), summed
@@ -285,7 +288,14 @@ def expm1(x):
     -38."""
     xc = _EXP_HI if x > _EXP_HI else x
     xc = -40.0 if xc < -40.0 else xc         # expm1 is -1 to the last bit there
-    r, r2, p, k = _exp_reduce(xc)
+    r, lo, k = _exp_reduce(xc)
+    r2 = r * r
+    r4 = r2 * r2
+    e = _mla(_mla(_mla(_E10, r, _E9), r2, _mla(_E8, r, _E7)), r4,
+             _mla(_mla(_E6, r, _E5), r2, _mla(_E4, r, _E3)))
+    e = _mla(e, r2, _mla(_E2, r, _E1))
+    # expm1(r + lo) = r + r**2/2 + p: the polynomial's roundings weigh |r|**3
+    p = _mla(r2 * r, e, _mla(lo, r, lo))
     # expm1 x = 2**k - 1 + 2**k (r + r**2/2 + ...): the three leading terms
     # summed exactly, r**2/2 too (r = rh + rl, rh of 26 bits), so that the
     # cancellation where k = 1 and r < 0 magnifies no rounding error.
@@ -337,7 +347,7 @@ def tanh(x):
              _mla(_mla(_T2, z, _T1), z, _T0))
     small = _mla(x * z, p, x)
     # |tanh x| rounds to 1 past 19.1; the clamp keeps 2**k in one factor
-    m, mlo, k = _exp_m(40.0 if ax > 20.0 else 2.0 * ax)
+    m, mlo, _, _, k = _exp_m(40.0 if ax > 20.0 else 2.0 * ax)
     scale = _float((k + 1023) << 52)
     e = m * scale
     d = e + 1.0                              # E >= 1: Fast2Sum
