@@ -284,3 +284,33 @@ def test_runs_of_0d_values_fuse_and_feed_wider_loops(tmp_path, monkeypatch):
             entry = next(iter(f._cache.values()))
             # the 0-d run alone is some 60 ops
             assert entry.fwd.fused_ops >= 100 and entry.bwd.fused_ops >= 100
+
+
+def _far_trig(x):
+    # arguments past 2**23 in some elements (and nan in one): the loop's
+    # fast sin and cos cannot reduce them, and the chunk runs again with
+    # the C library's
+    y = x
+    for _ in range(6):
+        y = (y * 1.0e8).sin() * (y * 3.0).cos() + y
+    return y.sum()
+
+
+def test_sin_and_cos_beyond_the_fast_reduction_match_eager(tmp_path, monkeypatch):
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    f = rg.compile(_far_trig, backend="numba", fullgraph=True)
+    inputs = [np.linspace(-1e-9, 1e-9, 16),            # every argument near
+              np.linspace(-2.0, 2.0, 16),              # some far
+              np.r_[np.linspace(-1e-9, 1e-9, 15), np.nan]]
+    for k in range(2):
+        for a in inputs:
+            x, x2 = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
+            out, want = f(x), _far_trig(x2)
+            out.backward()
+            want.backward()
+            np.testing.assert_allclose(out.item(), want.item(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-9, atol=1e-9)
+        if k == 0:
+            assert f.wait(timeout=300)
+            entry = next(iter(f._cache.values()))
+            assert entry.fwd.fused_ops >= 20 and entry.bwd.fused_ops >= 20

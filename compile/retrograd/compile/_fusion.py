@@ -8,6 +8,11 @@ CHUNK ops, so that numba's compile time grows linearly with the program.
 Each chunk becomes one loop; the values used after it (or returned, or
 saved) are written to arrays, the others stay in registers.
 
+The transcendental functions are _vecmath.py's, straight-line code that
+LLVM inlines and vectorises across the loop (the C library's are opaque
+scalar calls): sin and cos in their fast form, which reaches |x| <= 2**23;
+a loop that meets any other argument runs again with the C library's.
+
 Chunks are named by their source's hash and written as modules to a cache
 folder (``RG_COMPILE_CACHE``, default ``~/.cache/retrograd-compile``) with
 numba's ``cache=True``: identical chunks (a long chain repeats a few) are
@@ -31,13 +36,45 @@ CHUNK = 48
 _SCALAR = {
     np.add: "({0} + {1})", np.subtract: "({0} - {1})", np.multiply: "({0} * {1})",
     np.true_divide: "({0} / {1})", np.negative: "(-{0})", np.sin: "math.sin({0})",
-    np.cos: "math.cos({0})", np.tanh: "math.tanh({0})", np.exp: "math.exp({0})",
-    np.log: "math.log({0})", np.sqrt: "math.sqrt({0})", np.square: "({0} * {0})",
-    np.absolute: "abs({0})", np.expm1: "math.expm1({0})", np.log1p: "math.log1p({0})",
+    np.cos: "math.cos({0})", np.tanh: "_vm.tanh({0})", np.exp: "_vm.exp({0})",
+    np.log: "_vm.log({0})", np.sqrt: "math.sqrt({0})", np.square: "({0} * {0})",
+    np.absolute: "abs({0})", np.expm1: "_vm.expm1({0})", np.log1p: "_vm.log1p({0})",
     # copies: a small expand (a 0-d gradient broadcast by sum's backward),
     # clone
     _kernels._copy_into: "{0}",
 }
+
+# sin and cos where their argument is within vecmath's reduction (the loop
+# notes any other, and is then run again with _SCALAR's)
+_NEAR = {np.sin: "_vm.sin_near({0})", np.cos: "_vm.cos_near({0})"}
+
+_digest: list = []
+_options_set: list = []
+
+
+def _vecmath_digest():
+    # in each loop's source: a changed _vecmath.py makes new loops, where
+    # numba's cache would load the old machine code
+    if not _digest:
+        from retrograd.compile import _vecmath
+        with open(_vecmath.__file__, "rb") as f:
+            _digest.append(hashlib.sha256(f.read()).hexdigest()[:12])
+    return _digest[0]
+
+
+def _vector_options():
+    # LLVM vectorises a loop only if it can rule out overlap between the
+    # arrays it reads and writes, at run time where it cannot prove it: by
+    # default with at most 8 comparisons, and a chunk writes up to CHUNK
+    # rows, each compared with every array it reads. The limits are LLVM's
+    # process-wide options; raised, a loop over one of these blocks
+    # vectorises (the checks cost a few ns a row per call).
+    if not _options_set:
+        _options_set.append(True)
+        import llvmlite.binding as llvm
+        llvm.set_option("retrograd-compile", "-runtime-memory-check-threshold=256")
+        llvm.set_option("retrograd-compile", "-vectorize-memory-check-threshold=256")
+
 
 # held while a loop is written, compiled or loaded (and across a fork:
 # _background.py)
@@ -96,30 +133,19 @@ def _cache_dir():
     return d
 
 
-def chunk_function(ops, inputs, ndims, outputs):
-    """The compiled loop of one chunk.
+_NJIT = "@numba.njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
 
-    ops: (ufunc, operands) per op, an operand being ("in", k) (the k-th
-    input), ("t", j) (the j-th op's value) or ("c", float); the last op may
-    be ("sum", [operand]), the sum of that value over the loop, which the
-    loop writes into a 0-d array given after the output block. inputs: per
-    input, (a, row): array argument ``a`` itself (row None), row ``row``
-    of it (a 2-d block holding one value per row), its one value (row
-    "s": a 0-d array broadcast against the chunk), or the one value of row
-    r of a block of 0-d values (row ("s", r)). ``ndims``: the number of
-    dimensions of each array argument (its compiled type). The loop takes the
-    ``n_arrays`` array arguments, then the output block, a 2-d array whose
-    row k receives the value of op ``outputs[k]``. The values are all of
-    one size, C-contiguous: one block per chunk (and one argument per block
-    read) is what keeps a call cheap, as numba's dispatch pays per array."""
-    n_arrays = len(ndims)
+
+def _loop(name, args, ops, inputs, n_arrays, outputs, near):
+    """Source lines of one loop over the chunk (see chunk_function). near:
+    sin and cos by vecmath's sin_near and cos_near, and the function
+    returns whether an argument was beyond their reach."""
     blocks = {a for a, row in inputs if row is not None and row != "s"}
     scalars = {a for a, row in inputs if row == "s"}
-    args = [f"a{k}" for k in range(n_arrays)]
     total = ops[-1][0] == "sum"
-    lines = ["# retrograd-compile fused loop (format 3)", "import math", "import numba", "", "",
-             "@numba.njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
-             f"def fused({', '.join(args + ['out'] + (['total'] if total else []))}):"]
+    lines = ["", "", _NJIT, f"def {name}({args}):"]
+    if near:
+        lines.append("    far = False")
     for k in range(n_arrays):
         if k not in blocks and k not in scalars:
             lines.append(f"    a{k}f = a{k}.ravel()")
@@ -140,12 +166,52 @@ def chunk_function(ops, inputs, ndims, outputs):
             srcs.append(f"x{v}" if kind == "in" else f"t{v}" if kind == "t" else _literal(v))
         if fn == "sum":
             lines.append(f"        acc += {srcs[0]}")
+        elif near and fn in _NEAR:
+            lines.append(f"        t{j} = {_NEAR[fn].format(*srcs)}")
+            lines.append(f"        far |= _vm.far({srcs[0]})")
         else:
             lines.append(f"        t{j} = {_SCALAR[fn].format(*srcs)}")
     for k, j in enumerate(outputs):
         lines.append(f"        out[{k}, q] = t{j}")
     if total:
         lines.append("    total[()] = acc")
+    if near:
+        lines.append("    return far")
+    return lines
+
+
+def chunk_function(ops, inputs, ndims, outputs):
+    """The compiled loop of one chunk.
+
+    ops: (ufunc, operands) per op, an operand being ("in", k) (the k-th
+    input), ("t", j) (the j-th op's value) or ("c", float); the last op may
+    be ("sum", [operand]), the sum of that value over the loop, which the
+    loop writes into a 0-d array given after the output block. inputs: per
+    input, (a, row): array argument ``a`` itself (row None), row ``row``
+    of it (a 2-d block holding one value per row), its one value (row
+    "s": a 0-d array broadcast against the chunk), or the one value of row
+    r of a block of 0-d values (row ("s", r)). ``ndims``: the number of
+    dimensions of each array argument (its compiled type). The loop takes the
+    ``n_arrays`` array arguments, then the output block, a 2-d array whose
+    row k receives the value of op ``outputs[k]``. The values are all of
+    one size, C-contiguous: one block per chunk (and one argument per block
+    read) is what keeps a call cheap, as numba's dispatch pays per array."""
+    n_arrays = len(ndims)
+    total = ops[-1][0] == "sum"
+    _vector_options()
+    args = ", ".join([f"a{k}" for k in range(n_arrays)] + ["out"] + (["total"] if ops[-1][0] == "sum" else []))
+    near = any(fn in _NEAR for fn, _ in ops)
+    lines = [f"# retrograd-compile fused loop (format 4, vecmath {_vecmath_digest()})", "import math",
+             "import numba", "from retrograd.compile import _vecmath as _vm", ""]
+    if near:
+        # sin and cos without the C library's call (the loop vectorises),
+        # noting any argument beyond their reach; then, only if there was
+        # one, the loop again with the C library's sin and cos
+        lines += _loop("_near", args, ops, inputs, n_arrays, outputs, near=True)
+        lines += _loop("_exact", args, ops, inputs, n_arrays, outputs, near=False)
+        lines += ["", "", _NJIT, f"def fused({args}):", f"    if _near({args}):", f"        _exact({args})"]
+    else:
+        lines += _loop("fused", args, ops, inputs, n_arrays, outputs, near=False)
     source = "\n".join(lines) + "\n"
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     with lock:
