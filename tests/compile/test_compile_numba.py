@@ -314,3 +314,20 @@ def test_sin_and_cos_beyond_the_fast_reduction_match_eager(tmp_path, monkeypatch
             assert f.wait(timeout=300)
             entry = next(iter(f._cache.values()))
             assert entry.fwd.fused_ops >= 20 and entry.bwd.fused_ops >= 20
+
+
+def test_without_vecmath_the_loops_call_the_c_library(tmp_path, monkeypatch):
+    # _vecmath reaches into numba's internals: where it cannot be imported,
+    # the loops are built with math.* and still match eager
+    from retrograd.compile import _fusion
+    monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.setattr(_fusion, "_digest", [None])
+    f = rg.compile(_chain, backend="numba", fullgraph=True)
+    _assert_chain_matches_eager(f, np.random.default_rng(5).standard_normal(16))
+    assert f.wait(timeout=300)
+    entry = next(iter(f._cache.values()))
+    assert entry.fwd.fused_ops >= 30
+    _assert_chain_matches_eager(f, np.linspace(-1, 1, 16))
+    sources = [p.read_text() for p in tmp_path.glob("rg_fused_*.py")]
+    assert sources and all("_vm." not in s for s in sources)
+    assert any("math.sin(" in s for s in sources) and any("math.tanh(" in s for s in sources)

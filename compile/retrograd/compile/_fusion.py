@@ -53,13 +53,24 @@ _options_set: list = []
 
 
 def _vecmath_digest():
-    # in each loop's source: a changed _vecmath.py makes new loops, where
-    # numba's cache would load the old machine code
+    """A hash of _vecmath.py, in each loop's source: a changed _vecmath.py
+    makes new loops, where numba's cache would load the old machine code.
+    None where it cannot be imported (it reaches into numba's internals:
+    another numba version may lack them); the loops then call the C
+    library's functions."""
     if not _digest:
-        from retrograd.compile import _vecmath
-        with open(_vecmath.__file__, "rb") as f:
-            _digest.append(hashlib.sha256(f.read()).hexdigest()[:12])
+        try:
+            from retrograd.compile import _vecmath
+            with open(_vecmath.__file__, "rb") as f:
+                _digest.append(hashlib.sha256(f.read()).hexdigest()[:12])
+        except Exception:
+            _digest.append(None)
     return _digest[0]
+
+
+def _libm_form(expr):
+    # the C library's function for one of _vecmath's
+    return expr.replace("_vm.", "math.")
 
 
 def _vector_options():
@@ -136,7 +147,7 @@ def _cache_dir():
 _NJIT = "@numba.njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
 
 
-def _loop(name, args, ops, inputs, n_arrays, outputs, near):
+def _loop(name, args, ops, inputs, n_arrays, outputs, near, vm=True):
     """Source lines of one loop over the chunk (see chunk_function). near:
     sin and cos by vecmath's sin_near and cos_near, and the function
     returns whether an argument was beyond their reach."""
@@ -170,7 +181,8 @@ def _loop(name, args, ops, inputs, n_arrays, outputs, near):
             lines.append(f"        t{j} = {_NEAR[fn].format(*srcs)}")
             lines.append(f"        far |= _vm.far({srcs[0]})")
         else:
-            lines.append(f"        t{j} = {_SCALAR[fn].format(*srcs)}")
+            expr = _SCALAR[fn].format(*srcs)
+            lines.append(f"        t{j} = {expr if vm else _libm_form(expr)}")
     for k, j in enumerate(outputs):
         lines.append(f"        out[{k}, q] = t{j}")
     if total:
@@ -200,9 +212,10 @@ def chunk_function(ops, inputs, ndims, outputs):
     total = ops[-1][0] == "sum"
     _vector_options()
     args = ", ".join([f"a{k}" for k in range(n_arrays)] + ["out"] + (["total"] if ops[-1][0] == "sum" else []))
-    near = any(fn in _NEAR for fn, _ in ops)
-    lines = [f"# retrograd-compile fused loop (format 4, vecmath {_vecmath_digest()})", "import math",
-             "import numba", "from retrograd.compile import _vecmath as _vm", ""]
+    vm = _vecmath_digest()
+    near = vm is not None and any(fn in _NEAR for fn, _ in ops)
+    lines = [f"# retrograd-compile fused loop (format 4, vecmath {vm})", "import math", "import numba",
+             "from retrograd.compile import _vecmath as _vm" if vm else "", ""]
     if near:
         # sin and cos without the C library's call (the loop vectorises),
         # noting any argument beyond their reach; then, only if there was
@@ -211,7 +224,7 @@ def chunk_function(ops, inputs, ndims, outputs):
         lines += _loop("_exact", args, ops, inputs, n_arrays, outputs, near=False)
         lines += ["", "", _NJIT, f"def fused({args}):", f"    if _near({args}):", f"        _exact({args})"]
     else:
-        lines += _loop("fused", args, ops, inputs, n_arrays, outputs, near=False)
+        lines += _loop("fused", args, ops, inputs, n_arrays, outputs, near=False, vm=vm is not None)
     source = "\n".join(lines) + "\n"
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     with lock:
