@@ -223,6 +223,7 @@ class Program:
                 dels_at.setdefault(group_last.get(alias[s], i), []).append(s)
 
         materialized = set(args) | {s for s, _ in consts}
+        pooled = set()       # alias groups held in a pool buffer: no del frees them
         contiguous = set()
         n_head = len(lines)
         rows = {}            # slot -> (block, row): a value held in a block
@@ -338,10 +339,11 @@ class Program:
                         b = len(self.buffer_specs)
                         self.buffer_specs.append(key)
                     release_at.setdefault(group_last.get(g, i), []).append((key, b))
+                    pooled.add(g)
                     if ufunc:
-                        w(f"    v{o} = {const(kern.fn)}({ops_src}, B[{b}])")     # out, positionally
+                        w(f"    v{o} = {const(kern.fn)}({ops_src}, _B{b})")     # out, positionally
                     else:
-                        w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, out=B[{b}])")
+                        w(f"    v{o} = {const(kern.fn)}({ops_src}{kw}, out=_B{b})")
                 elif kern.out:
                     # escapes (a result, or saved): fresh memory on each call
                     arr = slot_arrays[o]
@@ -361,7 +363,7 @@ class Program:
                         w(f"    v{o} = _A(_r[{j}])")
             for key, b in release_at.pop(i, ()):
                 free.setdefault(key, []).append(b)
-            drop = [s for s in dels_at.pop(i, ()) if s in materialized]
+            drop = [s for s in dels_at.pop(i, ()) if s in materialized and alias[s] not in pooled]
             if drop and not tensor_mode:
                 w("    del " + ", ".join(f"v{s}" for s in drop))
         # a constant returned as a result is copied: the caller may own it
@@ -386,11 +388,19 @@ class Program:
         ret = ", ".join(["None" if s is None else f"v{s}.copy()" if s in const_slots and not tensor_mode
                          else f"v{s}" for s in ret_slots] + blocks)
         w(f"    return ({ret}{',' if len(ret_slots) + len(blocks) == 1 else ''})")
-        params = ", ".join(["B"] + [f"v{s}" for s in self.args]
-                           + [f"_p{k}" for k in range(len(block_args))])
-        name = f"_compiled_{next(_counter)}"
-        source = f"def {name}({params}):\n" + "\n".join(lines) + "\n"
+        if self.buffer_specs:
+            # the buffers as locals (a name, not an index, per use)
+            lines.insert(0, "    " + "".join(f"_B{b}, " for b in range(len(self.buffer_specs))) + "= B")
         ns.update(names)
+        # every name the body reads as a keyword-only default: a local, not
+        # a global lookup, per use (a program of many small ops pays per name)
+        body = "\n".join(lines)
+        bound = [k for k in ns if k != "__builtins__" and k in body]
+        params = ", ".join(["B"] + [f"v{s}" for s in self.args]
+                           + [f"_p{k}" for k in range(len(block_args))]
+                           + (["*"] + [f"{k}={k}" for k in bound] if bound else []))
+        name = f"_compiled_{next(_counter)}"
+        source = f"def {name}({params}):\n" + body + "\n"
         exec(compile(source, f"<rg.compile program {name}>", "exec"), ns)
         self.source = source
         self._fn = ns[name]
