@@ -268,17 +268,12 @@ def _scalar_then_vector(x):
     return y.sum() + s
 
 
-def test_runs_of_0d_values_fuse_and_feed_wider_loops(tmp_path, monkeypatch):
+def test_runs_of_0d_values_fuse_and_feed_wider_loops(tmp_path, monkeypatch, assert_matches_eager):
     monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
     f = rg.compile(_scalar_then_vector, backend="numba", fullgraph=True)
     for seed in range(4):
-        a = np.random.default_rng(seed).standard_normal(16)
-        x, x2 = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
-        out, want = f(x), _scalar_then_vector(x2)
-        out.backward()
-        want.backward()
-        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-12)
-        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-10)
+        assert_matches_eager(f, _scalar_then_vector, np.random.default_rng(seed).standard_normal(16),
+                             grad_rtol=1e-10)
         if seed == 0:
             assert f.wait(timeout=300)
             entry = next(iter(f._cache.values()))
@@ -296,7 +291,7 @@ def _far_trig(x):
     return y.sum()
 
 
-def test_sin_and_cos_beyond_the_fast_reduction_match_eager(tmp_path, monkeypatch):
+def test_sin_and_cos_beyond_the_fast_reduction_match_eager(tmp_path, monkeypatch, assert_matches_eager):
     monkeypatch.setenv("RG_COMPILE_CACHE", str(tmp_path))
     f = rg.compile(_far_trig, backend="numba", fullgraph=True)
     inputs = [np.linspace(-1e-9, 1e-9, 16),            # every argument near
@@ -304,12 +299,7 @@ def test_sin_and_cos_beyond_the_fast_reduction_match_eager(tmp_path, monkeypatch
               np.r_[np.linspace(-1e-9, 1e-9, 15), np.nan]]
     for k in range(2):
         for a in inputs:
-            x, x2 = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
-            out, want = f(x), _far_trig(x2)
-            out.backward()
-            want.backward()
-            np.testing.assert_allclose(out.item(), want.item(), rtol=1e-9, atol=1e-12)
-            np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-9, atol=1e-9)
+            assert_matches_eager(f, _far_trig, a, rtol=1e-9, grad_rtol=1e-9, atol=1e-9)
         if k == 0:
             assert f.wait(timeout=300)
             entry = next(iter(f._cache.values()))
