@@ -62,6 +62,10 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     the ops did not compute (``rg.tensor`` of a NumPy array, say) would be
     baked into the program: such a guard key runs eagerly.
 
+    Repeated calls of one op on the same values run once (common
+    subexpressions are merged, in the forward and across the forward and
+    backward); random draws are never merged.
+
     Parameters
     ----------
     fn : callable, optional
@@ -74,7 +78,9 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
         verified equivalent (CuPy's kernels, for CUDA tensors).
         ``"numba"`` (the ``retrograd-compile[numba]`` extra): runs of
         float64 elementwise ops of CPU programs are fused into compiled
-        loops, cached on disk (``RG_COMPILE_CACHE``); the rest as
+        loops (with retrograd's own vectorisable sin, cos, tanh, exp, log,
+        expm1 and log1p, within 1 ulp), cached on disk
+        (``RG_COMPILE_CACHE``); the rest as
         ``"numpy"``. ``"cupy"``: runs of float32 or float64 elementwise
         ops of CUDA programs are fused into ``cupy.ElementwiseKernel`` objects
         (one launch a run), which CuPy caches on disk; CPU programs run as
