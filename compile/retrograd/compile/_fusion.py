@@ -83,8 +83,10 @@ def _vector_options():
     if not _options_set:
         _options_set.append(True)
         import llvmlite.binding as llvm
-        llvm.set_option("retrograd-compile", "-runtime-memory-check-threshold=256")
-        llvm.set_option("retrograd-compile", "-vectorize-memory-check-threshold=256")
+        from numba.core.compiler_lock import global_compiler_lock
+        with global_compiler_lock:          # (no numba compile reads them meanwhile)
+            llvm.set_option("retrograd-compile", "-runtime-memory-check-threshold=256")
+            llvm.set_option("retrograd-compile", "-vectorize-memory-check-threshold=256")
 
 
 # held while a loop is written, compiled or loaded (and across a fork:
