@@ -213,7 +213,7 @@ def chunk_function(ops, inputs, ndims, outputs):
     n_arrays = len(ndims)
     total = ops[-1][0] == "sum"
     _vector_options()
-    args = ", ".join([f"a{k}" for k in range(n_arrays)] + ["out"] + (["total"] if ops[-1][0] == "sum" else []))
+    args = ", ".join([f"a{k}" for k in range(n_arrays)] + ["out"] + (["total"] if total else []))
     vm = _vecmath_digest()
     near = vm is not None and any(fn in _NEAR for fn, _ in ops)
     lines = [f"# retrograd-compile fused loop (format 4, vecmath {vm})", "import math", "import numba",
