@@ -45,3 +45,41 @@ def test_outputs_the_implicit_gradient_does_not_cover_still_raise():
         rg.tensor(1.0).backward()
     (x.sum() * 2).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("retain", [None, False, True, 0, 1])
+def test_tensor_backward_frees_or_keeps_the_graph_as_autograd_backward(retain):
+    # Tensor.backward() without a gradient takes a path of its own; it must
+    # free (or keep) the graph exactly as torch.autograd.backward does
+    def run(lib, call):
+        x = lib.tensor(np.array([0.5, -1.5]), requires_grad=True)
+        y = (x.sin() * x).sum()
+        call(lib, y)
+        try:
+            call(lib, y)
+            second = "ran"
+        except RuntimeError as exc:
+            second = "raised" if "second time" in str(exc) else str(exc)
+        return x.grad.detach().numpy(), second
+
+    def method(lib, y):
+        y.backward(retain_graph=retain)
+
+    def function(lib, y):
+        lib.autograd.backward(y, retain_graph=retain)
+
+    tg, tsecond = run(torch, method)
+    for call in (method, function):
+        g, second = run(rg, call)
+        assert second == tsecond
+        np.testing.assert_allclose(g, tg, rtol=1e-12)
+
+
+def test_tensor_backward_without_gradient_checks_inputs_and_create_graph_as_before():
+    x = rg.tensor(1.5, requires_grad=True)
+    w = rg.tensor(2.0, requires_grad=True)
+    (x * w).backward(inputs=[x])
+    assert w.grad is None and x.grad.item() == 2.0
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x * x * w).backward(create_graph=True)
+    assert x.grad.requires_grad

@@ -467,3 +467,28 @@ def test_results_saved_for_the_backward_are_version_checked():
         assert gone() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_compiled_calls_are_as_quiet_as_eager_and_leave_errstate_as_it_was(backend):
+    # log(0), log(-1) and 1/0, forward and backward: eager core never warns
+    # (as torch); nor may the programs, and the caller's errstate is theirs
+    if backend == "numba":
+        pytest.importorskip("numba")
+    f = rg.compile(lambda x: (x.log() / x).sum(), backend=backend)
+    a = np.array([0.0, -1.0, 2.0])
+    f(rg.tensor(a, requires_grad=True)).backward()          # the trace
+    f.wait()
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(divide="raise", invalid="raise"):
+            x = rg.tensor(a, requires_grad=True)
+            y = f(x)
+            y.backward()
+            assert np.geterr()["divide"] == "raise"
+    assert np.geterr() == before
+    x2 = rg.tensor(a, requires_grad=True)
+    with np.errstate(all="ignore"):
+        (x2.log() / x2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())

@@ -2,7 +2,6 @@
 outputs (CompiledFunction, whose node is ``CompiledFunctionBackward``)."""
 from __future__ import annotations
 
-import importlib
 import threading
 
 import numpy as np
@@ -229,7 +228,7 @@ class CompiledFunction(rg.autograd.Function):
     def forward(ctx, entry, *tensors):
         arrays = [_tracer.array_of(t) for t in tensors]
         fwd, ctx.bwd = entry.progs        # the pair: their saved values match
-        res = quietly(fwd, arrays)
+        res = fwd(*arrays)
         n = entry.n_out
         dev = entry.device
         wrap = _tracer.wrap
@@ -272,7 +271,7 @@ class CompiledFunction(rg.autograd.Function):
                 garr.append(_tracer.array_of(g) if g is not None else entry.out_xp[i].zeros(*entry.out_meta[i]))
             garr += [_tracer.array_of(t) for t in tensors]
             garr += ctx.saved_arrays
-            res = quietly(ctx.bwd, garr)
+            res = ctx.bwd(*garr)
             # (each gradient on its input's device: a function may move values)
             grads = [None if a is None else _tracer.wrap(a, _tracer.device_of(tensors[i]))
                      for a, i in zip(res, entry.grad_inputs)]
@@ -280,30 +279,6 @@ class CompiledFunction(rg.autograd.Function):
         for k, i in enumerate(entry.grad_inputs):
             out[1 + i] = grads[k]
         return tuple(out)
-
-
-try:
-    # NumPy's errstate is a context variable: setting it costs a fraction of
-    # entering np.errstate (about 1 us, a few percent of a small program).
-    # (imported by name: a private module, which type checkers do not see)
-    _umath = importlib.import_module("numpy._core._multiarray_umath")
-    _ERRSTATE = _umath._extobj_contextvar
-    _QUIET = _umath._make_extobj(all="ignore")
-except (ImportError, AttributeError):          # another NumPy layout
-    _ERRSTATE = None
-
-
-def quietly(program, args):
-    """``program(*args)`` with NumPy's floating-point warnings off, as core
-    runs every op (torch never warns for log(0) or 1/0)."""
-    if _ERRSTATE is None:
-        with np.errstate(all="ignore"):
-            return program(*args)
-    token = _ERRSTATE.set(_QUIET)
-    try:
-        return program(*args)
-    finally:
-        _ERRSTATE.reset(token)
 
 
 def _programs_agree(ref, new, arrays, gouts, n_out):

@@ -13,6 +13,7 @@ Two forms of each program are generated from the same steps:
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import itertools
 
@@ -127,6 +128,17 @@ def _call_args(fn, args, src):
     if n_pos is None or not kw or len(args) <= n_pos:
         return ", ".join(parts)
     return ", ".join(parts[:n_pos] + [f"{k}={p}" for k, p in zip(kw, parts[n_pos:])])
+
+
+try:
+    # NumPy's errstate is a context variable: setting it costs a fraction of
+    # entering np.errstate (about 1 us, a few percent of a small program).
+    # (imported by name: a private module, which type checkers do not see)
+    _umath = importlib.import_module("numpy._core._multiarray_umath")
+    _ERRSTATE = _umath._extobj_contextvar
+    _QUIET = _umath._make_extobj(all="ignore")
+except (ImportError, AttributeError):          # another NumPy layout
+    _ERRSTATE = _QUIET = None
 
 
 def _cast(a, dtype):
@@ -391,6 +403,16 @@ class Program:
         if self.buffer_specs:
             # the buffers as locals (a name, not an index, per use)
             lines.insert(0, "    " + "".join(f"_B{b}, " for b in range(len(self.buffer_specs))) + "= B")
+        if not tensor_mode:
+            # NumPy's floating-point warnings off, as core runs every op
+            # (torch never warns for log(0) or 1/0); tensor programs call
+            # the ops, which do it themselves
+            if _ERRSTATE is not None:
+                lines = (["    _tok = _ES.set(_QUIET)", "    try:"] + ["    " + x for x in lines]
+                         + ["    finally:", "        _ES.reset(_tok)"])
+                ns.update(_ES=_ERRSTATE, _QUIET=_QUIET)
+            else:
+                lines = ["    with np.errstate(all='ignore'):"] + ["    " + x for x in lines]
         ns.update(names)
         # every name the body reads as a keyword-only default: a local, not
         # a global lookup, per use (a program of many small ops pays per name)

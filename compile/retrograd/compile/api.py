@@ -27,7 +27,7 @@ import numpy as np
 
 import retrograd as rg
 from retrograd.compile import _arrays, _tracer
-from retrograd.compile._function import CompiledFunction, Entry, quietly
+from retrograd.compile._function import CompiledFunction, Entry
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
@@ -263,7 +263,8 @@ class CompiledCallable:
     def __call__(self, *args, **kwargs):
         tensors = []
         try:
-            key = (_key(args, tensors), _key(tuple(sorted(kwargs.items())), tensors) if kwargs else (),
+            key = (_args_key(args, tensors),
+                   _key(tuple(sorted(kwargs.items())), tensors) if kwargs else (),
                    rg.is_grad_enabled(), rg.is_inference_mode_enabled())
             entry = self._cache.get(key)         # (raises TypeError for an unhashable key)
         except TypeError:
@@ -339,6 +340,21 @@ class _NotCompilable(Exception):
     def __init__(self, what, where="the compiled function"):
         super().__init__(what)
         self.what, self.where = what, where
+
+
+def _args_key(args, tensors):
+    """The guard key of the positional arguments: _key of each, the loop
+    written out for the common call (tensors first in the test: a compiled
+    call's fixed cost is a few microseconds, this included)."""
+    parts = []
+    for x in args:
+        if isinstance(x, rg.Tensor):
+            tensors.append(x)
+            # (a Device hashes and compares by value)
+            parts.append(("T", x.shape, x.dtype, x.device, x.requires_grad))
+        else:
+            parts.append(_key(x, tensors))
+    return tuple(parts)
 
 
 def _key(x, tensors):
@@ -676,7 +692,7 @@ def _run(entry, tensors):
     fwd, bwd = entry.progs
     if bwd is None or not rg.is_grad_enabled():
         arrays = [_tracer.array_of(t) for t in tensors] + [_tracer.array_of(t) for t in entry.lifted]
-        res = quietly(fwd, arrays)
+        res = fwd(*arrays)
         outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
                 for a in res[:entry.n_out]]
     else:

@@ -19,6 +19,8 @@ __all__ = ["backward", "grad"]
 
 
 def _tensor_tuple(x, what):
+    if type(x) is tuple:
+        return x               # (the common call: Tensor.backward passes one)
     if isinstance(x, Tensor):
         return (x,)
     if _is_gradient_edge(x):
