@@ -228,7 +228,7 @@ class CompiledFunction(rg.autograd.Function):
     def forward(ctx, entry, *tensors):
         arrays = [_tracer.array_of(t) for t in tensors]
         fwd, ctx.bwd = entry.progs        # the pair: their saved values match
-        res = fwd(*arrays)
+        res = fwd.run(*arrays)
         n = entry.n_out
         dev = entry.device
         wrap = _tracer.wrap
@@ -271,7 +271,7 @@ class CompiledFunction(rg.autograd.Function):
                 garr.append(_tracer.array_of(g) if g is not None else entry.out_xp[i].zeros(*entry.out_meta[i]))
             garr += [_tracer.array_of(t) for t in tensors]
             garr += ctx.saved_arrays
-            res = ctx.bwd(*garr)
+            res = ctx.bwd.run(*garr)
             # (each gradient on its input's device: a function may move values)
             grads = [None if a is None else _tracer.wrap(a, _tracer.device_of(tensors[i]))
                      for a, i in zip(res, entry.grad_inputs)]

@@ -403,45 +403,45 @@ class Program:
         if self.buffer_specs:
             # the buffers as locals (a name, not an index, per use)
             lines.insert(0, "    " + "".join(f"_B{b}, " for b in range(len(self.buffer_specs))) + "= B")
+        enter, leave = [], []
         if not tensor_mode:
             # NumPy's floating-point warnings off, as core runs every op
             # (torch never warns for log(0) or 1/0); tensor programs call
             # the ops, which do it themselves
             if _ERRSTATE is not None:
-                lines = (["    _tok = _ES.set(_QUIET)", "    try:"] + ["    " + x for x in lines]
-                         + ["    finally:", "        _ES.reset(_tok)"])
+                enter, leave = ["    _tok = _ES.set(_QUIET)"], ["        _ES.reset(_tok)"]
                 ns.update(_ES=_ERRSTATE, _QUIET=_QUIET)
             else:
                 lines = ["    with np.errstate(all='ignore'):"] + ["    " + x for x in lines]
+        if self.buffer_specs:
+            # A set of buffers from the pool, or a new one; back to the pool
+            # after the call. A thread calling meanwhile takes (or makes)
+            # another set, so no two calls ever share buffers.
+            specs = list(self.buffer_specs)
+            ns.update(_pool=self._pool,
+                      _new=lambda: [xp.empty(shape, dtype) for shape, dtype, xp in specs])
+            enter = ["    try:", "        B = _pool.pop()", "    except IndexError:",
+                     "        B = _new()"] + enter
+            leave = leave + ["        if len(_pool) < 4:", "            _pool.append(B)"]
+        if leave:
+            lines = enter + ["    try:"] + ["    " + x for x in lines] + ["    finally:"] + leave
         ns.update(names)
         # every name the body reads as a keyword-only default: a local, not
         # a global lookup, per use (a program of many small ops pays per name)
         body = "\n".join(lines)
         bound = [k for k in ns if k != "__builtins__" and k in body]
-        params = ", ".join(["B"] + [f"v{s}" for s in self.args]
+        params = ", ".join([f"v{s}" for s in self.args]
                            + [f"_p{k}" for k in range(len(block_args))]
                            + (["*"] + [f"{k}={k}" for k in bound] if bound else []))
         name = f"_compiled_{next(_counter)}"
         source = f"def {name}({params}):\n" + body + "\n"
         exec(compile(source, f"<rg.compile program {name}>", "exec"), ns)
         self.source = source
-        self._fn = ns[name]
+        # (callers on the hot path call ``run``: one Python call less)
+        self.run = ns[name]
 
     def __call__(self, *values):
-        if not self.buffer_specs:
-            return self._fn(None, *values)
-        pool = self._pool
-        try:
-            bufs = pool.pop()
-        except IndexError:
-            bufs = [xp.empty(shape, dtype) for shape, dtype, xp in self.buffer_specs]
-        try:
-            return self._fn(bufs, *values)
-        finally:
-            # back to the pool: a thread calling meanwhile took (or made)
-            # another set, so no two calls ever share buffers
-            if len(pool) < 4:
-                pool.append(bufs)
+        return self.run(*values)
 
 
 def fusible_ops(steps, slot_arrays, alias, backend):

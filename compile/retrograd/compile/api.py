@@ -692,7 +692,7 @@ def _run(entry, tensors):
     fwd, bwd = entry.progs
     if bwd is None or not rg.is_grad_enabled():
         arrays = [_tracer.array_of(t) for t in tensors] + [_tracer.array_of(t) for t in entry.lifted]
-        res = fwd(*arrays)
+        res = fwd.run(*arrays)
         outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
                 for a in res[:entry.n_out]]
     else:
