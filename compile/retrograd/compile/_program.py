@@ -255,9 +255,11 @@ class Program:
                       else f"    v{slot} = {b}[{r}].reshape({const(shape)})")
                     materialized.add(slot)
 
-        chunks = {} if tensor_mode else _plan_fusion(steps, slot_arrays, alias, backend, last,
-                                                     escaping, rows, cancelled)
+        chunks, kind = ({}, None) if tensor_mode else _plan_fusion(
+            steps, slot_arrays, alias, backend, last, escaping, rows, cancelled)
         self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
+        # who runs the fused chunks: "numba", "cupy", "replay" (None: none)
+        self.fused_by = kind if chunks else None
         skip_to = -1
         for i, st in enumerate(steps):
             outs_src = ", ".join(f"v{o}" for o in st.outs)
@@ -445,25 +447,33 @@ class Program:
 
 
 def fusible_ops(steps, slot_arrays, alias, backend):
-    """How many of ``steps`` the ``backend`` would fuse into loops (0: its
-    programs are the numpy backend's)."""
-    return sum(j - i for i, j in _fusion_runs(steps, slot_arrays, alias, backend)[0])
+    """How many of ``steps`` the ``backend`` would fuse into compiled loops
+    (0: its programs are the numpy backend's, whose runs are replayed)."""
+    runs, _, kind = _fusion_runs(steps, slot_arrays, alias, backend)
+    return 0 if kind == "replay" else sum(j - i for i, j in runs)
 
 
 def _fusion_runs(steps, slot_arrays, alias, backend):
-    """The runs [(first, end)] of steps to fuse, and the kernels of their steps.
+    """The runs [(first, end)] of steps to fuse, the kernels of their steps,
+    and who runs them: "numba" (compiled loops, _fusion.py), "cupy"
+    (ElementwiseKernels, _cupy_fusion.py) or "replay" (the numpy backend's,
+    and numba's where it would not pay: NumPy's own loops called one after
+    another, _replay.pyx; the runs are numba's).
 
     A fused step's value is a fresh array (a row of its loop's block), also
     where the trace's was a view (an expand's): so no step whose value
     shares memory with a value written in place is fused."""
+    from retrograd.compile import _fusion
     if backend == "cupy":
         from retrograd.compile import _cupy_fusion as _fusion
-    elif backend in ("numba", "auto"):
-        from retrograd.compile import _fusion
+        kind = "cupy"
+    elif backend in ("numba", "auto") and _fusion.available():
+        kind = "numba"
     else:
-        return [], {}
-    if not _fusion.available():
-        return [], {}
+        kind = "replay"
+    if not _fusion.available() and kind != "replay":
+        return [], {}, kind
+    chunk = _REPLAY_CHUNK if kind == "replay" else _fusion.CHUNK
     kerns = {}
     sums = set()         # steps that sum a value of the run's shape to 0-d
     fresh = set()        # slots a fusible step makes: contiguous in the program
@@ -501,7 +511,7 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         shape = slot_arrays[steps[i].outs[0]].shape
         j = i
         while j < len(steps) and j in kerns and j not in sums and \
-                slot_arrays[steps[j].outs[0]].shape == shape and j - i < _fusion.CHUNK:
+                slot_arrays[steps[j].outs[0]].shape == shape and j - i < chunk:
             j += 1
         if j in sums and slot_arrays[steps[j].args[0].slot].shape == shape and \
                 any(st.outs[0] == steps[j].args[0].slot for st in steps[i:j]):
@@ -511,9 +521,15 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         if j - i >= 2:
             runs.append((i, j))
         i = j
-    if backend == "auto" and sum(j - i for i, j in runs) < 64:
-        return [], {}        # fusion pays for its compile time on long programs only
-    return runs, kerns
+    if kind == "numba" and backend == "auto" and sum(j - i for i, j in runs) < 64:
+        # compiled loops pay for their compile time on long programs only
+        return _fusion_runs(steps, slot_arrays, alias, "numpy")
+    return runs, kerns, kind
+
+
+# The most steps one replayed chunk runs: it compiles nothing, so a chunk may
+# be long (one call, one block); this bounds the block a chunk allocates.
+_REPLAY_CHUNK = 1024
 
 
 class Cancelled(Exception):
@@ -521,15 +537,16 @@ class Cancelled(Exception):
 
 
 def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cancelled=None):
-    """{first step index: (end index, compiled loop, its array arguments,
-    output slots)} of the fused chunks (the numba backend; see _fusion.py).
+    """({first step index: (end index, compiled loop, its array arguments,
+    output slots)}, who runs them) of the fused chunks (see _fusion_runs).
     An argument is a slot, or the name of a block (``rows``: slot -> (block,
     row), which this fills in for the chunks' outputs: the chunk at step i
     writes block ``_b{i}``)."""
-    runs, kerns = _fusion_runs(steps, slot_arrays, alias, backend)
+    runs, kerns, kind = _fusion_runs(steps, slot_arrays, alias, backend)
     if not runs:
-        return {}
-    from retrograd.compile import _cupy_fusion, _fusion
+        return {}, kind
+    from retrograd.compile import _cupy_fusion, _fusion, _replay
+    builder = _replay.chunk_function if kind == "replay" else _fusion.chunk_function
     chunks = {}
     for i, j in runs:
         produced = {steps[t].outs[0]: t - i for t in range(i, j)}
@@ -577,13 +594,13 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
                 ndims.append(nd)
                 specs.append((len(arrays) - 1, None if nd else "s"))
         try:
-            fn = _fusion.chunk_function(ops, specs, ndims, [produced[s] for s in outputs])
+            fn = builder(ops, specs, ndims, [produced[s] for s in outputs])
         except Exception:
-            continue         # numba refused it: those steps stay NumPy calls
+            continue         # refused: those steps stay NumPy calls
         for r, s in enumerate(outputs):
             rows[s] = (f"_b{i}", r)
         chunks[i] = (j, fn, arrays, outputs, total)
-    return chunks
+    return chunks, kind
 
 
 def _fold_mask_casts(steps, slot_arrays, outs):

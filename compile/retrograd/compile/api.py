@@ -75,7 +75,10 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     backend : str, optional
         ``"numpy"``: the programs call NumPy kernels into buffers allocated
         once per guard key, and the ops themselves where NumPy has no
-        verified equivalent (CuPy's kernels, for CUDA tensors).
+        verified equivalent (CuPy's kernels, for CUDA tensors); runs of
+        float64 elementwise ops are replayed by calling NumPy's own inner
+        loops one after another, without a ufunc call per op (the same
+        values, bit for bit).
         ``"numba"`` (the ``retrograd-compile[numba]`` extra): runs of
         float64 elementwise ops of CPU programs are fused into compiled
         loops (with retrograd's own vectorisable sin, cos, tanh, exp, log,

@@ -1,0 +1,163 @@
+"""The numpy backend's replayed runs (_replay.pyx): NumPy's own float64
+inner loops called one after another. Each op must give NumPy's values bit
+for bit, for every operand form a chunk reads; a chunk must refuse arrays
+it was not built for; and programs of the numpy backend use it."""
+import threading
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+import retrograd.compile
+from retrograd.compile import _fusion, _kernels, _replay
+
+_UFUNCS = [f for f in _fusion._SCALAR if isinstance(f, np.ufunc)]
+
+
+def _values(n, seed):
+    # ordinary values, and the edges: signed zeros, infinities, nan,
+    # subnormals, the largest and smallest normals, large arguments
+    rng = np.random.default_rng(seed)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                      1.7976931348623157e308, -1.7976931348623157e308, 1e22, -3e300, 0.5, -1.0, 1.0])
+    return np.concatenate([edges, rng.standard_normal(n) * 4.0, rng.uniform(-1e5, 1e5, n)])
+
+
+def _same(got, want):
+    np.testing.assert_array_equal(got.view(np.int64)[~np.isnan(want)],
+                                  want.view(np.int64)[~np.isnan(want)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("uf", _UFUNCS, ids=lambda f: f.__name__)
+def test_each_ufunc_gives_numpys_bits(uf):
+    x, y = _values(200, 1), _values(200, 2)[::-1].copy()
+    out = np.empty((1, x.size))
+    operands = [("in", 0), ("in", 1)][:uf.nin]
+    ch = _replay.chunk_function([(uf, operands)], [(0, None), (1, None)][:uf.nin], [1] * uf.nin, [0])
+    with np.errstate(all="ignore"):
+        ch(*[x, y][:uf.nin], out)
+        want = uf(*[x, y][:uf.nin])
+    _same(out[0], want)
+
+
+@pytest.mark.parametrize("uf", [u for u in _UFUNCS if u.nin == 2], ids=lambda f: f.__name__)
+def test_binary_ops_read_constants_0d_values_rows_and_block_scalars(uf):
+    x = _values(50, 3)
+    zero_d = np.array(-2.5)
+    block = np.stack([x[::-1].copy(), x * 0.5])          # rows of a block
+    scalars = np.array([[1.75], [-0.0], [3.0]])          # a block of 0-d values
+    ops = [(uf, [("in", 0), ("c", 1.01)]),               # 0: x op constant
+           (uf, [("in", 1), ("t", 0)]),                  # 1: 0-d op value
+           (uf, [("t", 1), ("in", 2)]),                  # 2: value op row 1 of the block
+           (uf, [("in", 3), ("t", 2)])]                  # 3: block scalar [2, 0] op value
+    inputs = [(0, None), (1, "s"), (2, 1), (3, ("s", 2))]
+    ch = _replay.chunk_function(ops, inputs, [1, 0, 2, 2], [0, 1, 2, 3])
+    out = np.empty((4, x.size))
+    with np.errstate(all="ignore"):
+        ch(x, zero_d, block, scalars, out)
+        v0 = uf(x, 1.01)
+        v1 = uf(zero_d, v0)
+        v2 = uf(v1, block[1])
+        v3 = uf(scalars[2, 0], v2)
+    for got, want in zip(out, [v0, v1, v2, v3]):
+        _same(got, want)
+
+
+def test_values_not_kept_go_to_reused_scratch_rows_and_the_sum_is_numpys():
+    # a 300-op chain writing only every tenth value: the others live in
+    # scratch rows; the total is NumPy's pairwise sum
+    for n in (1, 16, 1000, 100_001):
+        x = np.random.default_rng(n).standard_normal(n)
+        ops, keep, want, y = [], [], [], x
+        for s in range(100):
+            src = ("in", 0) if s == 0 else ("t", 3 * s - 1)
+            ops += [(np.multiply, [src, ("c", 1.01)]), (np.sin, [("t", 3 * s)]),
+                    (np.add, [("t", 3 * s + 1), ("c", 0.5)])]
+            a = y * 1.01
+            y = np.sin(a) + 0.5
+            if s % 10 == 0:
+                keep.append(3 * s)
+                want.append(a)
+        ops.append(("sum", [("t", 299)]))
+        ch = _replay.chunk_function(ops, [(0, None)], [1], keep)
+        out, total = np.empty((len(keep), n)), np.empty(())
+        ch(x, out, total)
+        np.testing.assert_array_equal(out, np.array(want))
+        assert total[()] == np.add.reduce(y)
+
+
+def test_copies_fill_from_a_0d_value_and_copy_arrays():
+    ops = [(_kernels._copy_into, [("in", 0)]), (_kernels._copy_into, [("in", 1)]),
+           (np.add, [("t", 0), ("t", 1)])]
+    ch = _replay.chunk_function(ops, [(0, "s"), (1, None)], [0, 1], [0, 1, 2])
+    x = np.arange(5.0)
+    out = np.empty((3, 5))
+    ch(np.array(7.0), x, out)
+    np.testing.assert_array_equal(out, [[7.0] * 5, x, x + 7.0])
+
+
+def test_a_chunk_refuses_arrays_it_was_not_built_for():
+    ch = _replay.chunk_function([(np.sin, [("in", 0)])], [(0, None)], [1], [0])
+    x, out = np.ones(8), np.empty((1, 8))
+    ch(x, out)
+    with pytest.raises(TypeError, match="float64"):
+        ch(np.ones(8, np.float32), out)
+    with pytest.raises(TypeError, match="NumPy array"):
+        ch([1.0] * 8, out)
+    with pytest.raises(ValueError, match="C-contiguous, of 8 values"):
+        ch(np.ones(16)[::2], out)
+    with pytest.raises(ValueError, match="C-contiguous, of 8 values"):
+        ch(np.ones(9), out)
+    with pytest.raises(ValueError, match="output block"):
+        ch(x, np.empty((2, 8)))
+    with pytest.raises(TypeError, match="takes 2 arrays"):
+        ch(x)
+    rows = _replay.chunk_function([(np.cos, [("in", 0)])], [(0, 3)], [2], [0])
+    with pytest.raises(ValueError, match="at least 4 rows"):
+        rows(np.ones((3, 8)), out)
+    with pytest.raises(ValueError, match="rows of 5 values"):
+        rows(np.ones((4, 5)), out)
+    with pytest.raises(ValueError, match="cannot replay"):
+        _replay.chunk_function([(np.clip, [("in", 0)])], [(0, None)], [1], [0])
+    with pytest.raises(ValueError, match="ldexp has no float64 loop"):
+        _replay.chunk_function([(np.ldexp, [("in", 0), ("in", 0)])], [(0, None)], [1], [0])
+    with pytest.raises(ValueError, match="of an argument of 1 dims"):
+        _replay.chunk_function([(np.sin, [("in", 0)])], [(0, 2)], [1], [0])
+
+
+def test_threads_calling_one_chunk_get_their_own_values():
+    ops = [(np.multiply, [("in", 0), ("c", 3.0)]), (np.exp, [("t", 0)]), (np.add, [("t", 1), ("in", 0)])]
+    ch = _replay.chunk_function(ops, [(0, None)], [1], [2])
+    errors = []
+
+    def work(seed):
+        x = np.random.default_rng(seed).standard_normal(5000)
+        for _ in range(200):
+            out = np.empty((1, x.size))
+            ch(x, out)
+            if not np.array_equal(out[0], np.exp(x * 3.0) + x):
+                errors.append(seed)
+                return
+    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+
+
+def _chain(x):
+    y = x
+    for _ in range(40):
+        y = (y * 1.01).sin() + 0.5
+    return y.sum()
+
+
+def test_the_numpy_backend_replays_its_runs(assert_matches_eager):
+    f = rg.compile(_chain, backend="numpy")
+    a = np.random.default_rng(0).standard_normal(16)
+    assert_matches_eager(f, _chain, a, rtol=1e-13, grad_rtol=1e-13)
+    entry = next(iter(f._cache.values()))
+    assert entry.fwd.fused_by == "replay" and entry.fwd.fused_ops >= 100
+    assert entry.bwd.fused_by == "replay" and entry.bwd.fused_ops >= 100
