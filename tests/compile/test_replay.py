@@ -14,9 +14,14 @@ from retrograd.compile import _fusion, _kernels, _replay
 _UFUNCS = [f for f in _fusion._SCALAR if isinstance(f, np.ufunc)]
 
 
-def _values(n, seed):
+def _values(n, seed, dtype=np.float64):
     # ordinary values, and the edges: signed zeros, infinities, nan,
     # subnormals, the largest and smallest normals, large arguments
+    if dtype != np.float64:
+        info = np.finfo(dtype)
+        with np.errstate(all="ignore"):
+            return np.concatenate([_values(n, seed).astype(dtype),
+                                   np.array([info.tiny, info.smallest_subnormal, info.max], dtype)])
     rng = np.random.default_rng(seed)
     edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
                       1.7976931348623157e308, -1.7976931348623157e308, 1e22, -3e300, 0.5, -1.0, 1.0])
@@ -24,39 +29,46 @@ def _values(n, seed):
 
 
 def _same(got, want):
-    np.testing.assert_array_equal(got.view(np.int64)[~np.isnan(want)],
-                                  want.view(np.int64)[~np.isnan(want)])
+    assert got.dtype == want.dtype
+    bits = np.int64 if got.dtype == np.float64 else np.int32
+    np.testing.assert_array_equal(got.view(bits)[~np.isnan(want)], want.view(bits)[~np.isnan(want)])
     assert np.array_equal(np.isnan(got), np.isnan(want))
 
 
+_DTYPES = pytest.mark.parametrize("dtype", [np.float64, np.float32])
+
+
+@_DTYPES
 @pytest.mark.parametrize("uf", _UFUNCS, ids=lambda f: f.__name__)
-def test_each_ufunc_gives_numpys_bits(uf):
-    x, y = _values(200, 1), _values(200, 2)[::-1].copy()
-    out = np.empty((1, x.size))
+def test_each_ufunc_gives_numpys_bits(uf, dtype):
+    x, y = _values(200, 1, dtype), _values(200, 2, dtype)[::-1].copy()
+    out = np.empty((1, x.size), dtype)
     operands = [("in", 0), ("in", 1)][:uf.nin]
-    ch = _replay.chunk_function([(uf, operands)], [(0, None), (1, None)][:uf.nin], [1] * uf.nin, [0])
+    ch = _replay.chunk_function([(uf, operands)], [(0, None), (1, None)][:uf.nin], [1] * uf.nin, [0],
+                                dtype)
     with np.errstate(all="ignore"):
         ch(*[x, y][:uf.nin], out)
         want = uf(*[x, y][:uf.nin])
     _same(out[0], want)
 
 
+@_DTYPES
 @pytest.mark.parametrize("uf", [u for u in _UFUNCS if u.nin == 2], ids=lambda f: f.__name__)
-def test_binary_ops_read_constants_0d_values_rows_and_block_scalars(uf):
-    x = _values(50, 3)
-    zero_d = np.array(-2.5)
-    block = np.stack([x[::-1].copy(), x * 0.5])          # rows of a block
-    scalars = np.array([[1.75], [-0.0], [3.0]])          # a block of 0-d values
+def test_binary_ops_read_constants_0d_values_rows_and_block_scalars(uf, dtype):
+    x = _values(50, 3, dtype)
+    zero_d = np.array(-2.5, dtype)
+    block = np.stack([x[::-1].copy(), x * dtype(0.5)])   # rows of a block
+    scalars = np.array([[1.75], [-0.0], [3.0]], dtype)   # a block of 0-d values
     ops = [(uf, [("in", 0), ("c", 1.01)]),               # 0: x op constant
            (uf, [("in", 1), ("t", 0)]),                  # 1: 0-d op value
            (uf, [("t", 1), ("in", 2)]),                  # 2: value op row 1 of the block
            (uf, [("in", 3), ("t", 2)])]                  # 3: block scalar [2, 0] op value
     inputs = [(0, None), (1, "s"), (2, 1), (3, ("s", 2))]
-    ch = _replay.chunk_function(ops, inputs, [1, 0, 2, 2], [0, 1, 2, 3])
-    out = np.empty((4, x.size))
+    ch = _replay.chunk_function(ops, inputs, [1, 0, 2, 2], [0, 1, 2, 3], dtype)
+    out = np.empty((4, x.size), dtype)
     with np.errstate(all="ignore"):
         ch(x, zero_d, block, scalars, out)
-        v0 = uf(x, 1.01)
+        v0 = uf(x, np.asarray(1.01, dtype))      # (the kernels' constants: 0-d, of the dtype)
         v1 = uf(zero_d, v0)
         v2 = uf(v1, block[1])
         v3 = uf(scalars[2, 0], v2)
@@ -64,27 +76,29 @@ def test_binary_ops_read_constants_0d_values_rows_and_block_scalars(uf):
         _same(got, want)
 
 
-def test_values_not_kept_go_to_reused_scratch_rows_and_the_sum_is_numpys():
+@_DTYPES
+def test_values_not_kept_go_to_reused_scratch_rows_and_the_sum_is_numpys(dtype):
     # a 300-op chain writing only every tenth value: the others live in
     # scratch rows; the total is NumPy's pairwise sum
+    c1, c2 = np.asarray(1.01, dtype), np.asarray(0.5, dtype)
     for n in (1, 16, 1000, 100_001):
-        x = np.random.default_rng(n).standard_normal(n)
+        x = np.random.default_rng(n).standard_normal(n).astype(dtype)
         ops, keep, want, y = [], [], [], x
         for s in range(100):
             src = ("in", 0) if s == 0 else ("t", 3 * s - 1)
             ops += [(np.multiply, [src, ("c", 1.01)]), (np.sin, [("t", 3 * s)]),
                     (np.add, [("t", 3 * s + 1), ("c", 0.5)])]
-            a = y * 1.01
-            y = np.sin(a) + 0.5
+            a = y * c1
+            y = np.sin(a) + c2
             if s % 10 == 0:
                 keep.append(3 * s)
                 want.append(a)
         ops.append(("sum", [("t", 299)]))
-        ch = _replay.chunk_function(ops, [(0, None)], [1], keep)
-        out, total = np.empty((len(keep), n)), np.empty(())
+        ch = _replay.chunk_function(ops, [(0, None)], [1], keep, dtype)
+        out, total = np.empty((len(keep), n), dtype), np.empty((), dtype)
         ch(x, out, total)
         np.testing.assert_array_equal(out, np.array(want))
-        assert total[()] == np.add.reduce(y)
+        assert total.dtype == dtype and total[()] == np.add.reduce(y)
 
 
 def test_copies_fill_from_a_0d_value_and_copy_arrays():
@@ -103,6 +117,8 @@ def test_a_chunk_refuses_arrays_it_was_not_built_for():
     ch(x, out)
     with pytest.raises(TypeError, match="float64"):
         ch(np.ones(8, np.float32), out)
+    with pytest.raises(ValueError, match="float64 or float32"):
+        _replay.chunk_function([(np.sin, [("in", 0)])], [(0, None)], [1], [0], np.float16)
     with pytest.raises(TypeError, match="NumPy array"):
         ch([1.0] * 8, out)
     with pytest.raises(ValueError, match="C-contiguous, of 8 values"):
@@ -154,10 +170,26 @@ def _chain(x):
     return y.sum()
 
 
-def test_the_numpy_backend_replays_its_runs(assert_matches_eager):
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 1e-5)])
+def test_the_numpy_backend_replays_its_runs(assert_matches_eager, dtype, rtol):
     f = rg.compile(_chain, backend="numpy")
-    a = np.random.default_rng(0).standard_normal(16)
-    assert_matches_eager(f, _chain, a, rtol=1e-13, grad_rtol=1e-13)
+    a = np.random.default_rng(0).standard_normal(16).astype(dtype)
+    assert_matches_eager(f, _chain, a, rtol=rtol, grad_rtol=rtol)
     entry = next(iter(f._cache.values()))
     assert entry.fwd.fused_by == "replay" and entry.fwd.fused_ops >= 100
     assert entry.bwd.fused_by == "replay" and entry.bwd.fused_ops >= 100
+
+
+def test_float32_programs_of_the_numba_backend_are_replayed():
+    # numba's loops are float64's: a float32 program's runs are replayed
+    pytest.importorskip("numba")
+    f = rg.compile(_chain, backend="numba")
+    x = rg.tensor(np.linspace(-1, 1, 16, dtype=np.float32), requires_grad=True)
+    f(x).backward()
+    f.wait()
+    entry = next(iter(f._cache.values()))
+    assert entry.fusing is None
+    assert entry.fwd.fused_by == "replay" and entry.bwd.fused_by == "replay"
+    x2 = rg.tensor(np.linspace(-1, 1, 16, dtype=np.float32), requires_grad=True)
+    _chain(x2).backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-5)

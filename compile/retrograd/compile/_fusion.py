@@ -100,31 +100,33 @@ def available():
     return importlib.util.find_spec("numba") is not None
 
 
-def fusible(kern, out, operand_arrays):
-    """Whether a verified kernel can join a fused run."""
+def fusible(kern, out, operand_arrays, dtypes=(np.float64,)):
+    """Whether a verified kernel can join a fused run (of one of ``dtypes``:
+    numba's loops are float64's; the numpy backend replays float32 too)."""
     if kern is None or kern.kw or not kern.out or kern.fn not in _SCALAR:
         return False
-    if not isinstance(out, np.ndarray) or out.dtype != np.float64:
+    if not isinstance(out, np.ndarray) or out.dtype not in dtypes:
         return False
     for a in operand_arrays:
         if isinstance(a, np.ndarray):
             # the run's shape, or 0-d (read once, broadcast)
-            if (a.ndim and a.shape != out.shape) or a.dtype != np.float64:
+            if (a.ndim and a.shape != out.shape) or a.dtype != out.dtype:
                 return False
         elif not isinstance(a, (float, int)):
             return False
     return True
 
 
-def full_sum(kern, out, operand_arrays):
-    """Whether a verified kernel is a sum of a float64 array (of at least one
-    dimension) over all its dims to 0-d: a fused loop can end with it."""
+def full_sum(kern, out, operand_arrays, dtypes=(np.float64,)):
+    """Whether a verified kernel is a sum of an array of one of ``dtypes``
+    (of at least one dimension) over all its dims to 0-d: a fused loop can
+    end with it."""
     if kern is None or kern.fn is not _kernels.add_reduce or kern.kw.get("keepdims"):
         return False
-    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim != 0:
+    if not isinstance(out, np.ndarray) or out.dtype not in dtypes or out.ndim != 0:
         return False
     (a,) = operand_arrays
-    if not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.ndim == 0:
+    if not isinstance(a, np.ndarray) or a.dtype != out.dtype or a.ndim == 0:
         return False
     axis = kern.kw.get("axis")
     return axis is None or sorted(np.atleast_1d(axis) % a.ndim) == list(range(a.ndim))

@@ -275,8 +275,10 @@ class Program:
                 skip_to = j
             elif i in chunks:
                 j, fn, arrays, outputs, total = chunks[i]
-                size = arr_of(steps[i].outs[0]).size
-                w(f"    _b{i} = np.empty({const((len(outputs), size))})")
+                size, dtype = arr_of(steps[i].outs[0]).size, arr_of(steps[i].outs[0]).dtype
+                # (float64: np.empty's default)
+                dt = "" if dtype == np.float64 else f", {const(dtype)}"
+                w(f"    _b{i} = np.empty({const((len(outputs), size))}{dt})")
                 # (a 0-d argument as it is: np.ascontiguousarray makes it 1-d)
                 ins = [a if type(a) is str else f"_ac{a}" if a in arg_set and arr_of(a).shape
                        else f"v{a}" for a in arrays]
@@ -287,7 +289,7 @@ class Program:
                         contiguous.add(a)
                 if total is not None:
                     # the loop's sum, into a 0-d array of its own
-                    w(f"    v{total} = np.empty(())")
+                    w(f"    v{total} = np.empty((){dt})")
                     materialized.add(total)
                     ins.append(f"_b{i}, v{total}")
                 else:
@@ -474,6 +476,8 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
     if not _fusion.available() and kind != "replay":
         return [], {}, kind
     chunk = _REPLAY_CHUNK if kind == "replay" else _fusion.CHUNK
+    # (numba's loops are float64's; NumPy has float32 loops to replay too)
+    dtypes = (np.float64, np.float32) if kind == "replay" else (np.float64,)
     kerns = {}
     sums = set()         # steps that sum a value of the run's shape to 0-d
     fresh = set()        # slots a fusible step makes: contiguous in the program
@@ -496,10 +500,10 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         # program's is a fresh array)
         contiguous = all(not isinstance(x, np.ndarray) or x.ndim == 0 or x.flags.c_contiguous
                          or (type(a) is Ref and a.slot in fresh) for a, x in zip(k.operands, ops))
-        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops) and contiguous:
+        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops, dtypes) and contiguous:
             kerns[i] = k
             fresh.add(st.outs[0])
-        elif _fusion.full_sum(k, slot_arrays[st.outs[0]], ops) and contiguous:
+        elif _fusion.full_sum(k, slot_arrays[st.outs[0]], ops, dtypes) and contiguous:
             kerns[i] = k
             sums.add(i)
     runs = []
@@ -508,10 +512,10 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         if i not in kerns or i in sums:
             i += 1
             continue
-        shape = slot_arrays[steps[i].outs[0]].shape
+        shape, dtype = slot_arrays[steps[i].outs[0]].shape, slot_arrays[steps[i].outs[0]].dtype
         j = i
-        while j < len(steps) and j in kerns and j not in sums and \
-                slot_arrays[steps[j].outs[0]].shape == shape and j - i < chunk:
+        while j < len(steps) and j in kerns and j not in sums and j - i < chunk and \
+                slot_arrays[steps[j].outs[0]].shape == shape and slot_arrays[steps[j].outs[0]].dtype == dtype:
             j += 1
         if j in sums and slot_arrays[steps[j].args[0].slot].shape == shape and \
                 any(st.outs[0] == steps[j].args[0].slot for st in steps[i:j]):
@@ -521,8 +525,10 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         if j - i >= 2:
             runs.append((i, j))
         i = j
-    if kind == "numba" and backend == "auto" and sum(j - i for i, j in runs) < 64:
+    n_fused = sum(j - i for i, j in runs)
+    if kind == "numba" and (n_fused == 0 or backend == "auto" and n_fused < 64):
         # compiled loops pay for their compile time on long programs only
+        # (and a float32 program has none: its runs are replayed)
         return _fusion_runs(steps, slot_arrays, alias, "numpy")
     return runs, kerns, kind
 
@@ -594,7 +600,9 @@ def _plan_fusion(steps, slot_arrays, alias, backend, last, escaping, rows, cance
                 ndims.append(nd)
                 specs.append((len(arrays) - 1, None if nd else "s"))
         try:
-            fn = builder(ops, specs, ndims, [produced[s] for s in outputs])
+            dtype = slot_arrays[steps[i].outs[0]].dtype
+            fn = (builder(ops, specs, ndims, [produced[s] for s in outputs], dtype) if kind == "replay"
+                  else builder(ops, specs, ndims, [produced[s] for s in outputs]))
         except Exception:
             continue         # refused: those steps stay NumPy calls
         for r, s in enumerate(outputs):

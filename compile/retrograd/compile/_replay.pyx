@@ -1,14 +1,15 @@
 # cython: language_level=3
-# The numpy backend's fused runs: a run of float64 elementwise steps (the
-# runs the numba backend compiles into loops, _fusion.py) replayed here by
-# calling NumPy's own inner loops, one after another, without a ufunc call
-# per step.
+# The numpy backend's fused runs: a run of float64 or float32 elementwise
+# steps (the runs the numba backend compiles into loops, _fusion.py, where
+# they are float64) replayed here by calling NumPy's own inner loops, one
+# after another, without a ufunc call per step.
 #
 # Why: on small arrays a ufunc call is almost all overhead (about 350 ns to
 # find the loop, check the arguments and set up the iteration, for 10-50 ns
 # of arithmetic on 16 values). The inner loop a ufunc would pick for
 # float64 arguments is the function in its type table whose signature is
-# all float64 (NumPy's legacy loops, the same machine code a call runs);
+# all float64 (float32 likewise; NumPy's legacy loops, the same machine code
+# a call runs);
 # this calls it directly on contiguous rows, or with stride 0 for a 0-d
 # value or a constant. Each chunk's values are NumPy's, bit for bit (tested
 # per ufunc in tests/compile/test_replay.py), and the program builder still
@@ -62,18 +63,18 @@ cdef enum:
     A_ROWS = 8           # (a block) some use reads a whole row
 
 
-cdef int _find_loop(cnp.ufunc uf, Op* op) except -1:
-    # the ufunc's inner loop whose arguments are all float64
+cdef int _find_loop(cnp.ufunc uf, Op* op, int typenum) except -1:
+    # the ufunc's inner loop whose arguments are all of type `typenum`
     cdef int i, k, n = uf.nargs
     for i in range(uf.ntypes):
         for k in range(n):
-            if <int>uf.types[i * n + k] != cnp.NPY_DOUBLE:
+            if <int>uf.types[i * n + k] != typenum:
                 break
         else:
             op.fn = uf.functions[i]
             op.data = uf.data[i]
             return 0
-    raise ValueError(f"{uf.__name__} has no float64 loop")
+    raise ValueError(f"{uf.__name__} has no {_NAMES[typenum]} loop")
 
 
 cdef class Chunk:
@@ -83,7 +84,9 @@ cdef class Chunk:
     cdef int n_arrays
     cdef int n_out
     cdef int n_tmp
-    cdef double* consts
+    cdef double* consts       # 8 bytes each (a float32 chunk's hold a float)
+    cdef int typenum          # NPY_DOUBLE or NPY_FLOAT: every array's
+    cdef Py_ssize_t itemsize
     cdef bint has_sum
     cdef Src sum_src
     cdef int* roles           # per argument: A_* bits
@@ -109,9 +112,14 @@ cdef class Chunk:
         free(self.base)
         free(self.rstride)
 
-    def __init__(self, list ops, list inputs, list ndims, list outputs):
+    def __init__(self, list ops, list inputs, list ndims, list outputs, dtype=np.float64):
         cdef int j, k, n_consts = 0
         cdef Op* op
+        dt = np.dtype(dtype)
+        if dt != np.float64 and dt != np.float32:
+            raise ValueError(f"a replayed chunk runs float64 or float32 values, not {dt}")
+        self.typenum = cnp.NPY_DOUBLE if dt == np.float64 else cnp.NPY_FLOAT
+        self.itemsize = dt.itemsize
         self.n_arrays = len(ndims)
         self.n_out = len(outputs)
         self.has_sum = bool(ops) and ops[-1][0] == "sum"
@@ -147,7 +155,10 @@ cdef class Chunk:
             if kind == "t":
                 return where[v]
             if kind == "c":
-                self.consts[n_consts] = float(v)
+                if self.typenum == cnp.NPY_FLOAT:
+                    (<float*>&self.consts[n_consts])[0] = <float>float(v)
+                else:
+                    self.consts[n_consts] = float(v)
                 n_consts += 1
                 return (K_CONST, n_consts - 1, 0)
             a, row = inputs[v]
@@ -175,7 +186,7 @@ cdef class Chunk:
                     raise ValueError("a copy has one operand")
                 op.nin = 0
             elif isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin == len(operands) <= 2:
-                _find_loop(fn, op)
+                _find_loop(fn, op, self.typenum)
                 op.nin = fn.nin
             else:
                 raise ValueError(f"cannot replay {fn!r}")
@@ -203,10 +214,10 @@ cdef class Chunk:
     cdef inline char* _ptr(self, Src* s, char* out, Py_ssize_t ostride, char* tmp,
                            Py_ssize_t tstride, cnp.npy_intp* step):
         if s.kind == K_ARRAY:
-            step[0] = 8
+            step[0] = self.itemsize
             return self.base[s.arg]
         if s.kind == K_ROW:
-            step[0] = 8
+            step[0] = self.itemsize
             return self.base[s.arg] + s.row * self.rstride[s.arg]
         if s.kind == K_SCALAR:
             step[0] = 0
@@ -217,7 +228,7 @@ cdef class Chunk:
         if s.kind == K_CONST:
             step[0] = 0
             return <char*>&self.consts[s.arg]
-        step[0] = 8
+        step[0] = self.itemsize
         if s.kind == K_OUT:
             return out + s.row * ostride
         return tmp + s.row * tstride
@@ -233,19 +244,22 @@ cdef class Chunk:
         cdef cnp.npy_intp steps[3]
         cdef Op* op
         cdef double v
-        cdef double* d
+        cdef char* d
+        cdef Py_ssize_t isz = self.itemsize
+        cdef cnp.npy_intp one = 1
+        cdef int tn = self.typenum
         n = self.n_arrays
         if len(args) != n + 1 + self.has_sum:
             raise TypeError(f"a replayed chunk takes {n + 1 + self.has_sum} arrays, got {len(args)}")
-        outa = _float64(args[n], "the output block")
+        outa = _checked(args[n], "the output block", tn)
         if cnp.PyArray_NDIM(outa) != 2 or cnp.PyArray_DIMS(outa)[0] != self.n_out \
                 or not cnp.PyArray_IS_C_CONTIGUOUS(outa):
             raise ValueError(f"the output block must be a C-contiguous ({self.n_out}, size) array")
         size = cnp.PyArray_DIMS(outa)[1]
         outp = <char*>cnp.PyArray_DATA(outa)
-        ostride = size * 8
+        ostride = size * isz
         for k in range(n):
-            a = _float64(args[k], f"argument {k}")
+            a = _checked(args[k], f"argument {k}", tn)
             r = self.roles[k]
             if r & A_WHOLE and (cnp.PyArray_SIZE(a) != size or not cnp.PyArray_IS_C_CONTIGUOUS(a)
                                 or cnp.PyArray_NDIM(a) == 0):
@@ -268,55 +282,65 @@ cdef class Chunk:
         if self.n_tmp:
             tmp = self._tmp
             if busy or tmp is None or (<cnp.ndarray>tmp).shape[1] != size:
-                tmp = np.empty((self.n_tmp, size))
+                tmp = np.empty((self.n_tmp, size), _NAMES[tn])
                 if not busy:
                     self._tmp = tmp
             tmpa = <cnp.ndarray>tmp
             tmpp = <char*>cnp.PyArray_DATA(tmpa)
-            tstride = size * 8
+            tstride = size * isz
         self._busy = True
         try:
             for j in range(self.n_ops):
                 op = &self.ops[j]
                 argv[0] = self._ptr(&op.ins[0], outp, ostride, tmpp, tstride, &steps[0])
                 if op.nin == 0:
-                    d = <double*>self._ptr(&op.res, outp, ostride, tmpp, tstride, &steps[1])
-                    if steps[0] == 0:
+                    d = self._ptr(&op.res, outp, ostride, tmpp, tstride, &steps[1])
+                    if steps[0] != 0:
+                        if d != argv[0]:
+                            memcpy(d, argv[0], size * isz)
+                    elif tn == cnp.NPY_FLOAT:
+                        for i in range(size):
+                            (<float*>d)[i] = (<float*>argv[0])[0]
+                    else:
                         v = (<double*>argv[0])[0]
                         for i in range(size):
-                            d[i] = v
-                    elif <char*>d != argv[0]:
-                        memcpy(d, argv[0], size * 8)
+                            (<double*>d)[i] = v
                     continue
                 if op.nin == 2:
                     argv[1] = self._ptr(&op.ins[1], outp, ostride, tmpp, tstride, &steps[1])
                 argv[op.nin] = self._ptr(&op.res, outp, ostride, tmpp, tstride, &steps[op.nin])
                 op.fn(argv, &size, steps, op.data)
             if self.has_sum:
-                total = _float64(args[n + 1], "the total")
+                total = _checked(args[n + 1], "the total", tn)
                 if cnp.PyArray_NDIM(<cnp.ndarray>total) != 0:
                     raise ValueError("the total must be a 0-d array")
                 argv[0] = self._ptr(&self.sum_src, outp, ostride, tmpp, tstride, &steps[0])
                 if steps[0] == 0:
-                    values = np.full(size, (<double*>argv[0])[0])
+                    # (one value, broadcast: a view of it alone, then filled)
+                    values = cnp.PyArray_SimpleNewFromData(1, &one, tn, argv[0])
+                    values = np.full(size, values[0], _NAMES[tn])
                 else:
-                    values = cnp.PyArray_SimpleNewFromData(1, &size, cnp.NPY_DOUBLE, argv[0])
+                    values = cnp.PyArray_SimpleNewFromData(1, &size, tn, argv[0])
                 # (NumPy's own sum: its pairwise order, not a running total)
-                (<double*>cnp.PyArray_DATA(<cnp.ndarray>total))[0] = np.add.reduce(values)
+                np.add.reduce(values, 0, None, total)
         finally:
             self._busy = busy
         return None
 
 
-cdef cnp.ndarray _float64(object x, str what):
+_NAMES = {cnp.NPY_DOUBLE: "float64", cnp.NPY_FLOAT: "float32"}
+
+
+cdef cnp.ndarray _checked(object x, str what, int typenum):
     if type(x) is not cnp.ndarray:
         raise TypeError(f"{what} must be a NumPy array, got {type(x).__name__}")
-    if cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.NPY_DOUBLE or not cnp.PyArray_ISALIGNED(<cnp.ndarray>x):
-        raise TypeError(f"{what} must be an aligned float64 array")
+    if cnp.PyArray_TYPE(<cnp.ndarray>x) != typenum or not cnp.PyArray_ISALIGNED(<cnp.ndarray>x):
+        raise TypeError(f"{what} must be an aligned {_NAMES[typenum]} array")
     return <cnp.ndarray>x
 
 
-def chunk_function(ops, inputs, ndims, outputs):
+def chunk_function(ops, inputs, ndims, outputs, dtype=np.float64):
     """A replayed chunk: _fusion.chunk_function's contract (ops, inputs,
-    ndims and outputs as there), run by NumPy's own float64 inner loops."""
-    return Chunk(list(ops), list(inputs), list(ndims), list(outputs))
+    ndims and outputs as there), run by NumPy's own inner loops; every
+    array is of ``dtype`` (float64 or float32)."""
+    return Chunk(list(ops), list(inputs), list(ndims), list(outputs), dtype)
