@@ -87,3 +87,28 @@ cdef object _implicit_ones_args(tuple outputs):
         roots[i] = e
         grads[i] = ones
     return tuple(roots), tuple(grads)
+
+
+# autograd.backward, for _tensor_backward: looked up on its first call
+# (_autograd.py imports core's compiled modules, so not at import time)
+cdef object _autograd_backward = None
+
+
+def _tensor_backward(Tensor t, gradient, retain_graph, create_graph, inputs):
+    """``t.backward(gradient, retain_graph, create_graph, inputs)``.
+
+    ``loss.backward()`` (no gradient, inputs or create_graph) runs what
+    autograd.backward does for it, the same C-level checks and engine call,
+    without its Python frames, which cost as much as the engine's run of a
+    small graph; anything else is autograd.backward's."""
+    global _autograd_backward
+    if gradient is None and inputs is None and not create_graph:
+        fast = _implicit_ones_args((t,))
+        if fast is not None:
+            _run_backward(fast[0], fast[1], bool(retain_graph), False, (), True)
+            return
+    if _autograd_backward is None:
+        from retrograd.core._autograd import backward
+        _autograd_backward = backward
+    _autograd_backward((t,), None if gradient is None else (gradient,), retain_graph,
+                       create_graph, inputs=inputs)

@@ -22,8 +22,7 @@ from retrograd.core._ops import (  # no-cython-lint
     _copy_value, _rebuild_tensor, chunk, flatten, flip, index_select, masked_fill, movedim, narrow, repeat,
     roll, split, squeeze, take_along_dim, tile, tril, triu, unbind, unsqueeze,
 )
-# (Tensor.backward's fast path: autograd.backward's own checks and engine call)
-from retrograd.core._ops import _fast_backward_args, _run_backward  # no-cython-lint
+from retrograd.core._ops import _tensor_backward  # no-cython-lint
 import builtins as _builtins
 import copy as _copy_mod
 import operator as _operator
@@ -68,11 +67,6 @@ _I16 = np.dtype(np.int16)
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
-
-
-# autograd.backward, for Tensor.backward: looked up on its first call
-# (_autograd.py imports this module, so not at import time)
-cdef object _autograd_backward = None
 
 
 @cython.trashcan(True)
@@ -513,20 +507,7 @@ cdef class Tensor:
         return _hooks_snapshot(self._post_acc_hooks)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        global _autograd_backward
-        if gradient is None and inputs is None and not create_graph:
-            # `loss.backward()`: what autograd.backward does for it (the same
-            # C-level checks and engine call), without its Python frames,
-            # which cost as much as the engine's run of a small graph
-            fast = _fast_backward_args((self,), None, False)
-            if fast is not None:
-                _run_backward(fast[0], fast[1], bool(retain_graph), False, (), True)
-                return
-        if _autograd_backward is None:
-            from retrograd.core._autograd import backward
-            _autograd_backward = backward
-        _autograd_backward((self,), None if gradient is None else (gradient,), retain_graph,
-                           create_graph, inputs=inputs)
+        _tensor_backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
         return _detach_as(self, Tensor)
