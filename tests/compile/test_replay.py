@@ -101,6 +101,27 @@ def test_values_not_kept_go_to_reused_scratch_rows_and_the_sum_is_numpys(dtype):
         assert total.dtype == dtype and total[()] == np.add.reduce(y)
 
 
+def test_arguments_in_another_layout_are_read_in_c_order():
+    # a guard key fixes shapes, not strides: a strided, Fortran-ordered or
+    # unaligned argument gives the values a C-contiguous one does
+    ops = [(np.multiply, [("in", 0), ("in", 1)]), (np.exp, [("t", 0)])]
+    ch = _replay.chunk_function(ops, [(0, None), (1, None)], [2, 2], [1])
+    a = np.random.default_rng(5).standard_normal((3, 4))
+    b = np.random.default_rng(6).standard_normal((3, 4))
+    want = np.exp(a * b).ravel()
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    unaligned = raw[1:].view(np.float64).reshape(3, 4)
+    unaligned[...] = a
+    assert not unaligned.flags.aligned
+    for x in (np.asfortranarray(a), np.repeat(a, 2, axis=1)[:, ::2], unaligned):
+        out = np.empty((1, 12))
+        ch(x, b, out)
+        np.testing.assert_array_equal(out[0], want)
+    out = np.empty((1, 12))
+    ch(a, np.asfortranarray(b), out)
+    np.testing.assert_array_equal(out[0], want)
+
+
 def test_copies_fill_from_a_0d_value_and_copy_arrays():
     ops = [(_kernels._copy_into, [("in", 0)]), (_kernels._copy_into, [("in", 1)]),
            (np.add, [("t", 0), ("t", 1)])]
@@ -121,9 +142,7 @@ def test_a_chunk_refuses_arrays_it_was_not_built_for():
         _replay.chunk_function([(np.sin, [("in", 0)])], [(0, None)], [1], [0], np.float16)
     with pytest.raises(TypeError, match="NumPy array"):
         ch([1.0] * 8, out)
-    with pytest.raises(ValueError, match="C-contiguous, of 8 values"):
-        ch(np.ones(16)[::2], out)
-    with pytest.raises(ValueError, match="C-contiguous, of 8 values"):
+    with pytest.raises(ValueError, match="must have 8 values"):
         ch(np.ones(9), out)
     with pytest.raises(ValueError, match="output block"):
         ch(x, np.empty((2, 8)))
@@ -193,3 +212,26 @@ def test_float32_programs_of_the_numba_backend_are_replayed():
     x2 = rg.tensor(np.linspace(-1, 1, 16, dtype=np.float32), requires_grad=True)
     _chain(x2).backward()
     np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-5)
+
+
+def test_a_replayed_program_called_with_other_layouts_than_traced():
+    def f(x, y):
+        # z is not replayed (a power), and is a result: a NumPy call of its
+        # own, whose value keeps the input's layout
+        z = x ** 3
+        return ((z * y).sin() + z.exp()).sum(), z
+    cf = rg.compile(f, backend="numpy")
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    for xa, ya in [(a, b), (np.asfortranarray(a), b), (a, np.asfortranarray(b)),
+                   (np.repeat(a, 2, axis=0)[::2], b.T.copy().T)]:
+        x, y = rg.tensor(xa, requires_grad=True), rg.tensor(ya, requires_grad=True)
+        x2, y2 = rg.tensor(xa, requires_grad=True), rg.tensor(ya, requires_grad=True)
+        (out, z), (want, z2) = cf(x, y), f(x2, y2)
+        out.backward()
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-13)
+        np.testing.assert_array_equal(z.detach().numpy(), z2.detach().numpy())
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-13)
+        np.testing.assert_allclose(y.grad.numpy(), y2.grad.numpy(), rtol=1e-13)
+    assert len(cf._cache) == 1 and next(iter(cf._cache.values())).fwd.fused_by == "replay"

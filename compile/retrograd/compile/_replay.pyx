@@ -258,16 +258,23 @@ cdef class Chunk:
         size = cnp.PyArray_DIMS(outa)[1]
         outp = <char*>cnp.PyArray_DATA(outa)
         ostride = size * isz
+        keep = []
         for k in range(n):
-            a = _checked(args[k], f"argument {k}", tn)
+            a = _checked(args[k], f"argument {k}", tn, False)
             r = self.roles[k]
-            if r & A_WHOLE and (cnp.PyArray_SIZE(a) != size or not cnp.PyArray_IS_C_CONTIGUOUS(a)
-                                or cnp.PyArray_NDIM(a) == 0):
-                raise ValueError(f"argument {k} must be C-contiguous, of {size} values")
+            if not (r & A_BLOCK) and not (cnp.PyArray_ISALIGNED(a) and (
+                    cnp.PyArray_IS_C_CONTIGUOUS(a) or not r & A_WHOLE)):
+                # an argument in another layout (a guard key does not fix
+                # strides): its values in C order, as numba's loops read them
+                a = np.array(a, order="C")
+                keep.append(a)
+            if r & A_WHOLE and (cnp.PyArray_SIZE(a) != size or cnp.PyArray_NDIM(a) == 0):
+                raise ValueError(f"argument {k} must have {size} values")
             if r & A_SCALAR and cnp.PyArray_NDIM(a) != 0:
                 raise ValueError(f"argument {k} must be 0-d")
             if r & A_BLOCK:
                 if cnp.PyArray_NDIM(a) != 2 or not cnp.PyArray_IS_C_CONTIGUOUS(a) \
+                        or not cnp.PyArray_ISALIGNED(a) \
                         or cnp.PyArray_DIMS(a)[0] < self.min_rows[k] or cnp.PyArray_DIMS(a)[1] < 1:
                     raise ValueError(f"argument {k} must be a C-contiguous block of at least "
                                      f"{self.min_rows[k]} rows")
@@ -331,10 +338,10 @@ cdef class Chunk:
 _NAMES = {cnp.NPY_DOUBLE: "float64", cnp.NPY_FLOAT: "float32"}
 
 
-cdef cnp.ndarray _checked(object x, str what, int typenum):
+cdef cnp.ndarray _checked(object x, str what, int typenum, bint aligned=True):
     if type(x) is not cnp.ndarray:
         raise TypeError(f"{what} must be a NumPy array, got {type(x).__name__}")
-    if cnp.PyArray_TYPE(<cnp.ndarray>x) != typenum or not cnp.PyArray_ISALIGNED(<cnp.ndarray>x):
+    if cnp.PyArray_TYPE(<cnp.ndarray>x) != typenum or (aligned and not cnp.PyArray_ISALIGNED(<cnp.ndarray>x)):
         raise TypeError(f"{what} must be an aligned {_NAMES[typenum]} array")
     return <cnp.ndarray>x
 
