@@ -11,7 +11,10 @@ import retrograd as rg
 import retrograd.compile
 from retrograd.compile import _fusion, _kernels, _replay
 
-_UFUNCS = [f for f in _fusion._SCALAR if isinstance(f, np.ufunc)]
+# numba's ufuncs, and the others the numpy backend's kernels call
+_UFUNCS = [f for f in _fusion._SCALAR if isinstance(f, np.ufunc)] + [
+    np.power, np.maximum, np.minimum, np.arctan2, np.reciprocal, np.tan, np.sinh, np.cosh,
+    np.arcsin, np.arccos, np.arctan, np.exp2, np.log2, np.log10, np.floor, np.ceil, np.trunc]
 
 
 def _values(n, seed, dtype=np.float64):
@@ -155,6 +158,8 @@ def test_a_chunk_refuses_arrays_it_was_not_built_for():
         rows(np.ones((4, 5)), out)
     with pytest.raises(ValueError, match="cannot replay"):
         _replay.chunk_function([(np.clip, [("in", 0)])], [(0, None)], [1], [0])
+    with pytest.raises(ValueError, match="cannot replay"):
+        _replay.chunk_function([(np.matmul, [("in", 0), ("in", 0)])], [(0, None)], [2], [0])
     with pytest.raises(ValueError, match="ldexp has no float64 loop"):
         _replay.chunk_function([(np.ldexp, [("in", 0), ("in", 0)])], [(0, None)], [1], [0])
     with pytest.raises(ValueError, match="of an argument of 1 dims"):
@@ -235,3 +240,23 @@ def test_a_replayed_program_called_with_other_layouts_than_traced():
         np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-13)
         np.testing.assert_allclose(y.grad.numpy(), y2.grad.numpy(), rtol=1e-13)
     assert len(cf._cache) == 1 and next(iter(cf._cache.values())).fwd.fused_by == "replay"
+
+
+def test_ufuncs_numba_does_not_fuse_are_replayed(assert_matches_eager):
+    def f(x):
+        y = (x.abs() + 0.5).pow(1.5)
+        y = (y * x).tan().atan() * y.reciprocal()
+        return (y.exp2().log10() + (x - y).sinh() + x.asin()).sum()
+    cf = rg.compile(f, backend="numpy")
+    assert_matches_eager(cf, f, np.linspace(-0.9, 0.9, 32), rtol=1e-13, grad_rtol=1e-12)
+    entry = next(iter(cf._cache.values()))
+    # (every forward step, the sum included: one chunk)
+    assert entry.fwd.fused_by == "replay" and entry.fwd.fused_ops == len(entry.fwd.steps)
+    assert entry.bwd.fused_by == "replay" and entry.bwd.fused_ops >= len(entry.bwd.steps) - 2
+    for uf in (np.power, np.maximum, np.tan, np.reciprocal, np.exp2, np.log10, np.minimum, np.sinh,
+               np.arcsin):
+        assert _fusion._replayable(uf, np.float64) and _fusion._replayable(uf, np.float32)
+    assert not _fusion._replayable(np.isnan, np.float64)
+    assert not _fusion._replayable(np.ldexp, np.float64)
+    assert not _fusion._replayable(np.divmod, np.float64)
+    assert not _fusion._replayable(np.matmul, np.float64)        # a generalized ufunc

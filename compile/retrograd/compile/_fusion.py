@@ -100,12 +100,16 @@ def available():
     return importlib.util.find_spec("numba") is not None
 
 
-def fusible(kern, out, operand_arrays, dtypes=(np.float64,)):
-    """Whether a verified kernel can join a fused run (of one of ``dtypes``:
-    numba's loops are float64's; the numpy backend replays float32 too)."""
-    if kern is None or kern.kw or not kern.out or kern.fn not in _SCALAR:
+def fusible(kern, out, operand_arrays, replay=False):
+    """Whether a verified kernel can join a fused run: numba's loops take
+    float64 and the functions of _SCALAR; the numpy backend's replayed runs
+    (``replay``, _replay.pyx) float32 too, and any ufunc of one or two
+    operands with a loop of that dtype."""
+    if kern is None or kern.kw or not kern.out or not isinstance(out, np.ndarray):
         return False
-    if not isinstance(out, np.ndarray) or out.dtype not in dtypes:
+    if out.dtype not in ((np.float64, np.float32) if replay else (np.float64,)):
+        return False
+    if kern.fn not in _SCALAR and not (replay and _replayable(kern.fn, out.dtype)):
         return False
     for a in operand_arrays:
         if isinstance(a, np.ndarray):
@@ -117,19 +121,31 @@ def fusible(kern, out, operand_arrays, dtypes=(np.float64,)):
     return True
 
 
-def full_sum(kern, out, operand_arrays, dtypes=(np.float64,)):
-    """Whether a verified kernel is a sum of an array of one of ``dtypes``
-    (of at least one dimension) over all its dims to 0-d: a fused loop can
-    end with it."""
+def full_sum(kern, out, operand_arrays, replay=False):
+    """Whether a verified kernel is a sum of a float64 array (float32 too
+    where ``replay``) of at least one dimension over all its dims to 0-d: a
+    fused loop can end with it."""
     if kern is None or kern.fn is not _kernels.add_reduce or kern.kw.get("keepdims"):
         return False
-    if not isinstance(out, np.ndarray) or out.dtype not in dtypes or out.ndim != 0:
+    if not isinstance(out, np.ndarray) or out.ndim != 0 or \
+            out.dtype not in ((np.float64, np.float32) if replay else (np.float64,)):
         return False
     (a,) = operand_arrays
     if not isinstance(a, np.ndarray) or a.dtype != out.dtype or a.ndim == 0:
         return False
     axis = kern.kw.get("axis")
     return axis is None or sorted(np.atleast_1d(axis) % a.ndim) == list(range(a.ndim))
+
+
+def _replayable(fn, dtype):
+    # an elementwise ufunc of one or two operands and one result with a
+    # loop whose arguments are all of `dtype` (what _replay.pyx calls); not
+    # a generalized ufunc (matmul: its loops take core dimensions)
+    if not isinstance(fn, np.ufunc) or fn.signature is not None or fn.nout != 1 \
+            or fn.nin not in (1, 2):
+        return False
+    c = np.dtype(dtype).char
+    return f"{c * fn.nin}->{c}" in fn.types
 
 
 def _literal(v):

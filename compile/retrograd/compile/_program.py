@@ -476,8 +476,7 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
     if not _fusion.available() and kind != "replay":
         return [], {}, kind
     chunk = _REPLAY_CHUNK if kind == "replay" else _fusion.CHUNK
-    # (numba's loops are float64's; NumPy has float32 loops to replay too)
-    dtypes = (np.float64, np.float32) if kind == "replay" else (np.float64,)
+    replay = kind == "replay"
     kerns = {}
     sums = set()         # steps that sum a value of the run's shape to 0-d
     fresh = set()        # slots a fusible step makes: contiguous in the program
@@ -500,10 +499,10 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
         # program's is a fresh array)
         contiguous = all(not isinstance(x, np.ndarray) or x.ndim == 0 or x.flags.c_contiguous
                          or (type(a) is Ref and a.slot in fresh) for a, x in zip(k.operands, ops))
-        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops, dtypes) and contiguous:
+        if _fusion.fusible(k, slot_arrays[st.outs[0]], ops, replay) and contiguous:
             kerns[i] = k
             fresh.add(st.outs[0])
-        elif _fusion.full_sum(k, slot_arrays[st.outs[0]], ops, dtypes) and contiguous:
+        elif _fusion.full_sum(k, slot_arrays[st.outs[0]], ops, replay) and contiguous:
             kerns[i] = k
             sums.add(i)
     runs = []

@@ -185,7 +185,8 @@ cdef class Chunk:
                 if len(operands) != 1:
                     raise ValueError("a copy has one operand")
                 op.nin = 0
-            elif isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin == len(operands) <= 2:
+            elif isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1 \
+                    and fn.nin == len(operands) <= 2:
                 _find_loop(fn, op, self.typenum)
                 op.nin = fn.nin
             else:
