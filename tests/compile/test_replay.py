@@ -162,6 +162,12 @@ def test_a_chunk_refuses_arrays_it_was_not_built_for():
         _replay.chunk_function([(np.matmul, [("in", 0), ("in", 0)])], [(0, None)], [2], [0])
     with pytest.raises(ValueError, match="ldexp has no float64 loop"):
         _replay.chunk_function([(np.ldexp, [("in", 0), ("in", 0)])], [(0, None)], [1], [0])
+    with pytest.raises(ValueError, match="no input -1"):
+        _replay.chunk_function([(np.sin, [("in", -1)])], [(0, None)], [1], [0])
+    with pytest.raises(ValueError, match="no argument 1"):
+        _replay.chunk_function([(np.sin, [("in", 0)])], [(1, None)], [1], [0])
+    with pytest.raises(ValueError, match="read before it is made"):
+        _replay.chunk_function([(np.sin, [("t", 0)])], [(0, None)], [1], [0])
     with pytest.raises(ValueError, match="of an argument of 1 dims"):
         _replay.chunk_function([(np.sin, [("in", 0)])], [(0, 2)], [1], [0])
 

@@ -153,6 +153,8 @@ cdef class Chunk:
             # (kind, arg, row) of an operand
             nonlocal n_consts
             if kind == "t":
+                if v not in where:
+                    raise ValueError(f"op value {v} is read before it is made")
                 return where[v]
             if kind == "c":
                 if self.typenum == cnp.NPY_FLOAT:
@@ -161,7 +163,11 @@ cdef class Chunk:
                     self.consts[n_consts] = float(v)
                 n_consts += 1
                 return (K_CONST, n_consts - 1, 0)
+            if not 0 <= v < len(inputs):
+                raise ValueError(f"no input {v}")
             a, row = inputs[v]
+            if not 0 <= a < len(ndims):
+                raise ValueError(f"input {v}: no argument {a}")
             if row is None:
                 kind, row, role, nd_ok = K_ARRAY, 0, A_WHOLE, ndims[a] >= 1
             elif row == "s":
