@@ -107,7 +107,7 @@ def fusible(kern, out, operand_arrays, replay=False):
     operands with a loop of that dtype."""
     if kern is None or kern.kw or not kern.out or not isinstance(out, np.ndarray):
         return False
-    if out.dtype not in ((np.float64, np.float32) if replay else (np.float64,)):
+    if out.dtype not in _dtypes(replay):
         return False
     if kern.fn not in _SCALAR and not (replay and _replayable(kern.fn, out.dtype)):
         return False
@@ -127,14 +127,18 @@ def full_sum(kern, out, operand_arrays, replay=False):
     fused loop can end with it."""
     if kern is None or kern.fn is not _kernels.add_reduce or kern.kw.get("keepdims"):
         return False
-    if not isinstance(out, np.ndarray) or out.ndim != 0 or \
-            out.dtype not in ((np.float64, np.float32) if replay else (np.float64,)):
+    if not isinstance(out, np.ndarray) or out.ndim != 0 or out.dtype not in _dtypes(replay):
         return False
     (a,) = operand_arrays
     if not isinstance(a, np.ndarray) or a.dtype != out.dtype or a.ndim == 0:
         return False
     axis = kern.kw.get("axis")
     return axis is None or sorted(np.atleast_1d(axis) % a.ndim) == list(range(a.ndim))
+
+
+def _dtypes(replay):
+    # numba's loops are float64's; NumPy has float32 loops to replay too
+    return (np.float64, np.float32) if replay else (np.float64,)
 
 
 def _replayable(fn, dtype):

@@ -469,12 +469,12 @@ def _fusion_runs(steps, slot_arrays, alias, backend):
     if backend == "cupy":
         from retrograd.compile import _cupy_fusion as _fusion
         kind = "cupy"
+        if not _fusion.available():
+            return [], {}, kind
     elif backend in ("numba", "auto") and _fusion.available():
         kind = "numba"
     else:
         kind = "replay"
-    if not _fusion.available() and kind != "replay":
-        return [], {}, kind
     chunk = _REPLAY_CHUNK if kind == "replay" else _fusion.CHUNK
     replay = kind == "replay"
     kerns = {}
