@@ -11,6 +11,10 @@ from retrograd.compile import _arrays, _tracer
 from retrograd.compile import _background
 from retrograd.compile._program import Program, fusible_ops, live_steps, merge_common
 
+_array_of, _arrays_of = _tracer.array_of, _tracer.arrays_of
+_wrap_results, _wrap_grads = _tracer.wrap_results, _tracer.wrap_grads
+_grad_enabled = rg.is_grad_enabled
+
 
 class Entry:
     """The programs built from one trace.
@@ -51,7 +55,7 @@ class Entry:
         self.random_slots = [st.outs[0] for st in fwd if st.kind == "random"]
         self.random_devices = [rec.random_devices[s] for s in self.random_slots]
         # backward: the gradients of the inputs that require grad
-        self.grad_inputs = grad_inputs          # indices into arg_slots
+        self.grad_inputs = tuple(grad_inputs)   # indices into arg_slots
         self.gout_slots = gout_slots
         fwd_slots = set()
         for st in fwd:
@@ -226,59 +230,57 @@ class CompiledFunction(rg.autograd.Function):
 
     @staticmethod
     def forward(ctx, entry, *tensors):
-        arrays = [_tracer.array_of(t) for t in tensors]
-        fwd, ctx.bwd = entry.progs        # the pair: their saved values match
+        arrays = _arrays_of(tensors)
+        fwd, bwd = entry.progs        # the pair: their saved values match
         res = fwd.run(*arrays)
         n = entry.n_out
-        dev = entry.device
-        wrap = _tracer.wrap
-        outs = tuple([wrap(a if a.base is None or not _aliases(a, arrays) else a.copy(), dev)
-                      for a in res[:n]])
-        ctx.entry = entry
-        ctx.saved_arrays = res[n:]
-        ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
-                      for s in entry.random_slots] if entry.random_slots else ()
+        outs = _wrap_results(res, n, arrays, entry.device, _aliases)
+        # (one attribute: the entry, the backward program, the values it reads)
+        ctx.state = (entry, bwd, res[n:])
+        if entry.random_slots:
+            ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
+                          for s in entry.random_slots]
         if not entry.all_diff:
             ctx.mark_non_differentiable(*[o for o, d in zip(outs, entry.out_diff) if not d])
         # the inputs, for their version check: a gradient that needs an input
         # modified in place since raises, as eager would
         # and the results the backward reads: one modified in place since
         # raises too, where the backward would silently read its new value
-        ctx.save_for_backward(*tensors, *[outs[i] for i in entry.saved_out_index])
+        if entry.saved_out_index:
+            ctx.save_for_backward(*tensors, *[outs[i] for i in entry.saved_out_index])
+        else:
+            ctx.save_for_backward(*tensors)
         return outs if n != 1 else outs[0]
 
     @staticmethod
     def backward(ctx, *gouts):
-        entry = ctx.entry
+        entry, bwd, saved_arrays = ctx.state
         tensors = ctx.saved_tensors
         if entry.saved_out_index:
             tensors = tensors[:len(tensors) - len(entry.saved_out_index)]
-        dev = entry.device
-        if rg.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        if _grad_enabled() and any(t.requires_grad for t in tensors):
             # create_graph: recompute the forward's values as recorded ops,
             # then run the backward program as recorded ops
+            dev = entry.device
             fwd_t, bwd_t = entry.tensor_programs()
-            rand = [_tracer.wrap(a, d) for a, d in zip(ctx.random, entry.random_devices)]
+            rand = ([_tracer.wrap(a, d) for a, d in zip(ctx.random, entry.random_devices)]
+                    if entry.random_slots else [])
             saved = fwd_t(*tensors, *rand)
             g = [gouts[i] if gouts[i] is not None else
                  _tracer.wrap(entry.out_xp[i].zeros(*entry.out_meta[i]), dev) for i in entry.diff_out_index]
             grads = bwd_t(*g, *tensors, *saved)
-        else:
-            garr = []
-            for i in entry.diff_out_index:
-                g = gouts[i]
-                # (an output that got no gradient: zeros, as materialized grads)
-                garr.append(_tracer.array_of(g) if g is not None else entry.out_xp[i].zeros(*entry.out_meta[i]))
-            garr += [_tracer.array_of(t) for t in tensors]
-            garr += ctx.saved_arrays
-            res = ctx.bwd.run(*garr)
-            # (each gradient on its input's device: a function may move values)
-            grads = [None if a is None else _tracer.wrap(a, _tracer.device_of(tensors[i]))
-                     for a, i in zip(res, entry.grad_inputs)]
-        out = [None] * (1 + len(tensors))
-        for k, i in enumerate(entry.grad_inputs):
-            out[1 + i] = grads[k]
-        return tuple(out)
+            out = [None] * (1 + len(tensors))
+            for k, i in enumerate(entry.grad_inputs):
+                out[1 + i] = grads[k]
+            return tuple(out)
+        garr = []
+        for i in entry.diff_out_index:
+            g = gouts[i]
+            # (an output that got no gradient: zeros, as materialized grads)
+            garr.append(_array_of(g) if g is not None else entry.out_xp[i].zeros(*entry.out_meta[i]))
+        # (each gradient on its input's device: a function may move values)
+        return _wrap_grads(bwd.run(*garr, *_arrays_of(tensors), *saved_arrays), entry.grad_inputs,
+                           tensors)
 
 
 def _programs_agree(ref, new, arrays, gouts, n_out):

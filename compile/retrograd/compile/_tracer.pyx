@@ -8,6 +8,9 @@
 # must cost an op one branch on core's NULL slot), or hand events of one
 # thread to another thread's recorder.
 
+cimport numpy as cnp
+from cpython.object cimport PyObject
+
 from retrograd.core.abi cimport (
     RG_ABI_MAJOR, RG_ABI_MINOR, import_core, Tensor, Device, rg_register_trace,
     rg_wrap, rg_cpu_device, rg_forward_grads,
@@ -15,6 +18,10 @@ from retrograd.core.abi cimport (
 
 # The ABI handshake (abi.pxd), before anything else runs.
 import_core("retrograd-compile")
+
+import numpy as np
+
+cnp.import_array()
 # The core ABI this module was compiled against (major, minor).
 BUILT_AGAINST = (RG_ABI_MAJOR, RG_ABI_MINOR)
 
@@ -95,6 +102,69 @@ def wrap_all(list arrays, object device):
     """Leaf Tensors around each array of ``arrays`` (None stays None)."""
     cdef Device dev = rg_cpu_device() if device is None else <Device>device
     return [None if a is None else rg_wrap(a, dev) for a in arrays]
+
+
+def arrays_of(tuple tensors):
+    """The arrays of ``tensors`` (a compiled call's arguments), as a list."""
+    cdef Py_ssize_t i, n = len(tensors)
+    cdef list out = [None] * n
+    for i in range(n):
+        out[i] = (<Tensor?>tensors[i])._array
+    return out
+
+
+cdef bint _may_alias(object a, list arrays, object slow) except -1:
+    # Whether result `a` may share memory with an argument. NumPy collapses a
+    # view's base to the array that owns the memory (or to the last array
+    # before a base of another type: a buffer, a subclass), so a view of
+    # argument b has b or b.base as its base. A base that owns its memory
+    # and is neither is memory the program made (a block of fused values).
+    # Anything else (CuPy arrays, subclasses) asks ``slow``.
+    if type(a) is not np.ndarray:
+        return a.base is not None and slow(a, arrays)
+    cdef PyObject* p = cnp.PyArray_BASE(<cnp.ndarray>a)
+    if p == NULL:
+        return False
+    base = <object>p
+    for b in arrays:
+        if base is b or (type(b) is np.ndarray and p == cnp.PyArray_BASE(<cnp.ndarray>b)):
+            return True
+    if type(base) is np.ndarray and cnp.PyArray_CHKFLAGS(<cnp.ndarray>base, cnp.NPY_ARRAY_OWNDATA):
+        return False
+    return slow(a, arrays)
+
+
+def wrap_results(tuple res, Py_ssize_t n, list arrays, object device, object slow):
+    """Leaf Tensors around the first ``n`` arrays of a program's result
+    ``res`` on ``device``; one that may share memory with an argument (of
+    ``arrays``; ``slow(a, arrays)`` decides the cases NumPy's bases do
+    not) is copied first: the node's results are its own tensors, with a
+    version counter of their own, so they must not share an input's
+    memory."""
+    cdef Device dev = rg_cpu_device() if device is None else <Device>device
+    cdef Py_ssize_t i
+    cdef list out = [None] * n
+    for i in range(n):
+        a = res[i]
+        if _may_alias(a, arrays, slow):
+            a = a.copy()
+        out[i] = rg_wrap(a, dev)
+    return tuple(out)
+
+
+def wrap_grads(tuple res, tuple grad_inputs, tuple tensors):
+    """The gradients a compiled node's backward returns: None for the node's
+    first forward argument (its program entry), then one per tensor of
+    ``tensors``: ``res[k]`` wrapped on its tensor's device at position
+    ``1 + grad_inputs[k]``, None elsewhere."""
+    cdef Py_ssize_t k, i
+    cdef list out = [None] * (1 + len(tensors))
+    for k in range(len(grad_inputs)):
+        a = res[k]
+        if a is not None:
+            i = grad_inputs[k]
+            out[1 + i] = rg_wrap(a, (<Tensor?>tensors[i])._device)
+    return tuple(out)
 
 
 def any_tangent(list tensors):
