@@ -99,6 +99,41 @@ def sort_linalg_ops(OpInfo, SampleInput):
                 S((np.arange(-2, 3, dtype=np.int64),), desc="int"),
                 S((np.asarray(np.nan, dtype=g.dtype),), desc="zero_d_nan")]
 
+    def logical_pair_samples(g):
+        # zeros, NaN (nonzero, so True) and other dtypes on either side
+        x = g(3, 4)
+        x[0, 1], x[1, :] = 0.0, 0.0
+        x[2, 3] = np.nan
+        y = g(4)
+        y[2] = 0.0
+        ints = np.arange(-1, 3, dtype=np.int64)
+        return [S((x, y), desc="broadcast"), S((x, ints), desc="float_int"),
+                S((g.mask(2, 3), g.mask(2, 3)), desc="bool"), S((g(), x), desc="zero_d")]
+
+    def logical_not_samples(g):
+        x = g(3, 4)
+        x[0, 1], x[2, 3] = 0.0, np.nan
+        return [S((x,), desc="float"), S((np.arange(-2, 3, dtype=np.int64),), desc="int"),
+                S((g.mask(5),), desc="bool"), S((np.asarray(0.0, dtype=g.dtype),), desc="zero_d")]
+
+    def bitwise_pair_samples(g):
+        rng = np.random.default_rng(7)
+        a = rng.integers(-40, 40, size=(3, 4))
+        b = rng.integers(-40, 40, size=(4,))
+        return [S((g.mask(3, 4), g.mask(4)), desc="bool"),
+                S((a, b), desc="int64_broadcast"),
+                S((a.astype(np.int32), b), desc="int32_int64"),
+                S((a.astype(np.int32), 6), desc="python_int"),
+                S((g.mask(2, 2), 1), desc="bool_python_int"),
+                S((np.asarray(5), a), desc="zero_d")]
+
+    def bitwise_not_samples(g):
+        rng = np.random.default_rng(8)
+        return [S((g.mask(3, 4),), desc="bool"),
+                S((rng.integers(-40, 40, size=(5,)),), desc="int64"),
+                S((rng.integers(-40, 40, size=(2, 3)).astype(np.int32),), desc="int32"),
+                S((np.asarray(0),), desc="zero_d")]
+
     def t_samples(g):
         return [S((g(3, 4),), desc="matrix"), S((g(5),), desc="vector"), S((g(),), desc="zero_d"),
                 S((g(1, 3),), desc="row")]
@@ -183,6 +218,10 @@ def sort_linalg_ops(OpInfo, SampleInput):
         OpInfo("isnan", special, differentiable=False),
         OpInfo("isinf", special, differentiable=False),
         OpInfo("isfinite", special, differentiable=False),
+        *[OpInfo(f"logical_{n}", logical_pair_samples, differentiable=False) for n in ("and", "or", "xor")],
+        OpInfo("logical_not", logical_not_samples, differentiable=False),
+        *[OpInfo(f"bitwise_{n}", bitwise_pair_samples, differentiable=False) for n in ("and", "or", "xor")],
+        OpInfo("bitwise_not", bitwise_not_samples, differentiable=False),
         OpInfo("t", t_samples),
         OpInfo("unbind", unbind_samples, op=unbind_stacked(rg),
                torch_fn=lambda torch, *a, **k: unbind_stacked(torch)(*a, **k)),

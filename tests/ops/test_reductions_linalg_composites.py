@@ -29,7 +29,7 @@ def _grads_match(rg_fn, torch_fn, *arrays, second=True, rtol=1e-10, atol=1e-12):
     gs = rg.autograd.grad(out, xs, grad_outputs=rg.tensor(v), create_graph=second, allow_unused=True)
     tgs = torch.autograd.grad(tout, ts, grad_outputs=torch.tensor(v), create_graph=second, allow_unused=True)
     for g, tg, x in zip(gs, tgs, xs):
-        ref = np.zeros(x.shape) if tg is None else tg.detach().numpy()
+        ref = np.zeros(x.shape) if tg is None else tg.detach().numpy(force=True)
         np.testing.assert_allclose(np.zeros(x.shape) if g is None else np.asarray(g), ref, rtol=rtol, atol=atol)
     if not second:
         return
@@ -47,7 +47,7 @@ def _grads_match(rg_fn, torch_fn, *arrays, second=True, rtol=1e-10, atol=1e-12):
         return
     s2 = rg.autograd.grad(sum(terms[1:], terms[0]), xs, allow_unused=True)
     for g, tg, x in zip(s2, t2, xs):
-        ref = np.zeros(x.shape) if tg is None else tg.detach().numpy()
+        ref = np.zeros(x.shape) if tg is None else tg.detach().numpy(force=True)
         np.testing.assert_allclose(np.zeros(x.shape) if g is None else np.asarray(g), ref, rtol=rtol, atol=atol)
 
 

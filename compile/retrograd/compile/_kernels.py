@@ -20,13 +20,16 @@ _UNARY = {
     "log2": np.log2, "log10": np.log10, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "floor": np.floor,
     "ceil": np.ceil, "trunc": np.trunc, "isnan": np.isnan, "isinf": np.isinf,
-    "isfinite": np.isfinite,
+    "isfinite": np.isfinite, "logical_not": np.logical_not, "bitwise_not": np.invert,
 }
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "true_divide": np.true_divide, "pow": np.power, "maximum": np.maximum,
     "minimum": np.minimum, "atan2": np.arctan2, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
+    # (the masks of create_graph formulas: clamp's, maximum's, ...)
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
 }
 
 

@@ -679,8 +679,8 @@ def _verified(st, slot_arrays):
             return None
         k = _kernels.candidate(st, slot_arrays[st.outs[0]])
         if k is not None and scalar:
-            want = slot_arrays[st.outs[0]]
-            k = k.with_operands(tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
+            dt = _scalar_dtype(k, slot_arrays)
+            k = k.with_operands(tuple(a if type(a) is Ref else np.asarray(a, dtype=dt)
                                       for a in k.operands))
         return k
     k = _verified_once(st, slot_arrays)
@@ -695,15 +695,35 @@ def _verified_once(st, slot_arrays):
     if k is None:
         return None
     want = slot_arrays[st.outs[0]]
-    if any(type(a) is not Ref for a in k.operands) and isinstance(k.fn, np.ufunc):
-        # A Python scalar operand as a 0-d array of the result's dtype: the
-        # ufunc skips converting it on each call (kept only where it gives
-        # the same dtype and values, checked below).
-        fast = k.with_operands(tuple(a if type(a) is Ref else np.asarray(a, dtype=want.dtype)
+    dt = _scalar_dtype(k, slot_arrays) if isinstance(k.fn, np.ufunc) else None
+    if dt is not None:
+        # A Python scalar operand as a 0-d array of the tensor operands'
+        # dtype, which NumPy gives it anyway (NEP 50): the ufunc skips
+        # converting it on each call (also checked below).
+        fast = k.with_operands(tuple(a if type(a) is Ref else np.asarray(a, dtype=dt)
                                      for a in k.operands))
         if _agrees(fast, slot_arrays, want):
             return fast
     return k if _agrees(k, slot_arrays, want) else None
+
+
+def _scalar_dtype(k, slot_arrays):
+    """The dtype the Python scalar operands of kernel ``k`` may take as 0-d
+    arrays without changing its result: the tensor operands' dtype, where
+    each scalar's kind fits in it (a float with float arrays, an int with
+    integer or float ones); None where there is no scalar or one does not
+    fit (2.5 with an int64 array computes in float64; a comparison's bool
+    result is no guide: 0.1 as a bool is True)."""
+    dts = [getattr(slot_arrays[a.slot], "dtype", None) for a in k.operands if type(a) is Ref]
+    scalars = [a for a in k.operands if type(a) is not Ref]
+    if not scalars or not dts or any(d is None for d in dts):
+        return None
+    dt = np.result_type(*dts)
+    fits = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
+    for a in scalars:
+        if dt.kind not in fits.get(type(a), ""):
+            return None
+    return dt
 
 
 def _agrees(k, slot_arrays, want):

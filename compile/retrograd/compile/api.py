@@ -284,7 +284,7 @@ class CompiledCallable:
             return self._trace(key, args, kwargs, tensors)
         if type(entry) is _Eager:
             return self._fn(*args, **kwargs)
-        if not entry.outside_ok():
+        if entry.watched and not entry.outside_ok():
             with self._lock:
                 self._cache.pop(key, None)
             return self._trace(key, args, kwargs, tensors)
@@ -514,6 +514,8 @@ def _build(fn, rec, r, backend):
     outside = entry.lifted + [t for _, t in rec.consts]
     entry.outside_meta = [(t, (t.shape, t.dtype, t.requires_grad)) for t in outside]
     entry.source_guards = _source_guards(fn, outside)
+    # (a call checks them only where there are any)
+    entry.watched = bool(entry.outside_meta or entry.source_guards)
     return entry
 
 

@@ -78,6 +78,18 @@ cdef object k_no_bool(object a, str name):
     return a
 
 
+cdef object k_integral(object a, str name):
+    # the bitwise ops take bool and integer tensors only (torch's rule; NumPy
+    # would say only that the ufunc has no loop). NotImplementedError as
+    # torch.bitwise_and; also a TypeError, as torch's `~` on a float tensor.
+    if _kind_of(a) != 105:
+        raise DtypeNotImplementedError(
+            f"\"{name}\" is not implemented for {_dtype_str(a)} tensors: bitwise ops take integer or bool "
+            "tensors; use logical_and/logical_or/logical_xor/logical_not for a truth test of other "
+            "dtypes, or convert first, e.g. x.long() or x.bool()")
+    return a
+
+
 cdef object k_square(object a):
     # torch: the square of a bool tensor is int64 (NumPy's is int8)
     if type(a) is _cnp.ndarray and _cnp.PyArray_TYPE(<_cnp.ndarray>a) == _cnp.NPY_BOOL:

@@ -73,6 +73,11 @@ class _ArrayNS:
         return x
 
     @staticmethod
+    def nograd(x):
+        # (see _TensorNS.nograd)
+        return x
+
+    @staticmethod
     def zeros_like(x, shape=None):
         return np.zeros_like(x, shape=shape)
 
@@ -123,6 +128,14 @@ class _TensorNS:
     @staticmethod
     def data(x):
         return x._array if isinstance(x, Tensor) else x
+
+    @staticmethod
+    def nograd(x):
+        # x's value as a tensor without history, for the comparisons a mask
+        # is made of: on it they are ops, which a tracer records (rg.compile
+        # replays the mask per call), where on data(x) they would be NumPy's
+        # and the mask a constant to it
+        return x.detach() if isinstance(x, Tensor) else x
 
     @staticmethod
     def zeros_like(x, shape=None):
@@ -238,7 +251,7 @@ def pow_backward_self(ns, grad, self, exponent):
         if type(r) is ndarray and type(zero) is ndarray and not _rg_count_nonzero(zero):
             return r                # no zero exponent: the where would copy r
         return np.where(zero, 0.0, r)
-    zero = ns.mask(ns.data(exponent) == 0)
+    zero = ns.mask(ns.nograd(exponent) == 0)
     return ns.where(zero, 0.0, grad * (exponent * self ** (exponent - 1)))
 
 
@@ -249,8 +262,8 @@ def pow_backward_exponent(ns, grad, self, exponent, result):
         # No (or a zero) tangent: a Python exponent is a constant. Used by the
         # forward formula, where log(self < 0) must not turn 0 into nan.
         return 0.0
-    sd = ns.data(self)
-    ed = ns.data(exponent)
+    sd = ns.nograd(self)
+    ed = ns.nograd(exponent)
     zero = ns.mask((sd == 0) & (ed >= 0))
     safe = ns.where(zero, 1.0, self)
     return ns.where(zero, 0.0, grad * result * ns.log(safe))

@@ -10,9 +10,10 @@ from retrograd.core._kernels_elementwise cimport k_sigmoid, k_erf
 # --- elementwise ops -------------------------------------------------------------
 
 cdef object _op_zeros_like(object x):
-    # zeros shaped like a gradient: a constant in both modes
+    # zeros shaped like a gradient: a constant in both modes (a factory to a
+    # tracer: a compiled program makes them afresh, see _constant_zeros)
     if isinstance(x, Tensor):
-        return _rg_wrap(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
+        return _constant_zeros(np.zeros_like((<Tensor>x)._array), (<Tensor>x)._device)
     return np.zeros_like(x)
 
 
@@ -47,7 +48,7 @@ def softplus_backward(ns, grad, self, result, beta, threshold):
     if ns is A:
         return _a_softplus_backward(grad, self, result, beta, threshold)
     z = _ns_sigmoid(ns, self * beta)
-    above = ns.mask(ns.data(self) * beta > threshold)
+    above = ns.mask(ns.nograd(self) * beta > threshold)
     return ns.where(above, grad, grad * z)
 
 
@@ -87,28 +88,28 @@ def silu_backward(ns, grad, self):
 
 def clamp_backward(ns, grad, self, min, max):
     # gradient flows where min <= x <= max (torch's clamp_backward)
-    x = ns.data(self)
+    x = ns.nograd(self)
     if min is None:
-        keep = x <= ns.data(max)
+        keep = x <= ns.nograd(max)
     elif max is None:
-        keep = x >= ns.data(min)
+        keep = x >= ns.nograd(min)
     else:
-        keep = (x >= ns.data(min)) & (x <= ns.data(max))
+        keep = (x >= ns.nograd(min)) & (x <= ns.nograd(max))
     return ns.where(ns.mask(keep), grad, 0.0)
 
 
 def clamp_bound_backward(ns, grad, self, min, max, int which):
     # torch's clamp_backward_min_max: min gets the gradient where x < min
     # (and min < max); max where x > max, or everywhere max < min wins
-    x = ns.data(self)
+    x = ns.nograd(self)
     if which == 0:
-        keep = x < ns.data(min)
+        keep = x < ns.nograd(min)
         if max is not None:
-            keep = keep & (ns.data(min) < ns.data(max))
+            keep = keep & (ns.nograd(min) < ns.nograd(max))
     else:
-        keep = x > ns.data(max)
+        keep = x > ns.nograd(max)
         if min is not None:
-            keep = keep | (ns.data(max) < ns.data(min))
+            keep = keep | (ns.nograd(max) < ns.nograd(min))
     return ns.where(ns.mask(keep), grad, 0.0)
 
 
@@ -129,7 +130,7 @@ def atan2_backward(ns, grad, self, other, int which):
     # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2); torch's gradient is 0 at
     # the origin (and wherever x^2 + y^2 underflows to 0), not 0/0
     d = self * self + other * other
-    zero = ns.mask(ns.data(d) == 0)
+    zero = ns.mask(ns.nograd(d) == 0)
     num = grad * other if which == 0 else -grad * self
     return ns.where(zero, 0.0, num / ns.where(zero, 1.0, d))
 
@@ -140,8 +141,8 @@ def max_min_backward(ns, grad, self, other, bint is_max, int which):
     # passes the whole gradient to both inputs, as torch's formula does.
     if ns is A:
         return _a_max_min_backward(grad, self, other, is_max, which)
-    a = ns.data(self)
-    b = ns.data(other)
+    a = ns.nograd(self)
+    b = ns.nograd(other)
     if which == 1:
         a, b = b, a
     keeps = ~((a < b) if is_max else (a > b))

@@ -156,6 +156,17 @@ cdef object _extreme_weights(object ns, object self, object result, object dim, 
     # no element, so its whole slice gets 0/0, NaN. max()/min() of all
     # elements (dim None) share the gradient among the NaNs instead
     # (torch's evenly_distribute_backward).
+    if ns is not A:
+        # the same as ops (see _TensorNS.nograd), in x's dtype throughout:
+        # a count is exact there, and one division rounds as the array
+        # path's division then cast does
+        x = ns.nograd(self)
+        rt = _kept(ns, ns.nograd(result), shape, dim, keepdim)
+        tmask = x == rt
+        if dim is None:
+            tmask = tmask | (_op_isnan(x) & _op_isnan(rt))
+        w = _op__to_dtype(tmask, xd.dtype)
+        return w / _op_sum(w, _red_dims(dim, len(shape)) if len(shape) else None, True, None)
     mask = xd == r
     if dim is None:
         mask = mask | (np.isnan(xd) & np.isnan(r))
@@ -246,20 +257,23 @@ def norm_backward(ns, grad, self, result, p, dim, bint keepdim):
     g = _kept(ns, grad, shape, dim, keepdim)
     r = _kept(ns, result, shape, dim, keepdim)
     rd = ns.data(r)
-    sgn = k_sign(xd)                    # 0 at NaN, as torch's sgn
+    # 0 at NaN, as torch's sgn; under create_graph an op of self, as
+    # torch's self.sgn() (its gradient, zero, is part of the graph)
+    sgn = k_sign(xd) if ns is A else _op_sign(self)
     if pf == 0.0:
         return ns.zeros_like(xd, shape)
     if pf == 1.0:
         return g * sgn
     if pf == np.inf or pf == -np.inf:
+        sgn = k_sign(xd)
         mask = (np.abs(xd) == rd) | np.isnan(xd)
         cnt = np.sum(mask, axis=_red_dims(dim, len(shape)) if len(shape) else None, keepdims=True)
         return g * (sgn * mask / cnt).astype(xd.dtype)
     # torch's rule: zero subgradient where the norm (or, for p < 1, the element) is 0
-    rzero = ns.mask(rd == 0)
+    rzero = ns.mask(ns.nograd(r) == 0)
     if pf == 2.0:
         return self * ns.where(rzero, 0.0, g / ns.where(rzero, 1.0, r))
-    xzero = ns.mask(xd == 0)
+    xzero = ns.mask(ns.nograd(self) == 0)
     absx = ns.where(xzero, 1.0, self * sgn)
     if pf < 1.0:
         scaled = ns.where(xzero, 0.0, sgn * absx ** (pf - 1))
