@@ -103,6 +103,7 @@ class Recorder:
         self.broken = None            # (what, where) once the trace broke
         self.phase = "forward"
         self.const_log = []           # (what, value) of each constant, in order (api._check)
+        self.guarded_arrays = frozenset()   # id() of the ndarray arguments the guard key holds by value
         self.bwd_start = None
 
     # -- slots ---------------------------------------------------------------
@@ -158,8 +159,12 @@ class Recorder:
         if type(x) in (tuple, list):
             return type(x)([self._item(y) for y in x])
         if type(x) is np.ndarray or _arrays.is_device(x):
-            # an array argument is a constant: its value at trace time
-            self.const_log.append((f"an array argument of shape {x.shape}", x.copy()))
+            # an array argument is a constant: its value at trace time. One
+            # of the function's own arguments (an index array, say) is part
+            # of the guard key by value, so baking it in is what the key
+            # means; any other may have been computed from the inputs.
+            if id(x) not in self.guarded_arrays:
+                self.const_log.append((f"an array argument of shape {x.shape}", x.copy()))
             return x.copy()
         if isinstance(x, np.generic):
             # a NumPy scalar (a reduction computed outside the ops, say)

@@ -375,6 +375,22 @@ def _key(x, tensors):
     return (type(x), x)
 
 
+def _ndarray_ids(x, found=None):
+    """id() of every NumPy array among the arguments ``x``, where _key
+    finds them (tuples, lists, dict values): the guard key holds those by
+    value."""
+    found = [] if found is None else found
+    if type(x) is np.ndarray:
+        found.append(id(x))
+    elif type(x) in (tuple, list):
+        for y in x:
+            _ndarray_ids(y, found)
+    elif isinstance(x, dict):
+        for y in x.values():
+            _ndarray_ids(y, found)
+    return found
+
+
 def _flat_outputs(out):
     if isinstance(out, rg.Tensor):
         return [out], "single"
@@ -399,6 +415,7 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
     result, _Run); raises _Broken (with the result) on a graph break."""
     for t in tensors:
         rec.add_input(t)
+    rec.guarded_arrays = frozenset(_ndarray_ids((args, kwargs)))
     if lifted is not None:
         for t in lifted:
             rec.slot_of(t)

@@ -100,7 +100,7 @@ def roll(input, shifts, dims=None):
             continue
         # one integer-array index per dim (a permutation: no repeats, so its
         # backward is a plain scatter)
-        idx = np.roll(np.arange(n), s)
+        idx = _shape_constant(np.roll(np.arange(n), s), t)
         out = _op_getitem(out, (slice(None),) * w + (idx,))
     return _op_clone(out) if out is t else out
 
@@ -279,11 +279,11 @@ def pad(input, pad, mode="constant", value=None):
                 sh = list(out._array.shape)
                 if l:
                     sh[d] = l
-                    parts.append(np.full_like(out._array, fill, shape=tuple(sh)))
+                    parts.append(_shape_constant(np.full_like(out._array, fill, shape=tuple(sh)), out))
                 parts.append(out)
                 if r:
                     sh[d] = r
-                    parts.append(np.full_like(out._array, fill, shape=tuple(sh)))
+                    parts.append(_shape_constant(np.full_like(out._array, fill, shape=tuple(sh)), out))
                 out = _op_cat(parts, d)
         return _op_clone(out) if out is t else out
     if mode not in _PAD_MODES:
@@ -306,7 +306,7 @@ def pad(input, pad, mode="constant", value=None):
         if l or r:
             # which source element each output position reads: an integer
             # index (repeats accumulate in the backward)
-            idx = np.pad(np.arange(n), (l, r), mode=_PAD_MODES[mode])
+            idx = _shape_constant(np.pad(np.arange(n), (l, r), mode=_PAD_MODES[mode]), out)
             out = _op_getitem(out, (slice(None),) * d + (idx,))
     return _op_clone(out) if out is t else out
 
@@ -479,7 +479,8 @@ cdef object _tri(str op, object input, object diagonal, bint lower):
     k = _int_arg(diagonal, "diagonal", op)
     keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
     # where, not a multiply: inf/nan above (below) the diagonal become 0
-    return _op_where(keep, t, np.zeros((), dtype=t._array.dtype))
+    return _op_where(_shape_constant(keep, t), t,
+                     _shape_constant(np.zeros((), dtype=t._array.dtype), t))
 
 
 def tril(input, diagonal=0):

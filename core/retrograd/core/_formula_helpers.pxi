@@ -34,6 +34,28 @@ def _remake_zeros(proto, device):
     return _rg_wrap(np.zeros_like(proto), device)
 
 
+cdef object _shape_constant(object arr, Tensor like):
+    # An array a composite hands an op that it made from shapes and Python
+    # arguments alone (roll's and pad's indices, tril's mask, pad's fill).
+    # Eagerly the array as it is. While a tracer listens, a tensor on
+    # `like`'s device that it hears as a factory (RG_TRACE_FACTORY): a
+    # compiled program then makes it per call, where a bare array would be a
+    # value it cannot prove constant (and would refuse to bake in).
+    if _trace_slot == NULL:
+        return arr
+    if like._device.type == RG_DEV_CUDA:
+        arr = _to_device_array(arr, like._device)
+    cdef Tensor t = _rg_wrap(arr, like._device)
+    _trace_slot(RG_TRACE_FACTORY, "constant", (), (t,), _functools.partial(_remake_constant, arr, like._device))
+    return t
+
+
+def _remake_constant(proto, device):
+    # (a copy of the trace-time constant on its device: the program's own,
+    # per call)
+    return _rg_wrap(k_to_device(proto, device), device)
+
+
 cdef extern from "numpy/arrayobject.h":
     _cnp.npy_intp _rg_count_nonzero "PyArray_CountNonzero" (_cnp.ndarray) except -1
 

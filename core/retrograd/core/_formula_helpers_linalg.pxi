@@ -219,7 +219,7 @@ def var_jvp(ns, t, self, result, dim, unbiased, bint keepdim, correction):
 
 
 def std_backward(ns, grad, self, result, dim, unbiased, bint keepdim, correction):
-    zero = ns.mask(ns.data(result) == 0)
+    zero = ns.mask(ns.nograd(result) == 0)
     g = ns.where(zero, 0.0, grad / (2 * ns.where(zero, 1.0, result)))
     return var_backward(ns, g, self, dim, unbiased, keepdim, correction)
 
