@@ -301,10 +301,6 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> rg.tensor(3.0, requires_grad=True)
     tensor(3., requires_grad=True)
     """
-    if type(data) is np.ndarray and dtype is None and device is None and data.dtype.kind in "biufc":
-        # the common call, a host array of numbers as it is: nothing to
-        # resolve or check (every other call takes the general path below)
-        return _abi._wrap(np.array(data, copy=True), _abi.device(None), requires_grad)
     if isinstance(data, Tensor):
         if device is None:
             device = data.device
