@@ -214,26 +214,13 @@ class Program:
             if s in used_consts:
                 w(f"    v{s} = {'' if tensor_mode else '_A('}{const(t)}{'' if tensor_mode else ')'}")
 
-        # last use of each slot, extended over views of one buffer
+        # last use of each slot
         last = {}
         for i, st in enumerate(steps):
             for s in st.refs():
                 last[s] = i
         escaping = {s for s in outs if s is not None} | set(args)
-        group_last, group_escapes = {}, set()
-        for s, i in last.items():
-            g = alias[s]
-            group_last[g] = max(group_last.get(g, -1), i)
-        for s in escaping:
-            group_escapes.add(alias[s])
-        free = {}           # (shape, dtype) -> [buffer index]
-        release_at = {}     # step index -> [(key, buffer index)]
-        dels_at = {}        # step index -> [slots to drop]
         arg_set = set(args)
-        for s, i in last.items():
-            if s not in escaping and s not in arg_set:
-                dels_at.setdefault(group_last.get(alias[s], i), []).append(s)
-
         materialized = set(args) | {s for s, _ in consts}
         pooled = set()       # alias groups held in a pool buffer: no del frees them
         contiguous = set()
@@ -258,6 +245,30 @@ class Program:
         chunks, kind = ({}, None) if tensor_mode else _plan_fusion(
             steps, slot_arrays, alias, backend, last, escaping, rows, cancelled)
         self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
+        kerns = {}
+        if fast and not tensor_mode:
+            for i, st in enumerate(steps):
+                if st.kind == "op":
+                    kerns[i] = _verified(st, slot_arrays)
+        # in place: an elementwise step writes into the buffer of an operand
+        # that dies there (one array fewer to stream through memory); its
+        # result joins that operand's alias group, so the buffer lives on
+        alias, in_place, explicit = _in_place(steps, kerns, chunks, slot_arrays, alias, last,
+                                              escaping, rows)
+        self.in_place = len(in_place)
+        # the last use of each slot, extended over views of one buffer
+        group_last, group_escapes = {}, set()
+        for s, i in last.items():
+            g = alias[s]
+            group_last[g] = max(group_last.get(g, -1), i)
+        for s in escaping:
+            group_escapes.add(alias[s])
+        free = {}           # (shape, dtype) -> [buffer index]
+        release_at = {}     # step index -> [(key, buffer index)]
+        dels_at = {}        # step index -> [slots to drop]
+        for s, i in last.items():
+            if s not in escaping and s not in arg_set:
+                dels_at.setdefault(group_last.get(alias[s], i), []).append(s)
         # who runs the fused chunks: "numba", "cupy", "replay" (None: none)
         self.fused_by = kind if chunks else None
         skip_to = -1
@@ -328,9 +339,7 @@ class Program:
                 else:
                     w(f"    {outs_src}, = {call}")
                 continue
-            kern = None
-            if fast and st.kind == "op":
-                kern = _verified(st, slot_arrays)
+            kern = kerns.get(i)
             if kern is not None:
                 ops_src = ", ".join(src(a, False) for a in kern.operands)
                 kw = "".join(f", {k}={const(v)}" for k, v in kern.kw.items())
@@ -340,7 +349,12 @@ class Program:
                 ufunc = isinstance(kern.fn, np.ufunc) and not kern.kw
                 elementwise = isinstance(kern.origin, np.ufunc) and not kern.kw
                 escapes = g in group_escapes
-                if kern.out and elementwise and escapes and arr_of(o).ndim:
+                if i in in_place:
+                    # into the operand's own buffer (see _in_place)
+                    target = f"v{in_place[i]}"
+                    w(f"    v{o} = {const(kern.fn)}({ops_src}, {target})" if ufunc
+                      else f"    v{o} = {const(kern.fn)}({ops_src}, out={target})")
+                elif kern.out and elementwise and escapes and arr_of(o).ndim and g not in explicit:
                     # escapes: NumPy's own allocation is cheaper than np.empty + out
                     w(f"    v{o} = {const(kern.fn)}({ops_src})")
                 elif kern.out and not escapes:
@@ -446,6 +460,67 @@ class Program:
 
     def __call__(self, *values):
         return self.run(*values)
+
+
+def _in_place(steps, kerns, chunks, slot_arrays, alias, last, escaping, rows):
+    """(alias, in_place, explicit): ``in_place`` maps the index of each step
+    that writes its result into an operand's buffer to that operand's slot;
+    ``alias`` is a copy of the alias groups with each such result joined to
+    its operand's group (the buffer lives as long as any value in it);
+    ``explicit``: the groups whose first value must be written into a
+    buffer of the program's own (``out=``: a C-contiguous block), never one
+    NumPy allocates in the layout of its operands.
+
+    A step qualifies when its kernel is elementwise (a ufunc, relu or
+    sigmoid: writing over an operand it reads element by element is safe),
+    it is not in a fused chunk, and one of its operands dies there and is a
+    value the program wrote into a buffer of its own, alone in its group
+    (no view of it outlives the step), with the result's shape and dtype."""
+    in_chunk = set()
+    for i, (j, *_rest) in chunks.items():
+        in_chunk.update(range(i, j))
+    alias = list(alias)
+    members = {}
+    for s, g in enumerate(alias):
+        members.setdefault(g, []).append(s)
+    owned = set()        # slots in a C-contiguous buffer of the program's
+    in_place, explicit = {}, set()
+    for i, st in enumerate(steps):
+        k = kerns.get(i)
+        if k is None or not k.out or i in in_chunk:
+            continue
+        o = st.outs[0]
+        out = slot_arrays[o]
+        if not getattr(out, "ndim", 0) or o in rows:
+            continue
+        if _in_place_safe(k):
+            for a in k.operands:
+                if type(a) is not Ref or a.slot not in owned:
+                    continue
+                s = a.slot
+                x, g = slot_arrays[s], alias[s]
+                # every value in the buffer (views included) dead by this step
+                if (x.shape == out.shape and x.dtype == out.dtype
+                        and all(last.get(m, -1) <= i and m not in escaping and m not in rows
+                                for m in members[g])):
+                    old = alias[o]
+                    for m in members.pop(old):
+                        alias[m] = g
+                        members[g].append(m)
+                    in_place[i] = s
+                    explicit.add(g)
+                    break
+        owned.add(o)
+    return alias, in_place, explicit
+
+
+def _in_place_safe(k):
+    fn = k.origin
+    if k.kw:
+        return False
+    if isinstance(fn, np.ufunc):
+        return fn.signature is None and fn.nout == 1     # not matmul, a gufunc
+    return fn is _kernels._relu or fn is _kernels._sigmoid
 
 
 def fusible_ops(steps, slot_arrays, alias, backend):
