@@ -34,12 +34,6 @@ EAGER_OPS = {
     "_sort": "indices computed outside the ops",
     "_topk": "indices computed outside the ops",
     "norm": "selection mask computed outside the ops (p = inf)",
-    # composites that read an index or mask tensor's array and pass the
-    # array to an op: its values would be baked in (a rerun on other values
-    # shows it)
-    "index_select": "index tensor read as an array",
-    "masked_fill": "mask tensor read as an array",
-    "take_along_dim": "index tensor read as an array",
     # the sample's op calls np.asarray on a tensor (data-dependent Python)
     "_take_dim": "np.asarray(tensor) in the sample's op",
 }

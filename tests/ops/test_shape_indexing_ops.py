@@ -441,3 +441,41 @@ def test_multi_array_index_with_repeats_vs_torch():
     g, = rg.autograd.grad(out, a, grad_outputs=rg.from_numpy(v))
     tg, = torch.autograd.grad(tout, ta, grad_outputs=torch.from_numpy(v))
     _close(g, tg)
+
+
+@pytest.mark.parametrize("dim, exc", [(0, IndexError), (1, RuntimeError)])
+def test_index_select_refuses_positions_outside_the_dim_as_torch(dim, exc):
+    import torch
+    x = np.arange(6.0).reshape(2, 3)
+    for bad in ([-1], [x.shape[dim]], [0, 7]):
+        with pytest.raises(exc):
+            torch.tensor(x).index_select(dim, torch.tensor(bad))
+        # (NumPy alone would read -1 as the last one)
+        with pytest.raises(exc, match="index out of range in self"):
+            rg.tensor(x).index_select(dim, rg.tensor(bad))
+
+
+def test_take_along_dim_counts_negative_positions_from_the_end_as_torch():
+    import torch
+    x = np.arange(12.0).reshape(3, 4)
+    idx = np.array([[-1, 0], [2, -4], [-2, 3]])
+    want = torch.take_along_dim(torch.tensor(x), torch.tensor(idx), 1).numpy()
+    got = rg.take_along_dim(rg.tensor(x), rg.tensor(idx), 1).numpy()
+    np.testing.assert_array_equal(got, want)
+    # flattened (no dim): torch refuses a negative position, and so does gather
+    with pytest.raises(RuntimeError):
+        torch.take_along_dim(torch.tensor(x), torch.tensor([-1]))
+    with pytest.raises(RuntimeError):
+        rg.take_along_dim(rg.tensor(x), rg.tensor([-1]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "bool"])
+@pytest.mark.parametrize("value", [1, 2.5, True])
+def test_masked_fill_keeps_the_inputs_dtype_as_torch(dtype, value):
+    import torch
+    x = np.zeros(4, dtype=dtype)
+    m = np.array([True, False, True, False])
+    want = torch.tensor(x).masked_fill(torch.tensor(m), value)
+    got = rg.tensor(x).masked_fill(rg.tensor(m), value)
+    assert str(got.dtype) == str(want.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

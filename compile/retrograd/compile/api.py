@@ -44,6 +44,39 @@ class _Eager:
         self.reason = reason
 
 
+def is_compiling() -> bool:
+    """Whether ``rg.compile`` is tracing a function on this thread.
+
+    True while a compiled function runs its first call for a guard key (the
+    call that records its ops), False otherwise, and always on other
+    threads. torch's ``torch.compiler.is_compiling()``. Library code uses it
+    to compute with ops what it would otherwise compute on arrays: a value
+    computed on arrays is baked into the program (or breaks the graph),
+    while ops are replayed with each call's values.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.compile.is_compiling()
+    False
+    >>> @rg.compile
+    ... def f(x):
+    ...     seen.append(rg.compile.is_compiling())
+    ...     return x * 2
+    >>> seen = []
+    >>> _ = f(rg.ones(2))           # traced (and checked: f runs more than once)
+    >>> n = len(seen)
+    >>> _ = f(rg.ones(2))           # the program runs: f does not
+    >>> all(seen), len(seen) == n
+    (True, True)
+    """
+    return not _tracer.paused()
+
+
 def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     """Compile ``fn``: trace it once per guard key, then run its forward and
     backward as straight-line programs (torch's ``torch.compile``).

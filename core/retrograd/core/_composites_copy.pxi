@@ -352,13 +352,31 @@ def index_select(input, dim, index):
         raise RuntimeError(f"index_select(): Expected dtype int32 or int64 for index, got {idx.dtype}")
     nd = t._array.ndim
     d = _wrap_dim(dim, nd)
-    idx = idx.reshape(-1)
-    if nd and t._array.shape[d] == 0 and idx.size:
+    n = t._array.shape[d] if nd else 1
+    flat = idx.reshape(-1)
+    if nd and n == 0 and flat.size:
         raise RuntimeError("index_select(): self indexing axis dim should be positive (the input's dim "
                            f"{d} is empty, so no index is valid)")
+    if type(flat) is ndarray and flat.size:
+        # (NumPy would read a negative position from the end; a device
+        # array is not read on the host: a positive one out of range still
+        # raises there)
+        bad = (flat < 0) | (flat >= n)
+        if bad.any():
+            # (torch's classes: IndexError along dim 0, RuntimeError along another)
+            raise (IndexError if d == 0 else RuntimeError)(
+                f"index out of range in self: index_select() got index {int(flat[bad][0])} for "
+                f"dimension {d} of size {n}; positions must lie in [0, {n - 1}]")
+    if _trace_slot != NULL and isinstance(index, Tensor):
+        # rg.compile: index by the index tensor, so that the program reads
+        # each call's positions (the array would be baked in). The check
+        # above runs at trace time only: a later call's negative position
+        # is moved out of range, so that indexing raises IndexError for it.
+        ix = index if idx.ndim == 1 else _op_reshape(index, (-1,))
+        flat = _op_where(_op_lt(ix, 0), n, ix)
     if nd == 0:
-        return _op_getitem(_op_reshape(t, (1,)), (idx,))
-    return _op_getitem(t, (slice(None),) * d + (idx,))
+        return _op_getitem(_op_reshape(t, (1,)), (flat,))
+    return _op_getitem(t, (slice(None),) * d + (flat,))
 
 
 def masked_fill(input, mask, value):
@@ -409,8 +427,23 @@ def masked_fill(input, mask, value):
                                f"with {(<Tensor>value)._array.ndim} dimension(s).")
         v = value if (<Tensor>value)._array.dtype == t._array.dtype else value.to(t._array.dtype)
     else:
-        v = np.asarray(value, dtype=t._array.dtype)    # the input's dtype, as torch
-    return _op_where(m, v, t)
+        v = _fill_scalar(value, t._array.dtype)
+    # (the mask tensor itself where there is one: a compiled program then
+    # reads each call's mask)
+    return _op_where(mask if isinstance(mask, Tensor) else m, v, t)
+
+
+cdef object _fill_scalar(object value, object dtype):
+    # A fill value in the input's dtype, as torch's: a Python scalar of its
+    # kind, which where keeps in that dtype (NumPy's rule for Python
+    # scalars) and which a compiled program holds as a plain value, not an
+    # array constant. What Python cannot convert, NumPy casts.
+    kind = dtype.kind
+    try:
+        return bool(value) if kind == "b" else int(value) if kind in "iu" else \
+            complex(value) if kind == "c" else float(value)
+    except (TypeError, ValueError, OverflowError):
+        return np.asarray(value, dtype=dtype)
 
 
 def take_along_dim(input, indices, dim=None):
@@ -452,6 +485,10 @@ def take_along_dim(input, indices, dim=None):
     idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else \
         _checked_asarray(indices, "take_along_dim(): argument 'indices'")
     if dim is None:
+        # (no position counts from the end here, as in torch; rg.compile
+        # reads the index tensor itself, as below)
+        if _trace_slot != NULL and isinstance(indices, Tensor):
+            return _op_gather(flatten(t), 0, _op_reshape(indices, (-1,)))
         return _op_gather(flatten(t), 0, idx.reshape(-1))
     nd = t._array.ndim
     if idx.ndim != nd:
@@ -468,6 +505,16 @@ def take_along_dim(input, indices, dim=None):
     ib = b[:]
     ib[d] = idx.shape[d]
     x = t if tuple(tb) == t._array.shape else _op_expand(t, tuple(tb))
+    n = t._array.shape[d]
+    # A negative position counts from the end, as torch's; gather, which
+    # reads only positions in range, takes the rest.
+    if _trace_slot != NULL and isinstance(indices, Tensor):
+        # rg.compile: by ops on the index tensor, so that the program reads
+        # each call's positions (the array would be baked in)
+        ix = _op_where(_op_lt(indices, 0), _op_add(indices, n, 1), indices)
+        return _op_gather(x, d, ix if tuple(ib) == tuple(idx.shape) else _op_expand(ix, tuple(ib)))
+    if idx.size:
+        idx = np.where(idx < 0, idx + n, idx)
     return _op_gather(x, d, np.broadcast_to(idx, tuple(ib)))
 
 

@@ -16,6 +16,7 @@ from retrograd.core.extending import composite_op, max_pool2d_indices, wrap as _
 import warnings
 
 import operator
+import sys
 from collections.abc import Sequence
 from typing import Literal, overload
 
@@ -1212,6 +1213,15 @@ def _class_weights(weight, C, dtype, like):
     return w.astype(dtype, copy=False)
 
 
+def _class_weight_tensor(weight, C, dtype, like):
+    """The (C,) class weights as a tensor of ``dtype`` on the device of
+    array ``like``: ``weight`` itself where it is one of that dtype (a
+    compiled function then reads it at each call), else a cast of it."""
+    _class_weights(weight, C, dtype, like)                # checks its shape
+    w = weight if isinstance(weight, Tensor) else _c.as_tensor(_on_device(_arr(weight, "weight"), like))
+    return w if w.dtype == dtype else w.to(dtype)
+
+
 def _check_class_target(x, t, fn):
     """A class-index target for input x: torch's shape checks (and classes:
     ValueError for a batch size mismatch, RuntimeError otherwise), then an
@@ -1241,11 +1251,17 @@ def _check_class_target(x, t, fn):
             f"target of the input's shape {list(x.shape)}")
 
 
-def _nll_parts(x, t, weight, ignore_index):
-    """(picked log-probabilities (M,), per-element weights (M,), ignore mask,
-    batch shape) for input x (N, C, d...) or (C,) and class indices t."""
+def _nll_parts(x, target, weight, ignore_index):
+    """(picked log-probabilities (M,), per-element weights (M,), ignored
+    (M,) bool tensor, batch shape, C) for input x (N, C, d...) or (C,) and
+    class indices ``target``.
+
+    What the target decides is computed by ops on the target tensor, never
+    on its array: a compiled function (rg.compile) then reads each call's
+    targets instead of baking the first call's into its program."""
     if x.ndim == 0:
         raise ValueError("Expected input to have at least 1 dimension (got 0)")
+    t = _arr(target)
     _check_class_target(x, t, "nll_loss")
     if x.ndim == 1:
         C = x.shape[0]
@@ -1260,26 +1276,60 @@ def _nll_parts(x, t, weight, ignore_index):
             # classes last, then one row per element
             x2 = _c.reshape(_c.permute(x, (0,) + tuple(range(2, x.ndim)) + (1,)), (-1, C))
         batch = want
-    tf = t.reshape(-1)
-    keep = tf != ignore_index
-    safe = np.where(keep, tf, 0)
-    bad = (safe < 0) | (safe >= C)
-    on_device = not isinstance(bad, np.ndarray)
+    if isinstance(t, np.ndarray) and not _compiling():
+        # eagerly on the CPU: NumPy on the target's array
+        tf = t.reshape(-1)
+        keep = tf != ignore_index
+        safe = np.where(keep, tf, 0)
+        bad = (safe < 0) | (safe >= C)
+        if bad.any():
+            raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+        picked = _c.getitem(x2, (np.arange(tf.shape[0]), safe))
+        w = _class_weights(weight, C, x.dtype, safe)
+        wv = np.where(keep, w[safe], 0).astype(x.dtype, copy=False)
+        return picked, wv, ~keep, batch, C
+    # On a device, or traced by rg.compile: ops on the target tensor. A
+    # compiled program then reads each call's targets (an array computed
+    # here would be baked in), and a CUDA loss never reads the device.
+    tt = target if isinstance(target, Tensor) else _c.as_tensor(t)
+    tf = _c.reshape(tt, (-1,))
+    keep = _c.ne(tf, ignore_index)
+    # (an ignored element reads class 0; its weight is 0)
+    safe = _c.where(keep, tf, 0)
+    on_device = not isinstance(t, np.ndarray)
     if on_device:
-        # CUDA: checking on the host would wait for every queued kernel (a
+        # Checking on the host would wait for every queued kernel (a
         # synchronize per loss). torch's kernel asserts on the device; here
         # an out-of-range target poisons its loss and gradient with NaN
         # instead (never a silently wrong value), and is read from a class
         # in range meanwhile.
-        safe = np.where(bad, 0, safe)
-    elif bad.any():
-        raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-    picked = _c.getitem(x2, (_on_device(np.arange(tf.shape[0]), safe), safe))
-    w = _class_weights(weight, C, x.dtype, safe)
-    wv = np.where(keep, w[safe], 0).astype(x.dtype, copy=False)
+        bad = _c.logical_or(_c.lt(safe, 0), _c.ge(safe, C))
+        safe = _c.where(bad, 0, safe)
+    else:
+        # Traced: the check reads the array, so it runs when the function is
+        # traced, not on each compiled call. A later call's class >= C
+        # raises IndexError in the indexing below; a negative one is moved
+        # out of range for it, where NumPy would read a class from the end.
+        flat = t.reshape(-1)
+        out_of_range = ((flat < 0) | (flat >= C)) & (flat != ignore_index)
+        if out_of_range.any():
+            raise IndexError(f"Target {int(flat[out_of_range][0])} is out of bounds.")
+        safe = _c.where(_c.lt(safe, 0), C, safe)
+    picked = _c.getitem(x2, (_c.arange(tf.shape[0], device=x.device), safe))
+    if weight is None:
+        wv = keep.to(x.dtype)
+    else:
+        wv = _c.where(keep, _c.getitem(_class_weight_tensor(weight, C, x.dtype, t), safe), 0.0)
     if on_device:
-        wv = np.where(bad & keep, np.nan, wv).astype(x.dtype, copy=False)
-    return picked, wv, ~keep, batch, C
+        wv = _c.where(_c.logical_and(bad, keep), float("nan"), wv)
+    return picked, wv, _c.logical_not(keep), batch, C
+
+
+def _compiling():
+    """Whether rg.compile traces on this thread (its module is loaded only
+    when it is in use)."""
+    mod = sys.modules.get("retrograd.compile")
+    return mod is not None and mod.is_compiling()
 
 
 def _mean_over_weight(total, denom):
@@ -1289,12 +1339,12 @@ def _mean_over_weight(total, denom):
         if denom == 0:
             return _c.add(_c.mul(total, 0.0), float("nan"))
         return _c.div(total, denom)
-    # CUDA: the same without reading denom on the host (a synchronize): a
-    # zero denominator divides by 1 (gradient 0, as total's weights are 0)
-    # and adds NaN to the loss
-    empty = denom == 0
-    return _c.add(_c.div(total, np.where(empty, 1, denom).astype(denom.dtype)),
-                  np.where(empty, np.nan, 0).astype(denom.dtype))
+    # a tensor (computed by ops from the targets): the same without reading
+    # it on the host (a CUDA synchronize; a compiled function reads each
+    # call's): a zero denominator divides by 1 (gradient 0, as total's
+    # weights are 0) and adds NaN to the loss
+    empty = _c.eq(denom, 0)
+    return _c.add(_c.div(total, _c.where(empty, 1.0, denom)), _c.where(empty, float("nan"), 0.0))
 
 
 @composite_op('nll_loss')
@@ -1354,7 +1404,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument "
                            "'weight'. This input cannot have requires_grad True: pass weight.detach().")
     x = _t(input)
-    picked, wv, _, batch, _ = _nll_parts(x, _arr(target), weight, ignore_index)
+    picked, wv, _, batch, _ = _nll_parts(x, target, weight, ignore_index)
     losses = _c.neg(_c.mul(picked, wv))
     if reduction == "none":
         return _c.reshape(losses, batch)
@@ -1438,23 +1488,28 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                            f"{t.dtype}; for class indices pass a target of shape {list(x.shape[:cdim])}"
                            f"{list(x.shape[cdim + 1:]) if x.ndim > 2 else ''}")
     if t.dtype.kind in "iu":
-        nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
+        nll = nll_loss(logp, target if isinstance(target, Tensor) else t, weight,
+                       ignore_index=ignore_index, reduction=reduction)
         if label_smoothing == 0.0:
             return nll
         # torch's cross_entropy_loss_label_smoothing
+        # (ops on the target tensor, as in nll_loss: nothing baked into a
+        # compiled program)
+        tt = target if isinstance(target, Tensor) else _c.as_tensor(t)
+        ignored = _c.eq(tt, ignore_index)
         if weight is not None:
-            w = _class_weights(weight, C, x.dtype, t)
-            smooth = _c.neg(_c.sum(_c.mul(logp, w.reshape(wshape)), cdim))
+            w = _class_weight_tensor(weight, C, x.dtype, t)
+            smooth = _c.neg(_c.sum(_c.mul(logp, _c.reshape(w, tuple(wshape))), cdim))
         else:
             smooth = _c.neg(_c.sum(logp, cdim))
-        ignored = t == ignore_index
         smooth = _c.where(ignored, 0.0, smooth)
         if reduction == "mean":
             if weight is not None:
-                w = _class_weights(weight, C, x.dtype, t)
-                denom = w[t[~ignored]].sum()
+                # (nll_loss checked the classes: an ignored one reads class 0)
+                picked = _c.getitem(w, _c.where(ignored, 0, tt))
+                denom = _c.sum(_c.where(ignored, 0.0, picked))
             else:
-                denom = (~ignored).sum().astype(x.dtype)
+                denom = _c.sum(_c.logical_not(ignored)).to(x.dtype)
             ret = _mean_over_weight(_c.sum(smooth), denom)
         elif reduction == "sum":
             ret = _c.sum(smooth)
@@ -2089,7 +2144,15 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
                          f"{w.shape[0]} embeddings")
     if max_norm is not None:
         _embedding_renorm_(w, idx, float(max_norm), float(norm_type))
-    rows = _c.getitem(w, idx)
+    traced = isinstance(input, Tensor) and _compiling()
+    if traced:
+        # rg.compile: index by the input tensor, so that the program reads
+        # each call's indices (the array would be baked in). The range check
+        # above ran at trace time only: a later call's negative index is
+        # moved out of range, where NumPy would read a row from the end.
+        rows = _c.getitem(w, _c.where(_c.lt(input, 0), w.shape[0], input))
+    else:
+        rows = _c.getitem(w, idx)
     if scale_grad_by_freq and rows.requires_grad:
         # torch's embedding_dense_backward: each occurrence's gradient over
         # its index's count in the batch
@@ -2103,7 +2166,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         if padding_idx < 0:
             padding_idx += n
         # same values; the padding rows' gradient is cut by detach
-        rows = _c.where((idx != padding_idx)[..., None], rows, rows.detach())
+        keep = _c.ne(input, padding_idx) if traced else idx != padding_idx
+        rows = _c.where(_c.reshape(keep, tuple(idx.shape) + (1,)) if traced else keep[..., None],
+                        rows, rows.detach())
     return rows
 
 
