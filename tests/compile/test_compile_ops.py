@@ -25,14 +25,6 @@ EAGER_OPS = {
     # does not depend on the inputs, so the key runs eagerly
     **{name: "a value computed outside the ops (never baked in)" for name in (
         "prod", "cumprod", "_einsum", "_linalg_cholesky", "_linalg_svd", "_linalg_eigh", "_linalg_qr")},
-    # the backward uses argmax positions computed on arrays (not ops), which
-    # the trace would bake in: the check on perturbed inputs refuses it
-    # (a rerun on permuted or sign-flipped values shows it)
-    "max_pool2d": "indices computed outside the ops",
-    "_max_dim": "indices computed outside the ops",
-    "_min_dim": "indices computed outside the ops",
-    "_sort": "indices computed outside the ops",
-    "_topk": "indices computed outside the ops",
     "norm": "selection mask computed outside the ops (p = inf)",
     # the sample's op calls np.asarray on a tensor (data-dependent Python)
     "_take_dim": "np.asarray(tensor) in the sample's op",

@@ -962,6 +962,8 @@ COVERED_ELSEWHERE = {
     "_conv2d_input_grad": "the input backward of _conv2d: every _conv2d sample's second-order check runs it",
     "_conv2d_weight_grad": "the weight backward of _conv2d: every _conv2d sample's second-order check runs it",
     "_avg_pool2d_backward": "the backward of avg_pool2d: every avg_pool2d sample's second-order check runs it",
+    "_max_pool2d_flat_index": "the positions max_pool2d's create_graph backward scatters to: every max_pool2d "
+                              "sample's second-order check runs it",
 }
 # --- reductions and linear algebra ---
 COVERED_ELSEWHERE["_take_dim_backward"] = (

@@ -494,10 +494,13 @@ def max_pool2d_backward(ns, grad, self, result, kernel_size, stride, padding, di
     if ns is A:
         return k_max_pool2d_backward_fast(grad, self, result, kernel_size, stride, padding, dilation,
                                           ceil_mode)
-    # create_graph: the scatter as index_backward, whose backward (getitem)
-    # makes max_pool2d twice differentiable
-    idx = _max_pool_index(ns.data(self), kernel_size, stride, padding, dilation, ceil_mode)
-    return _op__index_backward(grad, tuple(self.shape), self.dtype, idx)
+    # create_graph: the gradient scattered (scatter_add, whose backward
+    # gathers: max_pool2d twice differentiable) to the positions an op
+    # computes from self, so that a tracer records where they come from
+    flat = _op_reshape(_op__max_pool2d_flat_index(self, kernel_size, stride, padding, dilation,
+                                                  ceil_mode), (-1,))
+    zeros = _op_reshape(_op_zeros_like(self), (-1,))
+    return _op_reshape(_op_scatter_add(zeros, 0, flat, _op_reshape(grad, (-1,))), tuple(self.shape))
 
 
 def max_pool2d_jvp(ns, tangent, self, kernel_size, stride, padding, dilation, ceil_mode):

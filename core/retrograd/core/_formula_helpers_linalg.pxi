@@ -377,10 +377,17 @@ def cumprod_jvp(ns, t, self, result, dim):
 
 
 cdef object _kept_indices(object indices, object dim, Py_ssize_t ndim):
-    # max(dim)'s saved indices (a tensor in tensor mode, squeezed without
-    # keepdim) as what k_take_dim takes: an array with `dim` kept
+    # max(dim)'s saved indices (squeezed without keepdim) with `dim` kept,
+    # as _take_dim takes them: an array in array mode; in tensor mode the
+    # saved tensor itself, reshaped by an op, so that a tracer records
+    # where they come from (their array would be baked in)
+    cdef list shape
     if isinstance(indices, Tensor):
-        indices = (<Tensor>indices)._array
+        if ndim > 0 and (<Tensor>indices)._array.ndim == ndim - 1:
+            shape = list((<Tensor>indices)._array.shape)
+            shape.insert(_wrap_dim(dim, ndim), 1)
+            return _op_reshape(indices, tuple(shape))
+        return indices
     if ndim > 0 and np.ndim(indices) == ndim - 1:
         indices = np.expand_dims(indices, _wrap_dim(dim, ndim))
     return indices

@@ -31,6 +31,8 @@ cdef object k_max_pool2d(object x, object kernel_size, object stride, object pad
                          bint ceil_mode)
 cdef object k_max_pool2d_backward_fast(object g, object x, object result, object kernel_size,
                                        object stride, object padding, object dilation, bint ceil_mode)
+cdef object k_max_pool2d_flat_index(object x, object kernel_size, object stride, object padding,
+                                    object dilation, bint ceil_mode)
 cdef tuple _max_pool_index(object x, object kernel_size, object stride, object padding, object dilation,
                            bint ceil_mode)
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,

@@ -473,6 +473,20 @@ cdef tuple _max_pool_index(object x, object kernel_size, object stride, object p
     return (xp.arange(N).reshape(N, 1, 1, 1), c[None], hh, ww)
 
 
+cdef object k_max_pool2d_flat_index(object x, object kernel_size, object stride, object padding,
+                                    object dilation, bint ceil_mode):
+    # Where each max_pool2d output reads its value, as a position in the
+    # flattened input (int64, the output's shape): what the create_graph
+    # backward scatters the gradient to (scatter_add, an op with a tensor
+    # index, so that a tracer records where the positions come from).
+    idx = _max_pool_index(x, kernel_size, stride, padding, dilation, ceil_mode)
+    shape = np.shape(x)
+    flat = idx[0]
+    for k in range(1, len(idx)):
+        flat = flat * shape[k] + idx[k]
+    return _xp(flat).ascontiguousarray(flat, dtype=np.int64)
+
+
 cdef object _avg_divisor(tuple shape4, tuple ks, tuple st, tuple pd, int Ho, int Wo,
                          bint count_include_pad, object divisor_override, object dtype):
     # torch's avg_pool2d divisor: count_include_pad counts the padding but not
