@@ -164,13 +164,19 @@ class Entry:
     def outside_ok(self):
         """Whether the tensors the trace read from outside the function
         (lifted parameters, constants) still have the shape, dtype and
-        requires_grad the programs were built for, and the function's
-        closure variables and globals that held them still hold them."""
+        requires_grad the programs were built for, the function's closure
+        variables and globals that held them still hold them, and the
+        Python values it read there (api._value_guards) are unchanged."""
         for t, m in self.outside_meta:
             if (t.shape, t.dtype, t.requires_grad) != m:
                 return False
         for holder, name, t in self.source_guards:
             if (holder.cell_contents if name is None else holder.get(name)) is not t:
+                return False
+        for read, expected in self.value_guards:
+            value = read()
+            # (the same object, unless rebound: one test)
+            if value is not expected and not _same_python_value(value, expected):
                 return False
         return True
 
@@ -195,6 +201,22 @@ class Entry:
         rec.slot_arrays = [_Meta(a) for a in rec.slot_arrays]
         rec.keep = None
         rec.by_id = None
+
+
+def _same_python_value(a, b):
+    """Whether a guarded Python value still is what the trace read: the
+    same type and an equal value (NaN equal to NaN), element by element
+    for a sequence."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(_same_python_value(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except Exception:
+        return False
 
 
 def _joined(alias, renamed):

@@ -21,13 +21,14 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import types as _types
 import warnings
 
 import numpy as np
 
 import retrograd as rg
 from retrograd.compile import _arrays, _tracer
-from retrograd.compile._function import CompiledFunction, Entry
+from retrograd.compile._function import CompiledFunction, Entry, _same_python_value
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
@@ -347,10 +348,12 @@ class CompiledCallable:
         it = iter(copies)
         targs, tkwargs = _replace(args, it), _replace(kwargs, it)
         rec = Recorder(self._fullgraph, Unsupported, abort=True)
+        guards = _value_guards(self._fn)          # the values before fn runs
         try:
             _, first = _trace_run(self._fn, targs, tkwargs, copies, rec, None, seed=12345)
             entry = _build(self._fn, rec, first, self._backend)
             verified = _check(self._fn, targs, tkwargs, copies, entry, rec, first, state0)
+            _guard_values(entry, guards)
         except (_Broken, _NotCompilable) as exc:
             what, where = exc.args[:2] if isinstance(exc, _Broken) else (exc.what, exc.where)
             self._break(key, what, where)
@@ -564,9 +567,100 @@ def _build(fn, rec, r, backend):
     outside = entry.lifted + [t for _, t in rec.consts]
     entry.outside_meta = [(t, (t.shape, t.dtype, t.requires_grad)) for t in outside]
     entry.source_guards = _source_guards(fn, outside)
+    entry.value_guards = []           # (set once the trace is checked: _guard_values)
     # (a call checks them only where there are any)
     entry.watched = bool(entry.outside_meta or entry.source_guards)
     return entry
+
+
+def _guard_values(entry, guards):
+    """Give ``entry`` the value guards (read before the trace) whose values
+    the function's runs left as they were: one the function changes itself
+    (a counter it increments, a list it appends to) would retrace every
+    call, and its value is a side effect, not a constant of the program."""
+    entry.value_guards = [(read, v) for read, v in guards if _same_python_value(read(), v)]
+    entry.watched = bool(entry.outside_meta or entry.source_guards or entry.value_guards)
+
+
+# Python values a guard compares by value: what a trace bakes into the
+# program where the function reads them (a scale factor, a loop count, a
+# flag), and cheap to compare on each call
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.bool_, np.integer, np.floating)
+_MAX_GUARDED_LEN = 64
+
+
+def _guardable(value):
+    if isinstance(value, _SCALARS):
+        return True
+    if type(value) in (tuple, list) and len(value) <= _MAX_GUARDED_LEN:
+        return all(isinstance(v, _SCALARS) for v in value)
+    return False
+
+
+def _value_guards(fn):
+    """(read, value) for each Python number, string, flag or short sequence
+    of them that ``fn`` reads as a closure variable, a global, or an
+    attribute of a module it reads as a global: the trace baked those values
+    into the program, so a call that finds another value retraces (torch's
+    guards on globals and closures). A list is compared by its items (it
+    may change in place). Values reached otherwise (a helper function's
+    globals, attributes of other objects) are not guarded."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    guards = []
+    names = set(code.co_names)
+    for const in code.co_consts:
+        # (globals read by a lambda or comprehension inside fn)
+        if hasattr(const, "co_names"):
+            names.update(const.co_names)
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:          # an empty cell
+            continue
+        if _guardable(value):
+            guards.append((_cell_reader(cell), _snapshot(value)))
+        elif isinstance(value, _types.ModuleType):
+            guards.extend(_module_guards(value, names))
+    g = getattr(fn, "__globals__", None) or {}
+    for name in code.co_names:
+        if name not in g:
+            continue
+        value = g[name]
+        if _guardable(value):
+            guards.append((functools.partial(g.get, name), _snapshot(value)))
+        elif isinstance(value, _types.ModuleType):
+            guards.extend(_module_guards(value, names))
+    return guards
+
+
+def _module_guards(module, names):
+    # the module's attributes among the names fn's code reads (`W.depth`:
+    # the name `depth`); one that is not an attribute is no guard
+    guards = []
+    for name in sorted(names):
+        value = getattr(module, name, _MISSING)
+        if value is not _MISSING and _guardable(value):
+            guards.append((functools.partial(getattr, module, name, _MISSING), _snapshot(value)))
+    return guards
+
+
+_MISSING = object()
+
+
+def _cell_reader(cell):
+    def read():
+        try:
+            return cell.cell_contents
+        except ValueError:
+            return _MISSING
+    return read
+
+
+def _snapshot(value):
+    # a list may change in place: compare with a copy of its items
+    return list(value) if type(value) is list else value
 
 
 def _source_guards(fn, tensors):
