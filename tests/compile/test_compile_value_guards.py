@@ -120,3 +120,32 @@ def test_a_value_the_function_changes_itself_is_not_guarded():
     for _ in range(3):
         assert f(_x()).item() == 12.0
     assert traces.n == first               # no retrace on every call
+
+
+def test_module_state_is_guarded_train_eval_attributes_and_replaced_parameters():
+    import retrograd.nn as nn
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+            self.drop = nn.Dropout(0.5)
+            self.scale = 2.0
+
+        def forward(self, x):
+            return self.drop(self.lin(x)) * self.scale
+
+    rg.manual_seed(3)
+    m = Scaled()
+    x = rg.tensor(np.ones((5, 4)))
+    for f in (rg.compile(m, backend="numpy"), rg.compile(m.forward, backend="numpy")):
+        m.train()
+        f(x)
+        m.eval()                          # dropout off: eager gives no zeros
+        np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-12)
+        m.scale = 10.0
+        np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-12)
+        m.lin.weight = nn.Parameter(rg.zeros(3, 4))
+        np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-12)
+        m.scale = 2.0
+        m.lin.weight = nn.Parameter(rg.ones(3, 4))

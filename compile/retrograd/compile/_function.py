@@ -173,12 +173,7 @@ class Entry:
         for holder, name, t in self.source_guards:
             if (holder.cell_contents if name is None else holder.get(name)) is not t:
                 return False
-        for read, expected in self.value_guards:
-            value = read()
-            # (the same object, unless rebound: one test)
-            if value is not expected and not _same_python_value(value, expected):
-                return False
-        return True
+        return not self.value_guards or _tracer.guards_hold(self.value_guards)
 
     def tensor_programs(self):
         """The tensor forms (built on first use: create_graph backwards)."""
@@ -201,22 +196,6 @@ class Entry:
         rec.slot_arrays = [_Meta(a) for a in rec.slot_arrays]
         rec.keep = None
         rec.by_id = None
-
-
-def _same_python_value(a, b):
-    """Whether a guarded Python value still is what the trace read: the
-    same type and an equal value (NaN equal to NaN), element by element
-    for a sequence."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if type(a) in (tuple, list):
-        return len(a) == len(b) and all(_same_python_value(x, y) for x, y in zip(a, b))
-    try:
-        return bool(a == b) or (a != a and b != b)
-    except Exception:
-        return False
 
 
 def _joined(alias, renamed):

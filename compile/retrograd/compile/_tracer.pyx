@@ -9,6 +9,7 @@
 # thread to another thread's recorder.
 
 cimport numpy as cnp
+from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 
 from retrograd.core.abi cimport (
@@ -176,3 +177,56 @@ def any_tangent(list tensors):
         if rg_forward_grads(t):
             return True
     return False
+
+
+# -- guards on Python values (api._value_guards, api._nn_state_guards) --------
+
+cdef extern from "Python.h":
+    PyObject* PyCell_GET(object cell)
+
+# what a guard compares by value; anything else by identity
+cdef tuple _BY_VALUE = (bool, int, float, complex, str, bytes, type(None), tuple, list, np.bool_,
+                        np.integer, np.floating)
+
+
+cdef bint _same_value(object a, object b) except -1:
+    # the same type and an equal value (NaN equal to NaN), item by item for
+    # a sequence; the same object for anything else (a tensor, a module)
+    cdef Py_ssize_t i
+    if a is b:
+        return True
+    if type(a) is not type(b) or not isinstance(b, _BY_VALUE):
+        return False
+    if type(a) is tuple or type(a) is list:
+        if len(a) != len(b):
+            return False
+        for i in range(len(a)):
+            if not _same_value(a[i], b[i]):
+                return False
+        return True
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except Exception:
+        return False
+
+
+def guards_hold(list guards):
+    """Whether every guard (holder, key, value, by_value) still finds the
+    value the trace read: at ``holder[key]`` (a dict) or in the closure cell
+    ``holder`` (key None), compared by value or by identity."""
+    cdef PyObject* found
+    cdef tuple g
+    for item in guards:
+        g = <tuple>item
+        holder, key = g[0], g[1]
+        if key is None:
+            found = PyCell_GET(holder)
+        else:
+            found = PyDict_GetItem(<dict?>holder, key)
+        if found == NULL:
+            return False
+        if <object>found is g[2]:
+            continue
+        if not g[3] or not _same_value(<object>found, g[2]):
+            return False
+    return True

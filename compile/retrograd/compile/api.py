@@ -28,7 +28,7 @@ import numpy as np
 
 import retrograd as rg
 from retrograd.compile import _arrays, _tracer
-from retrograd.compile._function import CompiledFunction, Entry, _same_python_value
+from retrograd.compile._function import CompiledFunction, Entry
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
@@ -348,7 +348,7 @@ class CompiledCallable:
         it = iter(copies)
         targs, tkwargs = _replace(args, it), _replace(kwargs, it)
         rec = Recorder(self._fullgraph, Unsupported, abort=True)
-        guards = _value_guards(self._fn)          # the values before fn runs
+        guards = _value_guards(self._fn) + _nn_state_guards(self._fn)    # before fn runs
         try:
             _, first = _trace_run(self._fn, targs, tkwargs, copies, rec, None, seed=12345)
             entry = _build(self._fn, rec, first, self._backend)
@@ -578,7 +578,7 @@ def _guard_values(entry, guards):
     the function's runs left as they were: one the function changes itself
     (a counter it increments, a list it appends to) would retrace every
     call, and its value is a side effect, not a constant of the program."""
-    entry.value_guards = [(read, v) for read, v in guards if _same_python_value(read(), v)]
+    entry.value_guards = [g for g in guards if _tracer.guards_hold([g])]
     entry.watched = bool(entry.outside_meta or entry.source_guards or entry.value_guards)
 
 
@@ -587,6 +587,12 @@ def _guard_values(entry, guards):
 # flag), and cheap to compare on each call
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.bool_, np.integer, np.floating)
 _MAX_GUARDED_LEN = 64
+
+# A guard is (holder, key, value, by_value): the value the trace read at
+# holder[key] (a dict: globals, a module's or an object's __dict__, an
+# nn.Module's parameters, buffers or children) or in a closure cell
+# (key None), compared by value (a number, a flag, a short list) or by
+# identity (a tensor, a module); _tracer.guards_hold checks a list of them.
 
 
 def _guardable(value):
@@ -597,14 +603,19 @@ def _guardable(value):
     return False
 
 
+def _by_value(holder, key, value):
+    # (a list may change in place: compared with a copy of its items)
+    return (holder, key, list(value) if type(value) is list else value, True)
+
+
 def _value_guards(fn):
-    """(read, value) for each Python number, string, flag or short sequence
-    of them that ``fn`` reads as a closure variable, a global, or an
-    attribute of a module it reads as a global: the trace baked those values
-    into the program, so a call that finds another value retraces (torch's
-    guards on globals and closures). A list is compared by its items (it
-    may change in place). Values reached otherwise (a helper function's
-    globals, attributes of other objects) are not guarded."""
+    """Guards on each Python number, string, flag or short sequence of them
+    that ``fn`` reads as a closure variable, a global, or an attribute of a
+    module it reads as a global: the trace baked those values into the
+    program, so a call that finds another value retraces (torch's guards on
+    globals and closures). A list is compared by its items (it may change
+    in place). Values reached otherwise (a helper function's globals,
+    attributes of other objects) are not guarded."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return []
@@ -620,7 +631,7 @@ def _value_guards(fn):
         except ValueError:          # an empty cell
             continue
         if _guardable(value):
-            guards.append((_cell_reader(cell), _snapshot(value)))
+            guards.append(_by_value(cell, None, value))
         elif isinstance(value, _types.ModuleType):
             guards.extend(_module_guards(value, names))
     g = getattr(fn, "__globals__", None) or {}
@@ -629,7 +640,7 @@ def _value_guards(fn):
             continue
         value = g[name]
         if _guardable(value):
-            guards.append((functools.partial(g.get, name), _snapshot(value)))
+            guards.append(_by_value(g, name, value))
         elif isinstance(value, _types.ModuleType):
             guards.extend(_module_guards(value, names))
     return guards
@@ -638,29 +649,47 @@ def _value_guards(fn):
 def _module_guards(module, names):
     # the module's attributes among the names fn's code reads (`W.depth`:
     # the name `depth`); one that is not an attribute is no guard
-    guards = []
-    for name in sorted(names):
-        value = getattr(module, name, _MISSING)
-        if value is not _MISSING and _guardable(value):
-            guards.append((functools.partial(getattr, module, name, _MISSING), _snapshot(value)))
+    d = vars(module)
+    return [_by_value(d, name, d[name]) for name in sorted(names) if name in d and _guardable(d[name])]
+
+
+def _nn_state_guards(fn):
+    """Guards on the state of the nn.Modules ``fn`` runs: ``fn`` itself,
+    the object of a bound method, and modules held in its closure or read
+    as its globals, with every submodule. Each module's plain Python
+    attributes by value (``training``, so that ``eval()`` retraces; a
+    dropout's ``p``, a layer's ``eps``), and its parameters, buffers and
+    children by identity (a replaced weight retraces): the program bakes in
+    what the trace read."""
+    Module = getattr(getattr(rg, "nn", None), "Module", None)
+    if Module is None:
+        return []
+    roots = [fn, getattr(fn, "__self__", None)]
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for cell in fn.__closure__ or ():
+            try:
+                roots.append(cell.cell_contents)
+            except ValueError:
+                pass
+        g = getattr(fn, "__globals__", None) or {}
+        roots.extend(g.get(name) for name in code.co_names)
+    guards, seen = [], set()
+    for root in roots:
+        if not isinstance(root, Module):
+            continue
+        for m in root.modules():
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            d = vars(m)
+            for name, value in d.items():
+                if _guardable(value):
+                    guards.append(_by_value(d, name, value))
+                elif type(value) is dict and name in ("_parameters", "_buffers", "_modules"):
+                    # (where Module keeps them: a replaced one is a new entry)
+                    guards.extend((value, k, v, False) for k, v in value.items())
     return guards
-
-
-_MISSING = object()
-
-
-def _cell_reader(cell):
-    def read():
-        try:
-            return cell.cell_contents
-        except ValueError:
-            return _MISSING
-    return read
-
-
-def _snapshot(value):
-    # a list may change in place: compare with a copy of its items
-    return list(value) if type(value) is list else value
 
 
 def _source_guards(fn, tensors):
