@@ -149,3 +149,32 @@ def test_module_state_is_guarded_train_eval_attributes_and_replaced_parameters()
         np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-12)
         m.scale = 2.0
         m.lin.weight = nn.Parameter(rg.ones(3, 4))
+
+
+OFFSET = 1.0
+
+
+def _shift(x):
+    return x + OFFSET                      # a helper's global
+
+
+def test_a_helpers_global_and_a_plain_objects_attribute_are_guarded():
+    global OFFSET
+
+    class Scaler:
+        def __init__(self):
+            self.k = 3.0
+
+        def __call__(self, x):
+            return (_shift(x) * self.k).sum()
+
+    s = Scaler()
+    f = rg.compile(s.__call__, backend="numpy")
+    try:
+        assert f(_x()).item() == s(_x()).item()
+        OFFSET = -2.0
+        assert f(_x()).item() == s(_x()).item()
+        s.k = 0.5
+        assert f(_x()).item() == s(_x()).item()
+    finally:
+        OFFSET = 1.0

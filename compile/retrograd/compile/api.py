@@ -608,23 +608,38 @@ def _by_value(holder, key, value):
     return (holder, key, list(value) if type(value) is list else value, True)
 
 
-def _value_guards(fn):
+def _value_guards(fn, depth=0, seen=None):
     """Guards on each Python number, string, flag or short sequence of them
-    that ``fn`` reads as a closure variable, a global, or an attribute of a
-    module it reads as a global: the trace baked those values into the
-    program, so a call that finds another value retraces (torch's guards on
-    globals and closures). A list is compared by its items (it may change
-    in place). Values reached otherwise (a helper function's globals,
-    attributes of other objects) are not guarded."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
+    that ``fn`` reads as a closure variable, a global, an attribute of a
+    module it reads as a global, or an attribute of the object of a bound
+    method: the trace baked those values into the program, so a call that
+    finds another value retraces (torch's guards on globals and closures).
+    A list is compared by its items (it may change in place). The helper
+    functions ``fn`` calls from its own module (globals or closure
+    variables) are searched the same way, two levels deep; values reached
+    otherwise (a library's globals, attributes of other objects) are not
+    guarded."""
+    seen = set() if seen is None else seen
     guards = []
+    owner = getattr(fn, "__self__", None)
+    Module = getattr(getattr(rg, "nn", None), "Module", ())
+    if owner is not None and not isinstance(owner, (_types.ModuleType, Module)) and \
+            type(getattr(owner, "__dict__", None)) is dict:
+        # (an nn.Module's state: _nn_state_guards)
+        d = owner.__dict__
+        guards.extend(_by_value(d, k, v) for k, v in d.items() if _guardable(v))
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or id(code) in seen:
+        return guards
+    seen.add(id(code))
     names = set(code.co_names)
     for const in code.co_consts:
         # (globals read by a lambda or comprehension inside fn)
         if hasattr(const, "co_names"):
             names.update(const.co_names)
+    g = getattr(fn, "__globals__", None) or {}
+    helpers = []
     for cell in fn.__closure__ or ():
         try:
             value = cell.cell_contents
@@ -634,7 +649,8 @@ def _value_guards(fn):
             guards.append(_by_value(cell, None, value))
         elif isinstance(value, _types.ModuleType):
             guards.extend(_module_guards(value, names))
-    g = getattr(fn, "__globals__", None) or {}
+        elif isinstance(value, _types.FunctionType):
+            helpers.append(value)
     for name in code.co_names:
         if name not in g:
             continue
@@ -643,6 +659,12 @@ def _value_guards(fn):
             guards.append(_by_value(g, name, value))
         elif isinstance(value, _types.ModuleType):
             guards.extend(_module_guards(value, names))
+        elif isinstance(value, _types.FunctionType):
+            helpers.append(value)
+    if depth < 2:
+        for h in helpers:
+            if h.__globals__ is g:       # a helper of the same module, not a library's
+                guards.extend(_value_guards(h, depth + 1, seen))
     return guards
 
 
