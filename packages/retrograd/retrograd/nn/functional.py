@@ -711,6 +711,12 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if mode != "circular" and any(s == 0 for s in shape[x.ndim - ranks[0]:]):
         raise RuntimeError(f"Expected {ranks[0]}D or {ranks[1]}D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: {shape}")
+    if all(a >= 0 for a in p) and all(p[2 * i] < x.shape[x.ndim - 1 - i] and p[2 * i + 1] <
+                                       x.shape[x.ndim - 1 - i] for i in range(len(p) // 2)):
+        # core's pad, whose source positions depend on the shapes alone: a
+        # compiled function makes them per call (these would be an array
+        # constant, which rg.compile refuses to bake in)
+        return _c.pad(x, p, mode)
     out = x
     for i in range(len(p) // 2):
         d = x.ndim - 1 - i
