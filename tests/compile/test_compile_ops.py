@@ -25,7 +25,6 @@ EAGER_OPS = {
     # does not depend on the inputs, so the key runs eagerly
     **{name: "a value computed outside the ops (never baked in)" for name in (
         "prod", "cumprod", "_einsum", "_linalg_cholesky", "_linalg_svd", "_linalg_eigh", "_linalg_qr")},
-    "norm": "selection mask computed outside the ops (p = inf)",
     # the sample's op calls np.asarray on a tensor (data-dependent Python)
     "_take_dim": "np.asarray(tensor) in the sample's op",
 }

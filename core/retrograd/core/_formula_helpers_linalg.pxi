@@ -151,7 +151,6 @@ cdef object _extreme_weights(object ns, object self, object result, object dim, 
     # amax/amin/max(): the gradient is split evenly among the tied extremes
     xd = ns.data(self)
     shape = tuple(xd.shape)
-    r = _kept(A, ns.data(result), shape, dim, keepdim)
     # amax/amin: torch's (grad / count) * (x == result): a NaN result equals
     # no element, so its whole slice gets 0/0, NaN. max()/min() of all
     # elements (dim None) share the gradient among the NaNs instead
@@ -167,6 +166,7 @@ cdef object _extreme_weights(object ns, object self, object result, object dim, 
             tmask = tmask | (_op_isnan(x) & _op_isnan(rt))
         w = _op__to_dtype(tmask, xd.dtype)
         return w / _op_sum(w, _red_dims(dim, len(shape)) if len(shape) else None, True, None)
+    r = _kept(A, ns.data(result), shape, dim, keepdim)
     mask = xd == r
     if dim is None:
         mask = mask | (np.isnan(xd) & np.isnan(r))
@@ -256,23 +256,31 @@ def norm_backward(ns, grad, self, result, p, dim, bint keepdim):
     shape = tuple(xd.shape)
     g = _kept(ns, grad, shape, dim, keepdim)
     r = _kept(ns, result, shape, dim, keepdim)
-    rd = ns.data(r)
+    if pf == 0.0:
+        return ns.zeros_like(self, shape)        # (under create_graph a factory: see zeros_like)
+    if pf == 2.0:
+        rzero = ns.mask(ns.nograd(r) == 0)
+        return self * ns.where(rzero, 0.0, g / ns.where(rzero, 1.0, r))
     # 0 at NaN, as torch's sgn; under create_graph an op of self, as
     # torch's self.sgn() (its gradient, zero, is part of the graph)
     sgn = k_sign(xd) if ns is A else _op_sign(self)
-    if pf == 0.0:
-        return ns.zeros_like(xd, shape)
     if pf == 1.0:
         return g * sgn
     if pf == np.inf or pf == -np.inf:
-        sgn = k_sign(xd)
-        mask = (np.abs(xd) == rd) | np.isnan(xd)
-        cnt = np.sum(mask, axis=_red_dims(dim, len(shape)) if len(shape) else None, keepdims=True)
-        return g * (sgn * mask / cnt).astype(xd.dtype)
+        # the gradient shared evenly among the elements at the extreme
+        # (NaN ones: the norm is NaN there)
+        red = _red_dims(dim, len(shape)) if len(shape) else None
+        if ns is A:
+            mask = (np.abs(xd) == ns.data(r)) | np.isnan(xd)
+            cnt = np.sum(mask, axis=red, keepdims=True)
+            return g * (sgn * mask / cnt).astype(xd.dtype)
+        # under create_graph the mask is ops of self's value, so that a
+        # tracer records it (rg.compile replays it per call)
+        xn = ns.nograd(self)
+        hit = _op__to_dtype(_op_logical_or(_op_eq(_op_abs(xn), ns.nograd(r)), _op_isnan(xn)), xd.dtype)
+        return g * (sgn * hit / _op_sum(hit, red, True, None))
     # torch's rule: zero subgradient where the norm (or, for p < 1, the element) is 0
     rzero = ns.mask(ns.nograd(r) == 0)
-    if pf == 2.0:
-        return self * ns.where(rzero, 0.0, g / ns.where(rzero, 1.0, r))
     xzero = ns.mask(ns.nograd(self) == 0)
     absx = ns.where(xzero, 1.0, self * sgn)
     if pf < 1.0:
