@@ -245,10 +245,16 @@ class Program:
         chunks, kind = ({}, None) if tensor_mode else _plan_fusion(
             steps, slot_arrays, alias, backend, last, escaping, rows, cancelled)
         self.fused_ops = sum(j - i for i, (j, *_rest) in chunks.items())
+        # the kernels of the steps outside fused chunks (a chunk's steps run
+        # in its loop; looking their kernels up again would double the
+        # build time of a long fused program)
         kerns = {}
         if fast and not tensor_mode:
+            in_chunk = set()
+            for i, (j, *_rest) in chunks.items():
+                in_chunk.update(range(i, j))
             for i, st in enumerate(steps):
-                if st.kind == "op":
+                if st.kind == "op" and i not in in_chunk:
                     kerns[i] = _verified(st, slot_arrays)
         # in place: an elementwise step writes into the buffer of an operand
         # that dies there (one array fewer to stream through memory); its
