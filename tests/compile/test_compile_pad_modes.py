@@ -17,7 +17,7 @@ CASES = [((3, 5), (1, 2)), ((2, 4, 5), (2, 1)), ((2, 3, 4, 5), (2, 1, 1, 0)),
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 @pytest.mark.parametrize("shape, amounts", CASES)
-def test_pad_modes_compile_and_match_eager(mode, shape, amounts):
+def test_pad_modes_compile_and_match_eager(mode, shape, amounts, assert_matches_eager):
     rng = np.random.default_rng(len(shape))
 
     def f(x):
@@ -26,11 +26,5 @@ def test_pad_modes_compile_and_match_eager(mode, shape, amounts):
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # a graph break warns
         for _ in range(2):
-            a = rng.standard_normal(shape)
-            x, y = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
-            got, want = cf(x), f(y)
-            got.backward()
-            want.backward()
-            np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
-            np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-12)
+            assert_matches_eager(cf, f, rng.standard_normal(shape))
     assert cf.cache_info() == {"compiled": 1, "eager": 0}

@@ -248,19 +248,18 @@ class Program:
         # the kernels of the steps outside fused chunks (a chunk's steps run
         # in its loop; looking their kernels up again would double the
         # build time of a long fused program)
+        in_chunk = set()
+        for i, (j, *_rest) in chunks.items():
+            in_chunk.update(range(i, j))
         kerns = {}
         if fast and not tensor_mode:
-            in_chunk = set()
-            for i, (j, *_rest) in chunks.items():
-                in_chunk.update(range(i, j))
             for i, st in enumerate(steps):
                 if st.kind == "op" and i not in in_chunk:
                     kerns[i] = _verified(st, slot_arrays)
         # in place: an elementwise step writes into the buffer of an operand
         # that dies there (one array fewer to stream through memory); its
         # result joins that operand's alias group, so the buffer lives on
-        alias, in_place, explicit = _in_place(steps, kerns, chunks, slot_arrays, alias, last,
-                                              escaping, rows)
+        alias, in_place, explicit = _in_place(steps, kerns, slot_arrays, alias, last, escaping, rows)
         self.in_place = len(in_place)
         # the last use of each slot, extended over views of one buffer
         group_last, group_escapes = {}, set()
@@ -468,7 +467,7 @@ class Program:
         return self.run(*values)
 
 
-def _in_place(steps, kerns, chunks, slot_arrays, alias, last, escaping, rows):
+def _in_place(steps, kerns, slot_arrays, alias, last, escaping, rows):
     """(alias, in_place, explicit): ``in_place`` maps the index of each step
     that writes its result into an operand's buffer to that operand's slot;
     ``alias`` is a copy of the alias groups with each such result joined to
@@ -479,12 +478,10 @@ def _in_place(steps, kerns, chunks, slot_arrays, alias, last, escaping, rows):
 
     A step qualifies when its kernel is elementwise (a ufunc, relu or
     sigmoid: writing over an operand it reads element by element is safe),
-    it is not in a fused chunk, and one of its operands dies there and is a
+    it is not in a fused chunk (``kerns`` has only the steps outside
+    chunks), and one of its operands dies there and is a
     value the program wrote into a buffer of its own, alone in its group
     (no view of it outlives the step), with the result's shape and dtype."""
-    in_chunk = set()
-    for i, (j, *_rest) in chunks.items():
-        in_chunk.update(range(i, j))
     alias = list(alias)
     members = {}
     for s, g in enumerate(alias):
@@ -493,7 +490,7 @@ def _in_place(steps, kerns, chunks, slot_arrays, alias, last, escaping, rows):
     in_place, explicit = {}, set()
     for i, st in enumerate(steps):
         k = kerns.get(i)
-        if k is None or not k.out or i in in_chunk:
+        if k is None or not k.out:
             continue
         o = st.outs[0]
         out = slot_arrays[o]

@@ -640,23 +640,9 @@ def _value_guards(fn, depth=0, seen=None):
             names.update(const.co_names)
     g = getattr(fn, "__globals__", None) or {}
     helpers = []
-    for cell in fn.__closure__ or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:          # an empty cell
-            continue
+    for holder, key, value in _outside_reads(fn):
         if _guardable(value):
-            guards.append(_by_value(cell, None, value))
-        elif isinstance(value, _types.ModuleType):
-            guards.extend(_module_guards(value, names))
-        elif isinstance(value, _types.FunctionType):
-            helpers.append(value)
-    for name in code.co_names:
-        if name not in g:
-            continue
-        value = g[name]
-        if _guardable(value):
-            guards.append(_by_value(g, name, value))
+            guards.append(_by_value(holder, key, value))
         elif isinstance(value, _types.ModuleType):
             guards.extend(_module_guards(value, names))
         elif isinstance(value, _types.FunctionType):
@@ -686,16 +672,7 @@ def _nn_state_guards(fn):
     Module = getattr(getattr(rg, "nn", None), "Module", None)
     if Module is None:
         return []
-    roots = [fn, getattr(fn, "__self__", None)]
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        for cell in fn.__closure__ or ():
-            try:
-                roots.append(cell.cell_contents)
-            except ValueError:
-                pass
-        g = getattr(fn, "__globals__", None) or {}
-        roots.extend(g.get(name) for name in code.co_names)
+    roots = [fn, getattr(fn, "__self__", None)] + [value for _, _, value in _outside_reads(fn)]
     guards, seen = [], set()
     for root in roots:
         if not isinstance(root, Module):
@@ -721,24 +698,27 @@ def _source_guards(fn, tensors):
     must retrace, as torch.compile's identity guards do. Tensors reached
     otherwise (attributes, a helper's globals) are read by the object the
     trace saw."""
+    ids = {id(t) for t in tensors}
+    return [(holder, key, value) for holder, key, value in _outside_reads(fn) if id(value) in ids]
+
+
+def _outside_reads(fn):
+    """(holder, key, value) for each closure variable of ``fn`` (holder its
+    cell, key None) and each global its code names (holder its globals
+    dict): what the guards of a trace look at."""
     code = getattr(fn, "__code__", None)
     if code is None:
-        return []
-    ids = {id(t) for t in tensors}
-    guards = []
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        return
+    for cell in fn.__closure__ or ():
         try:
             value = cell.cell_contents
         except ValueError:          # an empty cell
             continue
-        if id(value) in ids:
-            guards.append((cell, None, value))
+        yield cell, None, value
     g = getattr(fn, "__globals__", None) or {}
     for name in code.co_names:
-        value = g.get(name)
-        if value is not None and id(value) in ids:
-            guards.append((g, name, value))
-    return guards
+        if name in g:
+            yield g, name, g[name]
 
 
 def _close(a, b):
