@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 
 from retrograd.compile import _arrays, _kernels, _tracer
-from retrograd.compile._trace import Ref, Step
+from retrograd.compile._trace import UNSET, Ref, Step
 
 _counter = itertools.count()
 
@@ -750,6 +750,17 @@ def _signature(st, slot_arrays):
 
 
 def _verified(st, slot_arrays):
+    """The NumPy kernel of op step ``st`` checked against its traced result
+    (None: none agrees), looked up once per step: a build asks for each
+    step's kernel up to three times (whether it fuses, the replayed runs,
+    the steps outside them)."""
+    k = st.kernel
+    if k is UNSET:
+        k = st.kernel = _verified_step(st, slot_arrays)
+    return k
+
+
+def _verified_step(st, slot_arrays):
     sig = _signature(st, slot_arrays) if len(st.outs) == 1 else None
     if sig is not None and sig in _VERIFIED:
         ok, scalar = _VERIFIED[sig]

@@ -1,3 +1,4 @@
+# cython: language_level=3
 """The recorder: turns the tracing slot's events (abi.pxd, ABI 1.5 and 1.6) into a
 straight-line list of steps over numbered value slots.
 
@@ -5,19 +6,39 @@ A value is known by the identity of its array: ops hand the tracer
 Tensors, and a saved tensor unpacked in a backward formula is a new Tensor
 around the same array. Every array the trace sees is kept alive until the
 trace ends, so no id is reused meanwhile.
+
+Compiled (Cython): a first call records every op of the function, of its
+create_graph backward and of the check's three reruns (api._check), about
+2,400 events for the 300-op chain; in Python the recorder took about 2.8 µs
+an event, most of a first call's tracing time.
 """
-from __future__ import annotations
+
+cimport numpy as cnp
+from cpython.object cimport PyObject
+
+from retrograd.core.abi cimport import_core, Tensor
+
+import_core("retrograd-compile")
 
 import os
 import sys
 
 import numpy as np
 
-from retrograd.core import Tensor
 from retrograd.compile import _arrays, _tracer
+
+cnp.import_array()
 
 # abi.pxd's RG_TRACE_* kinds
 OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END, NEW, FACTORY = range(9)
+cdef enum:
+    K_OP = 0
+    K_INPLACE_BEGIN = 1
+    K_INPLACE = 2
+    K_RANDOM = 3
+    K_BREAK = 4
+    K_NEW = 7
+    K_FACTORY = 8
 
 _PKG_DIRS = tuple(os.path.dirname(os.path.dirname(str(m.__file__))) + os.sep
                   for m in (sys.modules["retrograd.core"],))
@@ -27,38 +48,59 @@ _BREAKS = {"backward": "backward() (its gradients are not ops: they land in .gra
            "grad": "autograd.grad() without create_graph=True (its formulas are not ops)"}
 
 
-class Ref:
+cdef class Ref:
     """A tensor argument of a step: value slot ``slot``."""
-    __slots__ = ("slot",)
+    cdef public Py_ssize_t slot
 
-    def __init__(self, slot):
+    def __init__(self, Py_ssize_t slot):
         self.slot = slot
 
+    def __repr__(self):
+        return f"Ref({self.slot})"
 
-class Step:
+    def __reduce__(self):
+        return Ref, (self.slot,)
+
+
+UNSET = object()      # Step.kernel before _program._verified looked it up
+
+
+cdef class Step:
     """One op of a program: ``outs = fn(*args)`` (Refs replaced by values).
 
     kind: "op" (an op of the table), "inplace" (self's new value, cast back
     to self's dtype), "random" (``fn()`` draws a fresh tensor), "factory"
     (``fn()`` makes a fresh tensor of a value fixed by the trace: zeros,
     arange, the implicit ones of a scalar's gradient).
+
+    ``kernel``: the NumPy kernel verified for an op step (_program._verified,
+    which fills it in: a step belongs to one trace, whose arrays decide),
+    ``UNSET`` until then.
     """
-    __slots__ = ("kind", "name", "fn", "args", "outs", "cast")
+    cdef public object kind, name, fn, args, outs, cast, kernel
 
     def __init__(self, kind, name, fn, args, outs, cast=None):
         self.kind, self.name, self.fn, self.args, self.outs, self.cast = kind, name, fn, args, outs, cast
+        self.kernel = UNSET
 
-    def refs(self):
+    def __repr__(self):
+        return f"Step({self.kind!r}, {self.name!r}, args={self.args!r}, outs={self.outs!r})"
+
+    def __reduce__(self):
+        return Step, (self.kind, self.name, self.fn, self.args, self.outs, self.cast)
+
+    cpdef list refs(self):
         """The slots this step reads."""
-        found = []
+        cdef list found = []
         _collect_refs(self.args, found)
         return found
 
 
-def _collect_refs(x, found):
-    if type(x) is Ref:
-        found.append(x.slot)
-    elif type(x) in (tuple, list):
+cdef void _collect_refs(object x, list found) except *:
+    cdef type t = type(x)
+    if t is Ref:
+        found.append((<Ref>x).slot)
+    elif t is tuple or t is list:
         for y in x:
             _collect_refs(y, found)
 
@@ -80,53 +122,84 @@ def user_line():
     return "<unknown>"
 
 
-class Recorder:
+cdef inline object _base_of(object a):
+    # an array's base (None: it owns its memory), at C speed for NumPy's
+    cdef PyObject* p
+    if type(a) is np.ndarray:
+        p = cnp.PyArray_BASE(<cnp.ndarray>a)
+        return None if p == NULL else <object>p
+    return getattr(a, "base", None)
+
+
+cdef class Recorder:
     """Receives one thread's tracing events (see _tracer.begin)."""
+    cdef public bint fullgraph, abort
+    cdef public object raise_error
+    cdef public list steps
+    cdef public list slot_arrays       # trace-time array of each slot
+    cdef public dict by_id             # id(array) -> slot
+    cdef public list keep              # everything whose id is used, alive until the trace ends
+    cdef public dict random_devices    # slot of a random draw -> its tensor's Device
+    cdef public list inputs            # slots of the tensor arguments, in order
+    cdef public list lifted            # (slot, tensor): tensors from outside that require grad
+    cdef public list consts            # (slot, tensor): tensors from outside, read when called
+    cdef public set born               # id(array) of every tensor core made during the trace
+    cdef public set input_slots
+    cdef public list alias             # slot -> alias group id (views share their base's)
+    cdef public int mute               # inside an in-place op: its inner ops are one step
+    cdef public list inplace_stack
+    cdef public object broken          # (what, where) once the trace broke
+    cdef public str phase
+    cdef public list const_log         # (what, value) of each constant, in order (api._check)
+    cdef public frozenset guarded_arrays   # id() of the ndarray arguments the guard key holds by value
+    cdef public object bwd_start
 
     def __init__(self, fullgraph, raise_error, abort=False):
         self.fullgraph = fullgraph
         self.abort = abort            # stop the function at a break in its forward
         self.raise_error = raise_error    # (what, where) -> exception to raise in fullgraph mode
         self.steps = []
-        self.slot_arrays = []         # trace-time array of each slot
-        self.by_id = {}               # id(array) -> slot
-        self.keep = []                # everything whose id is used, alive until the trace ends
-        self.random_devices = {}      # slot of a random draw -> its tensor's Device
-        self.inputs = []              # slots of the tensor arguments, in order
-        self.lifted = []              # (slot, tensor): tensors from outside that require grad
-        self.consts = []              # (slot, tensor): tensors from outside, read when called
-        self.born = set()             # id(array) of every tensor core made during the trace
+        self.slot_arrays = []
+        self.by_id = {}
+        self.keep = []
+        self.random_devices = {}
+        self.inputs = []
+        self.lifted = []
+        self.consts = []
+        self.born = set()
         self.input_slots = set()
-        self.alias = []               # slot -> alias group id (views share their base's)
-        self.mute = 0                 # inside an in-place op: its inner ops are one step
+        self.alias = []
+        self.mute = 0
         self.inplace_stack = []
-        self.broken = None            # (what, where) once the trace broke
+        self.broken = None
         self.phase = "forward"
-        self.const_log = []           # (what, value) of each constant, in order (api._check)
-        self.guarded_arrays = frozenset()   # id() of the ndarray arguments the guard key holds by value
+        self.const_log = []
+        self.guarded_arrays = frozenset()
         self.bwd_start = None
 
     # -- slots ---------------------------------------------------------------
-    def new_slot(self, array, alias_of=None):
-        s = len(self.slot_arrays)
+    cpdef Py_ssize_t new_slot(self, object array, object alias_of=None) except -1:
+        cdef Py_ssize_t s = len(self.slot_arrays)
         self.slot_arrays.append(array)
         self.alias.append(self.alias[alias_of] if alias_of is not None else s)
         self.by_id[id(array)] = s
         self.keep.append(array)
         return s
 
-    def add_input(self, t):
-        s = self.new_slot(_tracer.array_of(t))
+    def add_input(self, Tensor t not None):
+        s = self.new_slot(t._array)
         self.inputs.append(s)
         self.input_slots.add(s)
         self.keep.append(t)
         return s
 
-    def slot_of(self, t):
-        a = _tracer.array_of(t)
-        s = self.by_id.get(id(a))
-        if s is not None:
-            return s
+    cpdef Py_ssize_t slot_of(self, Tensor t) except -1:
+        if t is None:
+            raise TypeError("slot_of() takes a Tensor, not None")
+        a = t._array
+        found = self.by_id.get(id(a))
+        if found is not None:
+            return <Py_ssize_t>found
         # Not made by a recorded op: a parameter (requires grad: it becomes
         # an input of the compiled node) or a constant, read at each call.
         # One that existed before the trace (a closure's weight) is read
@@ -134,7 +207,7 @@ class Recorder:
         # NumPy data, a mask a formula computed on arrays, a zero gradient)
         # holds a value the ops did not compute, which the program would
         # bake in: it is logged, and a logged value makes the key eager.
-        s = self.new_slot(a)
+        cdef Py_ssize_t s = self.new_slot(a)
         self.keep.append(t)
         self.input_slots.add(s)
         if t.requires_grad and self.phase == "forward":
@@ -146,19 +219,20 @@ class Recorder:
                                    "data the ops did not compute", _arrays.copy(a)))
         return s
 
-    def template(self, x):
+    cpdef object template(self, object x):
         if type(x) is tuple:
-            return tuple([self._item(y) for y in x])
+            return tuple([self._item(y) for y in <tuple>x])
         return self._item(x)
 
-    def _item(self, x):
-        if x is None or type(x) in (int, float, bool, str):
+    cdef object _item(self, object x):
+        cdef type t = type(x)
+        if x is None or t is int or t is float or t is bool or t is str:
             return x
         if isinstance(x, Tensor):
-            return Ref(self.slot_of(x))
-        if type(x) in (tuple, list):
-            return type(x)([self._item(y) for y in x])
-        if type(x) is np.ndarray or _arrays.is_device(x):
+            return Ref(self.slot_of(<Tensor>x))
+        if t is tuple or t is list:
+            return t([self._item(y) for y in x])
+        if t is np.ndarray or _arrays.is_device(x):
             # an array argument is a constant: its value at trace time. One
             # of the function's own arguments (an index array, say) is part
             # of the guard key by value, so baking it in is what the key
@@ -182,16 +256,18 @@ class Recorder:
         if self.abort and self.phase == "forward":
             raise Abort()
 
-    def event(self, kind, op, inputs, outputs, attrs):
-        if kind == NEW:
-            a = _tracer.array_of(outputs[0])
+    def event(self, int kind, str op, tuple inputs, tuple outputs, attrs):
+        cdef Py_ssize_t s
+        cdef Tensor o
+        if kind == K_NEW:
+            a = (<Tensor?>outputs[0])._array
             self.born.add(id(a))
             self.keep.append(a)
             return
-        if kind == OP:
+        if kind == K_OP:
             if op == "_snapshot":
                 # an in-place op's copy of self's old value: the same value
-                self.by_id[id(_tracer.array_of(outputs[0]))] = self.slot_of(inputs[0])
+                self.by_id[id((<Tensor?>outputs[0])._array)] = self.slot_of(<Tensor?>inputs[0])
                 self.keep.append(outputs[0])
                 return
             if self.mute:
@@ -199,35 +275,36 @@ class Recorder:
             if attrs is None:
                 return self.brk(f"op {op!r} (no function to replay it)")
             self.record_op("op", op, attrs, inputs, outputs)
-        elif kind == INPLACE_BEGIN:
+        elif kind == K_INPLACE_BEGIN:
             if self.mute == 0:
                 self.check_inplace(op, inputs[0])
             self.mute += 1
-        elif kind == INPLACE:
+        elif kind == K_INPLACE:
             self.mute -= 1
             if self.mute == 0:
                 self.record_inplace(op, attrs, inputs)
-        elif kind == RANDOM or kind == FACTORY:
+        elif kind == K_RANDOM or kind == K_FACTORY:
             if self.mute:
                 return
-            arr = _tracer.array_of(outputs[0])
-            s = self.new_slot(arr)
-            self.keep.append(outputs[0])
-            self.random_devices[s] = _tracer.device_of(outputs[0])
-            self.steps.append(Step("random" if kind == RANDOM else "factory", op, attrs, (), (s,)))
-        elif kind == BREAK:
+            o = <Tensor?>outputs[0]
+            s = self.new_slot(o._array)
+            self.keep.append(o)
+            self.random_devices[s] = o._device
+            self.steps.append(Step("random" if kind == K_RANDOM else "factory", op, attrs, (), (s,)))
+        elif kind == K_BREAK:
             self.brk(_BREAKS.get(op) or (op if op.startswith("autograd.Function") else
                                          f"{op}()" if op.startswith("Node.") else f"Tensor.{op}()"))
 
-    def record_op(self, kind, name, fn, inputs, outputs):
-        args = self.template(inputs)
-        step = Step(kind, name, fn, args, ())
-        refs = None
-        outs = []
-        for o in outputs:
-            a = _tracer.array_of(o)
+    cpdef record_op(self, kind, name, fn, tuple inputs, tuple outputs):
+        cdef Step step = Step(kind, name, fn, self.template(inputs), ())
+        cdef list refs = None
+        cdef list outs = []
+        cdef Tensor o
+        for x in outputs:
+            o = <Tensor?>x
+            a = o._array
             base = None
-            if getattr(a, "base", None) is not None:
+            if _base_of(a) is not None:
                 # a view: it shares its input's memory (alias group)
                 refs = step.refs() if refs is None else refs
                 for s_in in refs:
@@ -239,8 +316,8 @@ class Recorder:
         step.outs = tuple(outs)
         self.steps.append(step)
 
-    def check_inplace(self, op, t):
-        s = self.by_id.get(id(_tracer.array_of(t)))
+    def check_inplace(self, op, Tensor t not None):
+        s = self.by_id.get(id(t._array))
         if s is None or s in self.input_slots:
             return self.brk(f"in-place {op} on a tensor from outside the compiled function "
                             "(an input, a parameter or a constant)")
@@ -250,13 +327,13 @@ class Recorder:
         if any(g == group for i, g in enumerate(self.alias) if i != s):
             return self.brk(f"in-place {op} on a view, or on a tensor that has views")
 
-    def record_inplace(self, op, fn, inputs):
+    def record_inplace(self, op, fn, tuple inputs):
         if self.broken is not None:
             return
-        self_t = inputs[0]
-        a = _tracer.array_of(self_t)
+        cdef Tensor self_t = <Tensor?>inputs[0]
+        a = self_t._array
         old = self.by_id[id(a)]
-        args = (Ref(old),) + tuple(self.template(x) for x in inputs[1:])
+        args = (Ref(old),) + tuple([self.template(x) for x in inputs[1:]])
         # self's new value, computed out of place: a fresh copy of its array
         new_arr = _arrays.copy(a)
         s = self.new_slot(new_arr)
