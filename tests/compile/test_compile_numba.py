@@ -14,6 +14,13 @@ import retrograd as rg
 pytest.importorskip("numba", reason="needs numba (pip install 'retrograd-compile[numba]')")
 
 
+@pytest.fixture(autouse=True)
+def _fused_whenever_they_agree(monkeypatch):
+    # These tests check the loops themselves: keep them in use even where
+    # the replayed programs time faster (test_compile_fusion_choice.py
+    # checks the timed choice).
+    monkeypatch.setenv("RG_COMPILE_FUSION", "always")
+
 
 def _by_numba(program, n):
     """Whether ``program`` runs at least ``n`` ops in numba's loops (not
