@@ -123,7 +123,9 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
         (one launch a run), which CuPy caches on disk; CPU programs run as
         ``"numpy"``. Fused programs are built on a background thread:
         calls run the unfused programs until the fused ones are ready and
-        checked (see :meth:`CompiledCallable.wait`). ``"auto"`` (default):
+        checked (see :meth:`CompiledCallable.wait`); CPU ones are kept only
+        where they also time faster than the unfused ones on the first
+        call's inputs (``RG_COMPILE_FUSION=always``: whenever they agree). ``"auto"`` (default):
         for CPU tensors, ``"numba"`` for programs with at least 64 fusible
         ops when numba is installed, ``"numpy"`` otherwise; for CUDA
         tensors, ``"cupy"`` (a launch saved pays on any run).
