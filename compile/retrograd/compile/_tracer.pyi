@@ -3,6 +3,7 @@ from typing import Any
 from retrograd.core import Tensor
 
 BUILT_AGAINST: tuple[int, int]
+SCALARS: tuple[type, ...]
 
 def begin(recorder: Any) -> None: ...
 def end() -> None: ...

@@ -184,9 +184,11 @@ def any_tangent(list tensors):
 cdef extern from "Python.h":
     PyObject* PyCell_GET(object cell)
 
-# what a guard compares by value; anything else by identity
-cdef tuple _BY_VALUE = (bool, int, float, complex, str, bytes, type(None), tuple, list, np.bool_,
-                        np.integer, np.floating)
+# The Python values a guard holds by value (api._value_guards finds them,
+# and sequences of them); a guard compares these and tuples and lists of
+# them by value, anything else by identity.
+SCALARS = (bool, int, float, complex, str, bytes, type(None), np.bool_, np.integer, np.floating)
+cdef tuple _BY_VALUE = SCALARS + (tuple, list)
 
 
 cdef bint _same_value(object a, object b) except -1:

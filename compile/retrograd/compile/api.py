@@ -587,7 +587,7 @@ def _guard_values(entry, guards):
 # Python values a guard compares by value: what a trace bakes into the
 # program where the function reads them (a scale factor, a loop count, a
 # flag), and cheap to compare on each call
-_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.bool_, np.integer, np.floating)
+_SCALARS = _tracer.SCALARS
 _MAX_GUARDED_LEN = 64
 
 # A guard is (holder, key, value, by_value): the value the trace read at
