@@ -316,7 +316,30 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             return _abi._wrap(arr, dev, requires_grad)
         data = data.get()                      # to the host, then as any host data
     arr = _checked_data(np.array(data, dtype=_dtype(dtype, "tensor"), copy=True), data, "tensor")
-    return _make(arr, device, requires_grad)
+    t = _make(arr, device, requires_grad)
+    if _abi._trace_slot_filled() and _python_numbers(data):
+        # Python numbers: a literal, or values a compiled function's guards
+        # hold (a tensor's values reach Python only through item(), tolist()
+        # and the like, which break the trace), so the tracer may remake
+        # this tensor at each call. The values as they are now: the
+        # function may change the tensor in place.
+        kept = arr.copy()
+        _factory(t, "tensor", lambda: kept.copy(), t.device)
+    return t
+
+
+_PY_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+# (a compiled function's guards hold lists of at most this many numbers)
+_MAX_LITERAL = 64
+
+
+def _python_numbers(data):
+    # A Python number, or a flat list or tuple of at most _MAX_LITERAL of them.
+    if type(data) in _PY_NUMBERS:
+        return True
+    if type(data) in (builtins.list, builtins.tuple) and len(data) <= _MAX_LITERAL:
+        return all(type(v) in _PY_NUMBERS for v in data)
+    return False
 
 
 def _checked_data(arr, data, fn):
