@@ -492,3 +492,27 @@ def test_compiled_calls_are_as_quiet_as_eager_and_leave_errstate_as_it_was(backe
     with np.errstate(all="ignore"):
         (x2.log() / x2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())
+
+
+def test_a_program_that_raises_hands_the_call_to_eager():
+    # (the stand-in program raises where eager would not: the call still
+    # gives eager's result and gradient, and the key stays compiled)
+    def f(x):
+        return (x.sin() * 2.0).sum()
+
+    class Raising:
+        def run(self, *arrays):
+            raise IndexError("a program's own error")
+
+    cf = rg.compile(f, backend="numpy")
+    a = np.linspace(-1.0, 1.0, 5)
+    cf(rg.tensor(a, requires_grad=True))
+    entry = next(iter(cf._cache.values()))
+    entry.progs = (Raising(), entry.progs[1])
+    x, xe = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
+    out, want = cf(x), f(xe)
+    out.backward()
+    want.backward()
+    assert out.item() == want.item()
+    np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())
+    assert cf.cache_info() == {"compiled": 1, "eager": 0}

@@ -324,7 +324,15 @@ class CompiledCallable:
             with self._lock:
                 self._cache.pop(key, None)
             return self._trace(key, args, kwargs, tensors)
-        return _run(entry, tensors)
+        try:
+            return _run(entry, tensors)
+        except Exception:
+            # A program that raises (NumPy's IndexError for a class out of
+            # range, say) hands the call to fn: eager raises its own error,
+            # with torch's class and message, or gives its result. The
+            # program wrote nothing the caller sees (it never writes its
+            # inputs), but a random draw it made is not taken back.
+            return self._fn(*args, **kwargs)
 
     # -- tracing -------------------------------------------------------------
     def _break(self, key, what, where, fatal=True):
