@@ -103,9 +103,10 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     Parameters
     ----------
     fn : callable, optional
-        A function of tensors (and other arguments) returning a tensor or a
-        tuple or list of tensors. Without it, ``compile`` returns a
-        decorator.
+        A function of tensors (and other arguments) returning a tensor, or
+        tuples, lists, named tuples and dicts of tensors (nested, with None,
+        bools, numbers and strings among them). Without it, ``compile``
+        returns a decorator.
     backend : str, optional
         ``"numpy"``: the programs call NumPy kernels into buffers allocated
         once per guard key, and the ops themselves where NumPy has no
@@ -438,12 +439,58 @@ def _ndarray_ids(x, found=None):
 
 
 def _flat_outputs(out):
+    """(the result's tensors in order, its structure): "single", "tuple" or
+    "list" for a tensor or a flat tuple or list of tensors (the common
+    results, rebuilt without a walk), else a spec for _rebuild: tuples,
+    lists, named tuples and dicts, nested, of tensors and of None, bools,
+    numbers and strings (torch.compile returns any such structure)."""
     if isinstance(out, rg.Tensor):
         return [out], "single"
     if type(out) in (tuple, list) and out and all(isinstance(o, rg.Tensor) for o in out):
         return list(out), type(out).__name__
-    raise _NotCompilable(f"a result of type {type(out).__name__} (compiled functions return a "
-                         "tensor, or a tuple or list of tensors)")
+    tensors = []
+    spec = _spec(out, tensors)
+    if not tensors:
+        raise _NotCompilable(f"a result of type {type(out).__name__} that holds no tensor "
+                             "(compiled functions return tensors, alone or in tuples, lists "
+                             "and dicts)")
+    return tensors, spec
+
+
+_CONSTANT_RESULTS = (type(None), bool, int, float, complex, str)
+
+
+def _spec(x, tensors):
+    if isinstance(x, rg.Tensor):
+        tensors.append(x)
+        return ("T",)
+    if type(x) in _CONSTANT_RESULTS:
+        return ("C", x)
+    if type(x) in (tuple, list):
+        return (type(x), tuple(_spec(y, tensors) for y in x))
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):      # a named tuple
+        return ("N", type(x), tuple(_spec(y, tensors) for y in x))
+    if type(x) is dict:
+        return (dict, tuple(x), tuple(_spec(y, tensors) for y in x.values()))
+    raise _NotCompilable(f"a result of type {type(x).__name__} (compiled functions return "
+                         "tensors, alone or in tuples, lists and dicts, with None, bools, "
+                         "numbers and strings)")
+
+
+def _rebuild(spec, it):
+    """The result of structure ``spec`` (_spec) around the tensors of
+    iterator ``it``: containers and constants made anew at each call (the
+    caller may change them)."""
+    kind = spec[0]
+    if kind == "T":
+        return next(it)
+    if kind == "C":
+        return spec[1]
+    if kind == "N":
+        return spec[1](*[_rebuild(c, it) for c in spec[2]])
+    if kind is dict:
+        return dict(zip(spec[1], [_rebuild(c, it) for c in spec[2]]))
+    return kind([_rebuild(c, it) for c in spec[1]])
 
 
 class _Run:
@@ -831,6 +878,8 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
                 for p, a in zip(lifted, saved):
                     _tracer.array_of(p)[...] = a
             _compare_traces(rec, rec2)
+            if second.struct != first.struct:
+                raise _NotCompilable("a result whose structure or constants change with the inputs")
             checks.append((other, [rec2.slot_arrays[s] for s in rec2.inputs] + lifted_vals, second,
                            mode))
         verified = []
@@ -889,6 +938,11 @@ def _run(entry, tensors):
         outs = CompiledFunction.apply(entry, *tensors, *entry.lifted)
         if entry.n_out == 1:
             outs = [outs]
-    if entry.struct == "single":
+    struct = entry.struct
+    if struct == "single":
         return outs[0]
-    return tuple(outs) if entry.struct == "tuple" else list(outs)
+    if struct == "tuple":
+        return tuple(outs)
+    if struct == "list":
+        return list(outs)
+    return _rebuild(struct, iter(outs))
