@@ -301,6 +301,11 @@ class CompiledCallable:
             warnings.warn(message, RuntimeWarning, stacklevel=3)
 
     def __call__(self, *args, **kwargs):
+        if not _tracer.paused():
+            # called while another compiled function traces on this thread:
+            # inlined, its ops recorded into that trace (torch.compile
+            # inlines nested compiled functions too)
+            return self._fn(*args, **kwargs)
         tensors = []
         try:
             key = (_args_key(args, tensors),

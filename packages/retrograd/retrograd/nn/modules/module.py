@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -15,6 +16,9 @@ from retrograd.nn.modules._hooks import BackwardHook
 from retrograd.utils.hooks import RemovableHandle
 
 __all__ = ["Module"]
+
+# this thread runs a compiled module's own Python (Module._call_uncompiled)
+_calls = threading.local()
 
 T = TypeVar("T", bound="Module")
 
@@ -991,8 +995,10 @@ class Module:
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         forward_call = self.forward
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or self._compiled_call_impl):
             return forward_call(*args, **kwargs)
+        if self._compiled_call_impl is not None and not getattr(_calls, "uncompiled", False):
+            return self._compiled_call_impl(*args, **kwargs)
         result = None
         called_always = set()
         try:
@@ -1049,9 +1055,63 @@ class Module:
 
     __call__: Callable[..., Any] = _call_impl
 
+    # set by compile(): the compiled form of _call_uncompiled, which calls run
+    _compiled_call_impl: Any = None
+
+    def _call_uncompiled(self, *args: Any, **kwargs: Any) -> Any:
+        # What compile() compiles: this module's call with compiled modules
+        # (itself, its children) run as plain Python on this thread, so that
+        # the trace (and an eager fallback) does not call the compiled form
+        # again. A bound method: rg.compile guards the module's state.
+        prev = getattr(_calls, "uncompiled", False)
+        _calls.uncompiled = True
+        try:
+            return self._call_impl(*args, **kwargs)
+        finally:
+            _calls.uncompiled = prev
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place with :func:`rg.compile
+        <retrograd.compile.compile>` (torch's ``nn.Module.compile``).
+
+        Later calls of the module run the compiled form of its forward and
+        its forward hooks; the module itself stays what it is (its type,
+        ``state_dict``, ``parameters()``), unlike ``rg.compile(module)``,
+        which returns a new callable.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Passed to ``rg.compile`` (``backend``, ``fullgraph``,
+            ``cache_size``).
+
+        Raises
+        ------
+        ImportError
+            Without the retrograd-compile distribution
+            (``pip install 'retrograd[compile]'``).
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> net = rg.nn.Sequential(rg.nn.Linear(3, 4), rg.nn.Tanh())
+        >>> net.compile()
+        >>> net(rg.ones(2, 3)).shape
+        (2, 4)
+        """
+        try:
+            from retrograd.compile import compile as _compile
+        except ImportError as exc:
+            raise ImportError("Module.compile() needs retrograd-compile: pip install "
+                              "'retrograd[compile]'") from exc
+        self._compiled_call_impl = _compile(self._call_uncompiled, *args, **kwargs)
+
     # -- attributes ---------------------------------------------------------
     def __getstate__(self) -> dict:
-        return self.__dict__.copy()
+        # (a compiled call is not copied or pickled: torch drops it too)
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)
+        return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
