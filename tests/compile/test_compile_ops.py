@@ -24,7 +24,10 @@ EAGER_OPS = {
     # composite). It would be baked in as traced, and nothing proves it
     # does not depend on the inputs, so the key runs eagerly
     **{name: "a value computed outside the ops (never baked in)" for name in (
-        "prod", "cumprod", "_einsum", "_linalg_cholesky", "_linalg_svd", "_linalg_eigh", "_linalg_qr")},
+        "_linalg_cholesky", "_linalg_svd", "_linalg_eigh", "_linalg_qr")},
+    # its backward's formula depends on whether a matrix is singular (the
+    # singular one is NumPy's SVD): the formula breaks the graph
+    "_linalg_det": "a backward that branches on singularity",
     # the sample's op calls np.asarray on a tensor (data-dependent Python)
     "_take_dim": "np.asarray(tensor) in the sample's op",
 }

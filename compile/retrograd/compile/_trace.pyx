@@ -45,7 +45,9 @@ _PKG_DIRS = tuple(os.path.dirname(os.path.dirname(str(m.__file__))) + os.sep
 
 
 _BREAKS = {"backward": "backward() (its gradients are not ops: they land in .grad)",
-           "grad": "autograd.grad() without create_graph=True (its formulas are not ops)"}
+           "grad": "autograd.grad() without create_graph=True (its formulas are not ops)",
+           "linalg.det backward": "linalg.det's backward (its formula depends on whether the "
+                                  "matrix is singular)"}
 
 
 cdef class Ref:

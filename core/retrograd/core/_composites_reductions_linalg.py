@@ -23,7 +23,6 @@ import numpy as np
 from retrograd.core import abi as _abi
 from retrograd.core.abi import Tensor
 
-_NO_OPERAND = np.zeros(())      # einsum's unused second operand (one-operand equations)
 
 __all__ = ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types"]
 
@@ -493,9 +492,9 @@ def einsum(equation, *operands):
     subs, rhs, targets = _parse_einsum(equation, [tuple(t.shape) for t in ts])
     ts = [t if tgt is None else _abi.expand(t, tgt) for t, tgt in zip(ts, targets)]
     if len(ts) == 1:
-        # one operand: `b` is unused by the kernel; a placeholder array (the
-        # op refuses None for a Tensor argument, as torch's ops do)
-        return _abi._einsum_op(ts[0], _NO_OPERAND, f"{subs[0]}->{rhs}")
+        # one operand: `b` is None (the op's entry gives the kernel an
+        # unused placeholder)
+        return _abi._einsum_op(ts[0], None, f"{subs[0]}->{rhs}")
     acc, sacc = ts[0], subs[0]
     for k in range(1, len(ts)):
         if k == len(ts) - 1:

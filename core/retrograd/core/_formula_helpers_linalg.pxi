@@ -59,12 +59,23 @@ cdef object _ns_solve(object ns, object a, object b):
 
 
 cdef object _ns_einsum(object ns, object a, object b, str eq):
-    if b is None:           # one operand: the op refuses None for its Tensor b
-        b = _EINSUM_NO_OPERAND
-    return k_einsum(a, b, eq) if ns is A else _op__einsum(a, b, eq)
+    if ns is A:
+        return k_einsum(a, _EINSUM_NO_OPERAND if b is None else b, eq)
+    return _op__einsum(a, _einsum_operand(a, b), eq)
 
 
+# One operand: the op refuses None for its Tensor b, so it gets this unused
+# placeholder.
 _EINSUM_NO_OPERAND = np.zeros(())
+
+
+cdef object _einsum_operand(object a, object b):
+    # b, or for one operand the placeholder: as a shape constant, which a
+    # listening tracer hears as a factory (a bare array would be a value the
+    # ops did not compute, and a compiled program would refuse it)
+    if b is not None:
+        return b
+    return _shape_constant(_EINSUM_NO_OPERAND, <Tensor?>a)
 
 
 cdef tuple _red_dims(object dim, int ndim):
@@ -105,6 +116,8 @@ cdef object _excl_cumprod_last(object ns, object x):
     n = shape[-1]
     one0 = np.zeros_like(ns.data(x), shape=shape)
     one0[..., 0] = 1
+    if ns is not A:
+        one0 = _shape_constant(one0, <Tensor?>x)
     if n == 1:
         return one0
     head = x[..., :-1] if ns is A else _op_getitem(x, (Ellipsis, slice(None, -1)))
@@ -129,13 +142,21 @@ cdef object _prod_others(object ns, object x, object dim):
     return _ns_permute(ns, both, inverse_permutation(perm, n))
 
 
+cdef bint _tracing_formula(object ns):
+    # A create_graph formula that a tracer (rg.compile) records: it must not
+    # branch on the values, since the program it becomes replays one branch
+    # for every later input (prod's division form would give NaN on a zero).
+    return ns is not A and _trace_slot != NULL
+
+
 def prod_backward(ns, grad, self, result, dim, bint keepdim):
     shape = tuple(ns.data(self).shape)
     if len(shape) == 0:
         return grad
     g = _kept(ns, grad, shape, dim, keepdim)
-    if not (ns.data(self) == 0).any():
+    if not _tracing_formula(ns) and not (ns.data(self) == 0).any():
         return g * _kept(ns, result, shape, dim, keepdim) / self
+    # (the division-free form: right for any input)
     return g * _prod_others(ns, self, dim)
 
 
@@ -321,8 +342,13 @@ cdef object _cumprod_matrix(object ns, object x, int d):
     n = xd.shape[d]
     eye = _xp(xd).eye(n, dtype=xd.dtype)
     lead = tuple(xd.shape[i] for i in perm[:-1])
-    xr = ns.reshape(xl, lead + (1, n)) * (1 - eye) + eye
-    return _ns_cumprod(ns, xr, len(lead) + 1), perm, np.triu(_xp(xd).ones((n, n), dtype=xd.dtype))
+    off, upper = 1 - eye, np.triu(_xp(xd).ones((n, n), dtype=xd.dtype))
+    if ns is not A:
+        # (made from shapes alone: shape constants in tensor mode)
+        eye, off, upper = (_shape_constant(eye, <Tensor?>x), _shape_constant(off, <Tensor?>x),
+                           _shape_constant(upper, <Tensor?>x))
+    xr = ns.reshape(xl, lead + (1, n)) * off + eye
+    return _ns_cumprod(ns, xr, len(lead) + 1), perm, upper
 
 
 cdef object _a_cumprod_backward_zeros(object grad, object x, int d):
@@ -357,10 +383,11 @@ def cumprod_backward(ns, grad, self, result, dim):
     if xd.ndim == 0:
         return grad
     d = _wrap_dim(dim, xd.ndim)
-    if not (xd == 0).any():
+    if not _tracing_formula(ns) and not (xd == 0).any():
         return cumsum_backward(ns, grad * result, d, xd.ndim) / self
     if ns is A:
         return _a_cumprod_backward_zeros(grad, xd, d)
+    # (tensor mode: the O(n^2) product matrix, right for any input)
     c, perm, upper = _cumprod_matrix(ns, self, d)
     gl = _ns_permute(ns, grad, perm)
     lead = tuple(np.shape(ns.data(gl))[:-1])
@@ -451,7 +478,9 @@ def einsum_backward(ns, grad, a, b, str equation, int which):
                 r0 = _xp(mask).arange(shape[pos[0]]).reshape(tuple(-1 if i == pos[0] else 1 for i in range(len(s))))
                 r1 = _xp(mask).arange(shape[p]).reshape(tuple(-1 if i == p else 1 for i in range(len(s))))
                 mask = mask & (r0 == r1)
-        g = g * mask.astype(ns.data(g).dtype)
+        mask = mask.astype(ns.data(g).dtype)
+        # (made from shapes alone: a shape constant in tensor mode)
+        g = g * (mask if ns is A else _shape_constant(mask, <Tensor?>g))
     return g
 
 
@@ -476,6 +505,11 @@ cdef object _batch_mat(object ns, object x):
 
 
 def det_backward(ns, grad, self, result):
+    if _tracing_formula(ns):
+        # which formula depends on whether a matrix is singular, and the
+        # singular one is NumPy's SVD on the values: a compiled function
+        # runs this backward eagerly (a graph break)
+        _trace_slot(RG_TRACE_BREAK, "linalg.det backward", (self,), (), None)
     if (ns.data(result) == 0).any():
         # singular matrices have no inverse: torch's SVD form of the cofactor
         # matrix, det(U) det(Vh) U diag(prod_{j != i} s_j) Vh (a constant
@@ -574,7 +608,8 @@ def _take_dim_op(self, indices, dim, keepdim):
 
 
 def _einsum_op(a, b, equation):
-    return _op__einsum(a, b, equation)
+    # (b None: one operand)
+    return _op__einsum(a, _einsum_operand(a, b), equation)
 
 
 def _linalg_inv_op(x):
