@@ -61,3 +61,33 @@ def test_det_backward_runs_eagerly_and_right_on_singular_matrices():
     assert cf.cache_info() == {"compiled": 0, "eager": 1}
     with pytest.raises(Unsupported, match="linalg.det's backward"):
         rg.compile(f, fullgraph=True)(rg.tensor(np.eye(2), requires_grad=True))
+
+
+def test_a_boolean_mask_tensor_breaks_the_graph_and_stays_right():
+    # x[x > 0] has as many elements as x has positive values: no program of
+    # fixed shapes replays it (the first version crashed in the check)
+    def f(x):
+        return (x[x > 0] ** 2).sum() + x[x > 0].mean()
+    cf = rg.compile(f, backend="numpy")
+    with pytest.warns(RuntimeWarning, match="boolean mask"):
+        cf(rg.tensor([1.0, -2.0, 3.0], requires_grad=True))
+    for a in ([1.0, 2.0, 3.0], [-1.0, -2.0, 3.0], [0.5, -1.0, -1.5]):
+        x, xe = rg.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
+        cf(x).backward()
+        f(xe).backward()
+        np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-12)
+    with pytest.raises(Unsupported, match="boolean mask"):
+        rg.compile(f, fullgraph=True)(rg.tensor([1.0, -2.0, 3.0]))
+
+
+def test_a_boolean_numpy_mask_argument_compiles():
+    # (the guard key holds it by value: its count of True is fixed)
+    def f(x, m):
+        return (x[m] ** 2).sum()
+    cf = rg.compile(f, backend="numpy")
+    m = np.array([True, False, True])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in ([1.0, -2.0, 3.0], [4.0, 5.0, -6.0]):
+            assert cf(rg.tensor(a), m).item() == f(rg.tensor(a), m).item()
+    assert cf.cache_info() == {"compiled": 1, "eager": 0}

@@ -124,6 +124,25 @@ def user_line():
     return "<unknown>"
 
 
+# Ops that index with their arguments: with a boolean mask tensor among
+# them, a result's shape (or an argument's) is the mask's count of True, a
+# property of the values that no program of fixed shapes can replay
+# (torch.compile breaks the graph there too). A boolean NumPy array the
+# guard key holds by value has a fixed count, and is fine.
+_MASKABLE = frozenset({"getitem", "_index_backward", "_index_put"})
+
+
+cdef bint _has_bool_tensor(object x) except -1:
+    cdef type t = type(x)
+    if isinstance(x, Tensor):
+        return (<Tensor>x)._array.dtype == np.bool_
+    if t is tuple or t is list:
+        for y in x:
+            if _has_bool_tensor(y):
+                return True
+    return False
+
+
 cdef inline object _base_of(object a):
     # an array's base (None: it owns its memory), at C speed for NumPy's
     cdef PyObject* p
@@ -276,6 +295,9 @@ cdef class Recorder:
                 return
             if attrs is None:
                 return self.brk(f"op {op!r} (no function to replay it)")
+            if op in _MASKABLE and _has_bool_tensor(inputs):
+                return self.brk(f"op {op!r} with a boolean mask tensor (the result's shape "
+                                "depends on the values)")
             self.record_op("op", op, attrs, inputs, outputs)
         elif kind == K_INPLACE_BEGIN:
             if self.mute == 0:

@@ -890,15 +890,23 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
         verified = []
         for state, arrays, run, label in checks:
             gen.state = state
-            with np.errstate(all="ignore"):
-                res = entry.fwd(*arrays)
+            try:
+                with np.errstate(all="ignore"):
+                    res = entry.fwd(*arrays)
+            except Exception as exc:
+                raise _NotCompilable(f"a forward program that fails where eager does not "
+                                     f"({label} inputs: {exc!r})")
             want = [_tracer.array_of(o) for o in run.outs]
             if not all(_close(a, b) for a, b in zip(res[:entry.n_out], want)):
                 raise _NotCompilable(f"a forward program that disagrees with eager ({label} inputs)")
             if run.grads is not None:
                 garr = [_tracer.array_of(g) for g in run.gouts]
-                with np.errstate(all="ignore"):
-                    got = entry.bwd(*garr, *arrays, *res[entry.n_out:])
+                try:
+                    with np.errstate(all="ignore"):
+                        got = entry.bwd(*garr, *arrays, *res[entry.n_out:])
+                except Exception as exc:
+                    raise _NotCompilable(f"a backward program that fails where eager does not "
+                                         f"({label} inputs: {exc!r})")
                 want = [None if g is None else _tracer.array_of(g) for g in run.grads]
                 if not all(_close(a, b) for a, b in zip(got, want)):
                     raise _NotCompilable(f"a backward program that disagrees with eager ({label} inputs)")
