@@ -104,3 +104,45 @@ def test_compiled_functions_inside_a_compiled_function_are_inlined():
     assert outer.cache_info() == {"compiled": 1, "eager": 0}
     # the inner callables never traced on their own
     assert inner.cache_info() == {"compiled": 0, "eager": 0}
+
+
+def test_a_compiled_module_object_is_named_by_its_type_and_breaks_cleanly():
+    # rg.compile(module): a graph break's warning names the module's type
+    # (it raised AttributeError: a module has no __name__), and the module's
+    # attributes are not copied onto the callable (they would go stale)
+    net = rg.nn.Sequential(rg.nn.Linear(3, 4), rg.nn.BatchNorm1d(4))
+    cf = rg.compile(net, backend="numpy")
+    assert cf.__name__ == "Sequential" and cf.__wrapped__ is net
+    assert "training" not in vars(cf)
+    with pytest.warns(RuntimeWarning, match=r"rg.compile\(Sequential\): graph break: in-place"):
+        cf(_x(0))
+
+
+def test_an_eager_key_retraces_when_the_module_state_changes():
+    # batch norm in training updates its running statistics in place (a
+    # graph break); in eval mode it does not, and the same key compiles
+    def net():
+        rg.manual_seed(0)
+        return rg.nn.Sequential(rg.nn.Linear(3, 4), rg.nn.BatchNorm1d(4), rg.nn.Tanh())
+    model, ref = net(), net()
+    cf = rg.compile(model, backend="numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(2):
+            cf(_x(seed)).sum().backward()
+            ref(_x(seed)).sum().backward()
+    assert cf.cache_info() == {"compiled": 0, "eager": 1}
+    np.testing.assert_array_equal(model[1].running_mean.numpy(), ref[1].running_mean.numpy())
+    model.eval(), ref.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in range(2):
+            np.testing.assert_allclose(cf(_x(seed)).detach().numpy(),
+                                       ref(_x(seed)).detach().numpy(), rtol=1e-12)
+    assert cf.cache_info() == {"compiled": 1, "eager": 0}
+    model.train()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cf(_x(5))
+    assert cf.cache_info() == {"compiled": 0, "eager": 1}
+    assert int(model[1].num_batches_tracked) == 3

@@ -38,11 +38,15 @@ BACKENDS = ("auto", "numpy", "numba", "cupy")
 
 
 class _Eager:
-    """A guard key that runs eagerly, and why."""
-    __slots__ = ("reason",)
+    """A guard key that runs eagerly, and why; ``guards``: the value guards
+    (as a compiled entry's) under which it broke. A call that finds them
+    changed retraces: ``model.eval()`` may turn a key that broke in training
+    (batch norm updating its running statistics) into one that compiles."""
+    __slots__ = ("reason", "guards")
 
-    def __init__(self, reason):
+    def __init__(self, reason, guards=()):
         self.reason = reason
+        self.guards = list(guards)
 
 
 def is_compiling() -> bool:
@@ -208,7 +212,14 @@ class CompiledCallable:
     """
 
     def __init__(self, fn, backend, fullgraph, cache_size):
-        functools.update_wrapper(self, fn)
+        if hasattr(fn, "__name__"):
+            functools.update_wrapper(self, fn)
+        else:
+            # a callable object (an nn.Module): named by its type; its
+            # attributes are not copied (they would go stale: `training`)
+            self.__name__ = self.__qualname__ = type(fn).__name__
+            self.__doc__ = getattr(type(fn), "__doc__", None)
+            self.__wrapped__ = fn
         self._fn = fn
         self._backend = backend
         self._fullgraph = fullgraph
@@ -325,6 +336,10 @@ class CompiledCallable:
                 return self._fn(*args, **kwargs)
             return self._trace(key, args, kwargs, tensors)
         if type(entry) is _Eager:
+            if entry.guards and not _tracer.guards_hold(entry.guards):
+                with self._lock:
+                    self._cache.pop(key, None)
+                return self._trace(key, args, kwargs, tensors)
             return self._fn(*args, **kwargs)
         if entry.watched and not entry.outside_ok():
             with self._lock:
@@ -341,11 +356,11 @@ class CompiledCallable:
             return self._fn(*args, **kwargs)
 
     # -- tracing -------------------------------------------------------------
-    def _break(self, key, what, where, fatal=True):
+    def _break(self, key, what, where, fatal=True, guards=()):
         if self._fullgraph and fatal:
             raise Unsupported(what, where)
         with self._lock:
-            self._cache[key] = _Eager(f"{what} at {where}")
+            self._cache[key] = _Eager(f"{what} at {where}", guards)
         self._warn_once(key, f"rg.compile({self.__name__}): graph break: {what} at {where}; "
                         "calls with these argument shapes run eagerly")
 
@@ -372,7 +387,7 @@ class CompiledCallable:
             _guard_values(entry, guards)
         except (_Broken, _NotCompilable) as exc:
             what, where = exc.args[:2] if isinstance(exc, _Broken) else (exc.what, exc.where)
-            self._break(key, what, where)
+            self._break(key, what, where, guards=_unchanged(guards))
             gen.state = state0           # the eager call draws what it would have drawn
             return self._fn(*args, **kwargs)
         with self._lock:
@@ -640,8 +655,13 @@ def _guard_values(entry, guards):
     the function's runs left as they were: one the function changes itself
     (a counter it increments, a list it appends to) would retrace every
     call, and its value is a side effect, not a constant of the program."""
-    entry.value_guards = [g for g in guards if _tracer.guards_hold([g])]
+    entry.value_guards = _unchanged(guards)
     entry.watched = bool(entry.outside_meta or entry.source_guards or entry.value_guards)
+
+
+def _unchanged(guards):
+    """The guards whose values the function's runs left as they were."""
+    return [g for g in guards if _tracer.guards_hold([g])]
 
 
 # Python values a guard compares by value: what a trace bakes into the
