@@ -516,3 +516,20 @@ def test_a_program_that_raises_hands_the_call_to_eager():
     assert out.item() == want.item()
     np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())
     assert cf.cache_info() == {"compiled": 1, "eager": 0}
+
+
+def test_a_backward_that_fails_eagerly_fails_at_backward_not_at_the_call():
+    # exp saves its result, which the function then modifies in place: eager
+    # raises at backward(), and so must the compiled call (its trace's own
+    # backward failed: the key runs eagerly, the forward returns)
+    def f(x):
+        y = x.exp()
+        y.add_(1.0)
+        return y
+    cf = rg.compile(f, backend="numpy")
+    with pytest.warns(RuntimeWarning, match="a backward that fails"):
+        y = cf(rg.tensor(np.ones(3), requires_grad=True))
+    np.testing.assert_allclose(y.detach().numpy(), np.e + 1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    assert cf.cache_info() == {"compiled": 0, "eager": 1}

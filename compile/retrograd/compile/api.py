@@ -581,6 +581,15 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
                 r.grads = rg.autograd.grad([o for o, d in zip(r.outs, r.diff) if d],
                                            [r.arg_tensors[i] for i in r.grad_inputs], r.gouts,
                                            create_graph=True, allow_unused=True)
+        except Unsupported:
+            raise                    # (fullgraph: the break, raised as it is)
+        except Exception as exc:
+            # Eager's backward would fail too (a saved value modified in
+            # place), but only when the caller runs it: the forward must
+            # not raise for it. The key runs eagerly.
+            failed = _NotCompilable(f"a backward that fails ({type(exc).__name__}: {exc})")
+            failed.out = out
+            raise failed from None
         finally:
             _tracer.end()
         if rec.broken is not None:
