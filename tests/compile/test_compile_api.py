@@ -146,18 +146,32 @@ def test_inplace_on_intermediates_and_refusal_on_inputs():
         np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
     assert f.cache_info()["compiled"] == 1
 
+    # an input that does not require grad: written back (test_compile_mutation.py)
     def on_input(x):
         x.add_(1)
         return x * 2
 
-    with pytest.raises(Unsupported, match="in-place add_ on a tensor from outside"):
-        rg.compile(on_input, fullgraph=True)(_x(3, requires_grad=False))
-    g = rg.compile(on_input)
+    g = rg.compile(on_input, fullgraph=True)
     x = _x(3, requires_grad=False)
-    with pytest.warns(RuntimeWarning, match="graph break"):
-        out = g(x)
+    out = g(x)
     np.testing.assert_allclose(x.numpy(), _x(3).detach().numpy() + 1)    # added once
     np.testing.assert_allclose(out.numpy(), x.numpy() * 2)
+
+    # one that requires grad (changed under no_grad, as an optimizer step
+    # does) is refused: the node's inputs must not change under it
+    def on_param(x):
+        with rg.no_grad():
+            x.add_(1)
+        return x * 2
+
+    with pytest.raises(Unsupported, match="in-place add_ on a tensor from outside"):
+        rg.compile(on_param, fullgraph=True)(_x(3))
+    g = rg.compile(on_param)
+    x = _x(3)
+    with pytest.warns(RuntimeWarning, match="graph break"):
+        out = g(x)
+    np.testing.assert_allclose(x.detach().numpy(), _x(3).detach().numpy() + 1)    # added once
+    np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() * 2)
 
 
 def test_views_of_intermediates():

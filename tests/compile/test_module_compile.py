@@ -106,33 +106,41 @@ def test_compiled_functions_inside_a_compiled_function_are_inlined():
     assert inner.cache_info() == {"compiled": 0, "eager": 0}
 
 
+class _ScaledInTraining(rg.nn.Module):
+    """Reads a value in training (.item(): a graph break), not in eval."""
+
+    def forward(self, x):
+        if self.training:
+            x = x * float(x.mean().item())
+        return x.tanh()
+
+
 def test_a_compiled_module_object_is_named_by_its_type_and_breaks_cleanly():
     # rg.compile(module): a graph break's warning names the module's type
     # (it raised AttributeError: a module has no __name__), and the module's
     # attributes are not copied onto the callable (they would go stale)
-    net = rg.nn.Sequential(rg.nn.Linear(3, 4), rg.nn.BatchNorm1d(4))
+    net = rg.nn.Sequential(rg.nn.Linear(3, 4), _ScaledInTraining())
     cf = rg.compile(net, backend="numpy")
     assert cf.__name__ == "Sequential" and cf.__wrapped__ is net
     assert "training" not in vars(cf)
-    with pytest.warns(RuntimeWarning, match=r"rg.compile\(Sequential\): graph break: in-place"):
+    with pytest.warns(RuntimeWarning, match=r"rg.compile\(Sequential\): graph break: Tensor.item"):
         cf(_x(0))
 
 
 def test_an_eager_key_retraces_when_the_module_state_changes():
-    # batch norm in training updates its running statistics in place (a
-    # graph break); in eval mode it does not, and the same key compiles
+    # in training the module breaks the graph; in eval mode it does not,
+    # and the same key compiles; back in training it breaks again
     def net():
         rg.manual_seed(0)
-        return rg.nn.Sequential(rg.nn.Linear(3, 4), rg.nn.BatchNorm1d(4), rg.nn.Tanh())
+        return rg.nn.Sequential(rg.nn.Linear(3, 4), _ScaledInTraining())
     model, ref = net(), net()
     cf = rg.compile(model, backend="numpy")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(2):
-            cf(_x(seed)).sum().backward()
-            ref(_x(seed)).sum().backward()
+            np.testing.assert_allclose(cf(_x(seed)).detach().numpy(),
+                                       ref(_x(seed)).detach().numpy(), rtol=1e-12)
     assert cf.cache_info() == {"compiled": 0, "eager": 1}
-    np.testing.assert_array_equal(model[1].running_mean.numpy(), ref[1].running_mean.numpy())
     model.eval(), ref.eval()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -145,4 +153,3 @@ def test_an_eager_key_retraces_when_the_module_state_changes():
         warnings.simplefilter("ignore")
         cf(_x(5))
     assert cf.cache_info() == {"compiled": 0, "eager": 1}
-    assert int(model[1].num_batches_tracked) == 3

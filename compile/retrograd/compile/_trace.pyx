@@ -174,6 +174,8 @@ cdef class Recorder:
     cdef public list const_log         # (what, value) of each constant, in order (api._check)
     cdef public frozenset guarded_arrays   # id() of the ndarray arguments the guard key holds by value
     cdef public object bwd_start
+    cdef public list mutated           # (tensor, slot before): tensors from outside changed in place
+    cdef public list restore           # (array, copy): their values before the trace, put back after
 
     def __init__(self, fullgraph, raise_error, abort=False):
         self.fullgraph = fullgraph
@@ -197,6 +199,8 @@ cdef class Recorder:
         self.const_log = []
         self.guarded_arrays = frozenset()
         self.bwd_start = None
+        self.mutated = []
+        self.restore = []
 
     # -- slots ---------------------------------------------------------------
     cpdef Py_ssize_t new_slot(self, object array, object alias_of=None) except -1:
@@ -342,9 +346,22 @@ cdef class Recorder:
 
     def check_inplace(self, op, Tensor t not None):
         s = self.by_id.get(id(t._array))
-        if s is None or s in self.input_slots:
-            return self.brk(f"in-place {op} on a tensor from outside the compiled function "
-                            "(an input, a parameter or a constant)")
+        if s is None:
+            s = self.slot_of(t)       # from outside, first used by this op
+        if s in self.input_slots:
+            # A tensor from outside (an argument, a buffer): torch.compile's
+            # rule, the program computes its new value and the call writes
+            # it back (its version bumped). Not one that requires grad (the
+            # node's inputs are not changed under it), a view or one with
+            # views here, or in the backward.
+            if t.requires_grad or self.phase != "forward" or t._base is not None:
+                return self.brk(f"in-place {op} on a tensor from outside the compiled function "
+                                "(one that requires grad, a view, or in the backward)")
+            if not any(m is t for m, _ in self.mutated):
+                self.mutated.append((t, s))
+                if s not in self.inputs:
+                    # (a buffer: the trace changes it for real; put back after)
+                    self.restore.append((t._array, _arrays.copy(t._array)))
         # the trace-time value of the old slot stays as it is (verification)
         self.slot_arrays[s] = _arrays.copy(self.slot_arrays[s])
         group = self.alias[s]

@@ -497,6 +497,17 @@ def _spec(x, tensors):
                          "numbers and strings)")
 
 
+def _write_back(entry, tensors, outs):
+    """Copy the new values of the tensors the function changed in place
+    (the results after its own) into them, bumping their versions as
+    eager's in-place ops do; returns the function's own results."""
+    n = entry.n_user
+    with rg.no_grad():
+        for (kind, x), new in zip(entry.mutations, outs[n:]):
+            (tensors[x] if kind == "arg" else x).copy_(new)
+    return outs[:n]
+
+
 def _rebuild(spec, it):
     """The result of structure ``spec`` (_spec) around the tensors of
     iterator ``it``: containers and constants made anew at each call (the
@@ -517,7 +528,7 @@ class _Run:
     """What one traced run gave: results, which require grad, the gradient
     outputs it was differentiated with and the gradients."""
     __slots__ = ("outs", "struct", "diff", "arg_tensors", "grad_inputs", "gouts", "grads",
-                 "out_slots", "gout_slots", "grad_slots")
+                 "out_slots", "gout_slots", "grad_slots", "n_user", "mutations")
 
 
 def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
@@ -525,7 +536,19 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
     requires grad) a create_graph backward of it with random gradient
     outputs drawn from ``seed``, also recorded. ``lifted``: the parameters
     the first run lifted (a rerun must lift the same). Returns (fn's
-    result, _Run); raises _Broken (with the result) on a graph break."""
+    result, _Run); raises _Broken (with the result) on a graph break.
+
+    Buffers ``fn`` changed in place are put back as they were: the call
+    that follows changes them (a trace and its reruns would otherwise
+    update batch norm's statistics four times)."""
+    try:
+        return _recorded_run(fn, args, kwargs, tensors, rec, lifted, seed)
+    finally:
+        for a, before in rec.restore:
+            a[...] = before
+
+
+def _recorded_run(fn, args, kwargs, tensors, rec, lifted, seed):
     for t in tensors:
         rec.add_input(t)
     rec.guarded_arrays = frozenset(_ndarray_ids((args, kwargs)))
@@ -557,6 +580,22 @@ def _trace_run(fn, args, kwargs, tensors, rec, lifted, seed):
             not_ops.out = out
             raise not_ops
         r.out_slots.append(s)
+    # Tensors from outside changed in place (_trace.Recorder.check_inplace):
+    # their new values are extra results of the programs, which the call
+    # writes back (_write_back); here a copy of each (a buffer is put back)
+    r.n_user = len(r.outs)
+    r.mutations = []
+    for t, before in rec.mutated:
+        s = rec.by_id.get(id(_tracer.array_of(t)))
+        if s is None or s in r.out_slots or s in rec.input_slots:
+            changed = _NotCompilable("a tensor from outside the function changed in place and "
+                                     "also returned")
+            changed.out = out
+            raise changed
+        r.out_slots.append(s)
+        r.outs.append(_tracer.wrap(_arrays.copy(_tracer.array_of(t)), _tracer.device_of(t)))
+        r.mutations.append(("arg", rec.inputs.index(before)) if before in rec.inputs else
+                           ("const", t))
     r.arg_tensors = list(tensors) + [t for _, t in rec.lifted]
     r.diff = [o.requires_grad for o in r.outs]
     r.grad_inputs = [i for i, t in enumerate(r.arg_tensors) if t.requires_grad]
@@ -650,6 +689,8 @@ def _build(fn, rec, r, backend):
     entry = Entry(rec, r.out_slots, r.diff, r.grad_inputs, r.gout_slots, r.grad_slots, device,
                   backend)
     entry.struct = r.struct
+    entry.n_user = r.n_user
+    entry.mutations = r.mutations
     outside = entry.lifted + [t for _, t in rec.consts]
     entry.outside_meta = [(t, (t.shape, t.dtype, t.requires_grad)) for t in outside]
     entry.source_guards = _source_guards(fn, outside)
@@ -914,6 +955,9 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
             _compare_traces(rec, rec2)
             if second.struct != first.struct:
                 raise _NotCompilable("a result whose structure or constants change with the inputs")
+            if [(k, x if k == "arg" else id(x)) for k, x in second.mutations] != \
+                    [(k, x if k == "arg" else id(x)) for k, x in first.mutations]:
+                raise _NotCompilable("in-place changes of outside tensors that depend on the values")
             checks.append((other, [rec2.slot_arrays[s] for s in rec2.inputs] + lifted_vals, second,
                            mode))
         verified = []
@@ -980,6 +1024,8 @@ def _run(entry, tensors):
         outs = CompiledFunction.apply(entry, *tensors, *entry.lifted)
         if entry.n_out == 1:
             outs = [outs]
+    if entry.mutations:
+        outs = _write_back(entry, tensors, outs)
     struct = entry.struct
     if struct == "single":
         return outs[0]

@@ -1992,8 +1992,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         xc = _c.sub(x, mean)
         var = _c.mean(_c.mul(xc, xc), dims, True)      # biased: what normalises the batch
         y = _c.mul(xc, _c.pow(_c.add(var, eps), -0.5))
-        _update_running_stats(running_mean, running_var, _arr(mean).reshape(C), _arr(var).reshape(C),
-                              count, momentum)
+        if _compiling():
+            # rg.compile: the new statistics as ops, so that the program
+            # computes them from each call's batch (arrays would be baked in)
+            _update_running_stats_ops(running_mean, running_var, _c.reshape(mean.detach(), (C,)),
+                                      _c.reshape(var.detach(), (C,)), count, momentum)
+        else:
+            _update_running_stats(running_mean, running_var, _arr(mean).reshape(C),
+                                  _arr(var).reshape(C), count, momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined "
@@ -2021,6 +2027,18 @@ def _update_running_stats(running_mean, running_var, mean, var, count, momentum)
             unbiased = var * (count / (count - 1))
             new = momentum * unbiased + (1 - momentum) * _arr(running_var)
             running_var.copy_(_wrap(new.astype(running_var.dtype, copy=False), device=running_var.device))
+
+
+def _update_running_stats_ops(running_mean, running_var, mean, var, count, momentum):
+    # _update_running_stats with tensor ops (the batch's statistics as tensors)
+    with _c.no_grad():
+        if running_mean is not None:
+            new = _c.add(_c.mul(mean, momentum), _c.mul(running_mean, 1 - momentum))
+            running_mean.copy_(new.to(running_mean.dtype))
+        if running_var is not None:
+            unbiased = _c.mul(var, count / (count - 1))
+            new = _c.add(_c.mul(unbiased, momentum), _c.mul(running_var, 1 - momentum))
+            running_var.copy_(new.to(running_var.dtype))
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
