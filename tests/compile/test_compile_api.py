@@ -547,3 +547,14 @@ def test_a_backward_that_fails_eagerly_fails_at_backward_not_at_the_call():
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
     assert cf.cache_info() == {"compiled": 0, "eager": 1}
+
+
+def test_reset_forgets_every_compiled_functions_keys():
+    f = rg.compile(lambda x: x * 2.0, backend="numpy")
+    g = rg.compile(lambda x: x.sin(), backend="numpy")
+    f(_x(3)), g(_x(3))
+    assert f.cache_info()["compiled"] == g.cache_info()["compiled"] == 1
+    rg.compile.reset()
+    assert f.cache_info() == g.cache_info() == {"compiled": 0, "eager": 0}
+    f(_x(3))
+    assert f.cache_info()["compiled"] == 1

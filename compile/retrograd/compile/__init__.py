@@ -15,10 +15,10 @@ import retrograd.core as _core
 _core.import_extension("retrograd-compile", "retrograd.compile._tracer")
 
 from retrograd.compile import exc  # noqa: E402
-from retrograd.compile.api import CompiledCallable, compile, is_compiling  # noqa: E402
+from retrograd.compile.api import CompiledCallable, compile, is_compiling, reset  # noqa: E402
 from retrograd.compile._version import __version__  # noqa: E402,F401
 
-__all__ = ["compile", "CompiledCallable", "exc", "is_compiling"]
+__all__ = ["compile", "CompiledCallable", "exc", "is_compiling", "reset"]
 
 
 class _CallableModule(_types.ModuleType):

@@ -23,6 +23,7 @@ import threading
 import time
 import types as _types
 import warnings
+import weakref
 
 import numpy as np
 
@@ -47,6 +48,27 @@ class _Eager:
     def __init__(self, reason, guards=()):
         self.reason = reason
         self.guards = list(guards)
+
+
+# every CompiledCallable alive (reset() forgets all their keys)
+_ALL: weakref.WeakSet = weakref.WeakSet()
+
+
+def reset() -> None:
+    """Forget the guard keys of every compiled function and module: each
+    traces again at its next call (torch's ``torch.compiler.reset()``).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> f = rg.compile(lambda x: x + 1)
+    >>> _ = f(rg.ones(2))
+    >>> rg.compile.reset()
+    >>> f.cache_info()
+    {'compiled': 0, 'eager': 0}
+    """
+    for compiled in list(_ALL):
+        compiled.reset()
 
 
 def is_compiling() -> bool:
@@ -221,6 +243,7 @@ class CompiledCallable:
             self.__doc__ = getattr(type(fn), "__doc__", None)
             self.__wrapped__ = fn
         self._fn = fn
+        _ALL.add(self)
         self._backend = backend
         self._fullgraph = fullgraph
         self._cache_size = cache_size
