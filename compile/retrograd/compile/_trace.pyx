@@ -354,7 +354,7 @@ cdef class Recorder:
             # it back (its version bumped). Not one that requires grad (the
             # node's inputs are not changed under it), a view or one with
             # views here, or in the backward.
-            if t.requires_grad or self.phase != "forward" or t._base is not None:
+            if t.requires_grad or self.phase != "forward" or t.is_view:
                 return self.brk(f"in-place {op} on a tensor from outside the compiled function "
                                 "(one that requires grad, a view, or in the backward)")
             if not any(m is t for m, _ in self.mutated):
