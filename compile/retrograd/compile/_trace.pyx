@@ -357,11 +357,12 @@ cdef class Recorder:
             if t.requires_grad or self.phase != "forward" or t.is_view:
                 return self.brk(f"in-place {op} on a tensor from outside the compiled function "
                                 "(one that requires grad, a view, or in the backward)")
-            if not any(m is t for m, _ in self.mutated):
-                self.mutated.append((t, s))
-                if s not in self.inputs:
-                    # (a buffer: the trace changes it for real; put back after)
-                    self.restore.append((t._array, _arrays.copy(t._array)))
+            # (once per tensor: after this op its array maps to a slot of
+            # the trace's own, outside input_slots)
+            self.mutated.append((t, s))
+            if s not in self.inputs:
+                # (a buffer: the trace changes it for real; put back after)
+                self.restore.append((t._array, _arrays.copy(t._array)))
         # the trace-time value of the old slot stays as it is (verification)
         self.slot_arrays[s] = _arrays.copy(self.slot_arrays[s])
         group = self.alias[s]
