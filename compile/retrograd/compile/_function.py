@@ -9,13 +9,10 @@ import time
 import numpy as np
 
 import retrograd as rg
-from retrograd.compile import _arrays, _tracer
+from retrograd.compile import _arrays, _call, _tracer
 from retrograd.compile import _background
 from retrograd.compile._program import Program, fusible_ops, live_steps, merge_common
 
-_array_of, _arrays_of = _tracer.array_of, _tracer.arrays_of
-_wrap_results, _wrap_grads = _tracer.wrap_results, _tracer.wrap_grads
-_grad_enabled = rg.is_grad_enabled
 
 
 class Entry:
@@ -232,61 +229,30 @@ class CompiledFunction(rg.autograd.Function):
     """The compiled region as one node of the autograd graph: the forward
     program runs in ``forward``, the backward program in ``backward`` (its
     tensor form under ``create_graph=True``, recomputing the forward's
-    values from the inputs so that higher-order gradients flow)."""
+    values from the inputs so that higher-order gradients flow). Both
+    bodies are C (_call.pyx): they are part of every compiled call's fixed
+    cost."""
 
-    @staticmethod
-    def forward(ctx, entry, *tensors):
-        arrays = _arrays_of(tensors)
-        fwd, bwd = entry.progs        # the pair: their saved values match
-        res = fwd.run(*arrays)
-        n = entry.n_out
-        outs = _wrap_results(res, n, arrays, entry.device, _aliases)
-        # (one attribute: the entry, the backward program, the values it reads)
-        ctx.state = (entry, bwd, res[n:])
-        if entry.random_slots:
-            ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
-                          for s in entry.random_slots]
-        if not entry.all_diff:
-            ctx.mark_non_differentiable(*[o for o, d in zip(outs, entry.out_diff) if not d])
-        # the inputs, for their version check: a gradient that needs an input
-        # modified in place since raises, as eager would
-        # and the results the backward reads: one modified in place since
-        # raises too, where the backward would silently read its new value
-        if entry.saved_out_index:
-            ctx.save_for_backward(*tensors, *[outs[i] for i in entry.saved_out_index])
-        else:
-            ctx.save_for_backward(*tensors)
-        return outs if n != 1 else outs[0]
+    forward = staticmethod(_call.node_forward)
+    backward = staticmethod(_call.node_backward)
 
-    @staticmethod
-    def backward(ctx, *gouts):
-        entry, bwd, saved_arrays = ctx.state
-        tensors = ctx.saved_tensors
-        if entry.saved_out_index:
-            tensors = tensors[:len(tensors) - len(entry.saved_out_index)]
-        if _grad_enabled() and any(t.requires_grad for t in tensors):
-            # create_graph: recompute the forward's values as recorded ops,
-            # then run the backward program as recorded ops
-            dev = entry.device
-            fwd_t, bwd_t = entry.tensor_programs()
-            rand = ([_tracer.wrap(a, d) for a, d in zip(ctx.random, entry.random_devices)]
-                    if entry.random_slots else [])
-            saved = fwd_t(*tensors, *rand)
-            g = [gouts[i] if gouts[i] is not None else
-                 _tracer.wrap(entry.out_xp[i].zeros(*entry.out_meta[i]), dev) for i in entry.diff_out_index]
-            grads = bwd_t(*g, *tensors, *saved)
-            out = [None] * (1 + len(tensors))
-            for k, i in enumerate(entry.grad_inputs):
-                out[1 + i] = grads[k]
-            return tuple(out)
-        garr = []
-        for i in entry.diff_out_index:
-            g = gouts[i]
-            # (an output that got no gradient: zeros, as materialized grads)
-            garr.append(_array_of(g) if g is not None else entry.out_xp[i].zeros(*entry.out_meta[i]))
-        # (each gradient on its input's device: a function may move values)
-        return _wrap_grads(bwd.run(*garr, *_arrays_of(tensors), *saved_arrays), entry.grad_inputs,
-                           tensors)
+
+def _create_graph_backward(ctx, entry, tensors, gouts):
+    """CompiledFunction.backward under create_graph: recompute the forward's
+    values as recorded ops, then run the backward program as recorded ops,
+    so that the gradients have a graph of their own."""
+    dev = entry.device
+    fwd_t, bwd_t = entry.tensor_programs()
+    rand = ([_tracer.wrap(a, d) for a, d in zip(ctx.random, entry.random_devices)]
+            if entry.random_slots else [])
+    saved = fwd_t(*tensors, *rand)
+    g = [gouts[i] if gouts[i] is not None else
+         _tracer.wrap(entry.out_xp[i].zeros(*entry.out_meta[i]), dev) for i in entry.diff_out_index]
+    grads = bwd_t(*g, *tensors, *saved)
+    out = [None] * (1 + len(tensors))
+    for k, i in enumerate(entry.grad_inputs):
+        out[1 + i] = grads[k]
+    return tuple(out)
 
 
 def _programs_agree(ref, new, arrays, gouts, n_out):

@@ -28,8 +28,9 @@ import weakref
 import numpy as np
 
 import retrograd as rg
-from retrograd.compile import _arrays, _tracer
-from retrograd.compile._function import CompiledFunction, Entry
+from retrograd.compile import _arrays, _call, _tracer
+from retrograd.compile._function import (CompiledFunction, Entry, _aliases,
+                                         _create_graph_backward)
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
@@ -335,6 +336,12 @@ class CompiledCallable:
             warnings.warn(message, RuntimeWarning, stacklevel=3)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            # the common call, in C (_call.run_cached): the rest of this
+            # method is for what it hands back
+            out = _call.run_cached(self, args)
+            if out is not _MISS:
+                return out
         if not _tracer.paused():
             # called while another compiled function traces on this thread:
             # inlined, its ops recorded into that trace (torch.compile
@@ -433,21 +440,6 @@ class _NotCompilable(Exception):
     def __init__(self, what, where="the compiled function"):
         super().__init__(what)
         self.what, self.where = what, where
-
-
-def _args_key(args, tensors):
-    """The guard key of the positional arguments: _key of each, the loop
-    written out for the common call (tensors first in the test: a compiled
-    call's fixed cost is a few microseconds, this included)."""
-    parts = []
-    for x in args:
-        if isinstance(x, rg.Tensor):
-            tensors.append(x)
-            # (a Device hashes and compares by value)
-            parts.append(("T", x.shape, x.dtype, x.device, x.requires_grad))
-        else:
-            parts.append(_key(x, tensors))
-    return tuple(parts)
 
 
 def _key(x, tensors):
@@ -1036,17 +1028,10 @@ def _replace(x, it):
     return x
 
 
-def _run(entry, tensors):
-    fwd, bwd = entry.progs
-    if bwd is None or not rg.is_grad_enabled():
-        arrays = [_tracer.array_of(t) for t in tensors] + [_tracer.array_of(t) for t in entry.lifted]
-        res = fwd.run(*arrays)
-        outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
-                for a in res[:entry.n_out]]
-    else:
-        outs = CompiledFunction.apply(entry, *tensors, *entry.lifted)
-        if entry.n_out == 1:
-            outs = [outs]
+def _finish(entry, tensors, outs):
+    """The function's result from the node's outputs ``outs``: the values of
+    tensors it changed in place written back, its results rebuilt in their
+    structure (_call.run's less common cases)."""
     if entry.mutations:
         outs = _write_back(entry, tensors, outs)
     struct = entry.struct
@@ -1057,3 +1042,8 @@ def _run(entry, tensors):
     if struct == "list":
         return list(outs)
     return _rebuild(struct, iter(outs))
+
+
+_args_key, _run, _MISS = _call.args_key, _call.run, _call.MISS
+_call.configure(key=_key, entry_type=Entry, function=CompiledFunction, finish=_finish,
+                aliases=_aliases, graph_backward=_create_graph_backward)
