@@ -171,3 +171,29 @@ def test_implicit_gradient_of_a_scalar_inside_is_not_a_baked_constant():
         np.testing.assert_allclose(f(x).detach().numpy(), 3 * x.detach().numpy() ** 2, rtol=1e-12)
     assert f.cache_info() == {"compiled": 1, "eager": 0}
 
+
+
+def test_a_weight_changed_in_place_in_requires_grad_or_dtype_retraces():
+    # The weight stays the same object, so only its metadata tells that the
+    # programs are stale. Reused, they would give no gradient for a weight
+    # that now requires grad, and a float64 result where eager's is float32.
+    w = rg.tensor(np.arange(3.0) + 1)
+    f = rg.compile(lambda x: x + w * 2)
+    x = rg.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    f(x)
+    f(x)
+
+    w.requires_grad_(True)
+    f(x).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0, 2.0])
+
+    w.data = rg.tensor(np.arange(3, dtype=np.float32))
+    w.requires_grad_(False)
+    y = f(x)
+    want = x + w * 2
+    assert y.dtype == want.dtype == rg.float32
+    np.testing.assert_allclose(y.detach().numpy(), want.detach().numpy())
+
+    w.data = rg.tensor(np.arange(4.0, dtype=np.float32))
+    with pytest.raises(RuntimeError):
+        f(x)          # (3,) against (4,): eager's error, not a stale program's result

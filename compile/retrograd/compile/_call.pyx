@@ -14,6 +14,7 @@
 # (both take their guard key from args_key below), or hold a reference to
 # an argument past the call.
 
+cimport numpy as cnp
 from retrograd.core.abi cimport import_core, Tensor, rg_grad_enabled, rg_forward_grads
 
 # The ABI handshake (abi.pxd), before anything else runs.
@@ -22,7 +23,11 @@ import_core("retrograd-compile")
 from retrograd.core.extending import function_apply as _function_apply
 from retrograd.compile import _tracer
 
+import numpy as np
+
 import retrograd as rg
+
+cnp.import_array()
 
 # What run_cached returns when the Python path must decide.
 MISS = object()
@@ -30,22 +35,96 @@ MISS = object()
 cdef object _paused = _tracer.paused
 cdef object _wrap_results = _tracer.wrap_results
 cdef object _wrap_grads = _tracer.wrap_grads
+cdef object _guards_hold = _tracer.guards_hold
 cdef object _inference_mode = rg.is_inference_mode_enabled
 # set once by configure(): api.py and _function.py import this module
 cdef object _key = None             # api._key: the key of a non-tensor argument
-cdef object _Entry = None           # _function.Entry
 cdef object _Function = None        # _function.CompiledFunction
 cdef object _finish = None          # api._finish: write-backs and result structures
 cdef object _aliases = None         # _function._aliases: wrap_results's slow test
 cdef object _graph_backward = None  # _function._create_graph_backward
 
 
-def configure(*, key, entry_type, function, finish, aliases, graph_backward):
+cdef class EntryBase:
+    """The fields of a compiled guard key (_function.Entry, a subclass) that
+    every call reads, as C fields: read from C they cost a pointer load,
+    where an instance dict's look-up costs tens of nanoseconds each, and a
+    call reads about fifteen."""
+    cdef public object progs            # (forward program, backward program or None)
+    cdef public object lifted           # tensors read from outside: the node's last inputs
+    cdef public object device           # the outputs' Device (None: the CPU)
+    cdef public Py_ssize_t n_out        # the programs' results that are outputs
+    cdef public object mutations        # outside tensors the function changes in place
+    cdef public object struct           # the result's structure ("single", "tuple", ...)
+    cdef public bint watched            # any of the three below is non-empty
+    cdef public object outside_meta     # (tensor, outside_meta_of(tensor) at trace time)
+    cdef public object source_guards    # (closure cell or globals dict, name or None, tensor)
+    cdef public object value_guards     # api._value_guards's, for _tracer.guards_hold
+    cdef public object random_slots
+    cdef public bint all_diff
+    cdef public object out_diff
+    cdef public object saved_out_index
+    cdef public object diff_out_index
+    cdef public object out_xp
+    cdef public object out_meta
+    cdef public object grad_inputs
+
+    def __cinit__(self, *args, **kwargs):
+        # (what a key built but not yet checked reads: nothing to watch)
+        self.outside_meta, self.source_guards, self.value_guards = [], [], []
+        self.mutations, self.random_slots, self.struct = [], [], "single"
+
+    cpdef bint outside_ok(self) except -1:
+        """Whether the tensors the trace read from outside the function
+        (lifted parameters, constants) still have the shape, dtype and
+        requires_grad the programs were built for, the function's closure
+        variables and globals that held them still hold them, and the
+        Python values it read there (api._value_guards) are unchanged."""
+        for item in self.outside_meta:
+            if not _meta_holds(<Tensor?>(<tuple>item)[0], <tuple>(<tuple>item)[1]):
+                return False
+        for item in self.source_guards:
+            holder, name, t = item
+            if (holder.cell_contents if name is None else holder.get(name)) is not t:
+                return False
+        return not self.value_guards or _guards_hold(self.value_guards)
+
+
+cdef bint _meta_holds(Tensor t, tuple meta) except -1:
+    # outside_meta_of(t) == meta, without building the tuple: a model's
+    # compiled call checks every parameter, so this runs hundreds of times
+    # per call (NumPy's dtypes of the built-in types are singletons)
+    cdef Py_ssize_t i, nd
+    cdef tuple shape = <tuple>meta[0]
+    a = t._array
+    if t.needs_grad() != <bint>meta[2]:
+        return False
+    dt = a.dtype
+    if dt is not meta[1] and dt != meta[1]:
+        return False
+    if type(a) is not np.ndarray:
+        return a.shape == shape
+    nd = cnp.PyArray_NDIM(<cnp.ndarray>a)
+    if nd != len(shape):
+        return False
+    for i in range(nd):
+        if cnp.PyArray_DIMS(<cnp.ndarray>a)[i] != <cnp.npy_intp>shape[i]:
+            return False
+    return True
+
+
+cpdef tuple outside_meta_of(Tensor t):
+    """What a tensor read from outside the function must keep for the
+    programs to stay valid: its shape, dtype and whether it requires grad."""
+    return (t._array.shape, t._array.dtype, t.needs_grad())
+
+
+def configure(*, key, function, finish, aliases, graph_backward):
     """Hand this module the Python parts it calls (api.py and _function.py
     call it once at import; they import this module, so it cannot import
     them)."""
-    global _key, _Entry, _Function, _finish, _aliases, _graph_backward
-    _key, _Entry, _Function, _finish = key, entry_type, function, finish
+    global _key, _Function, _finish, _aliases, _graph_backward
+    _key, _Function, _finish = key, function, finish
     _aliases, _graph_backward = aliases, graph_backward
 
 
@@ -82,6 +161,7 @@ def run_cached(cc, tuple args):
     """``cc(*args)`` (a CompiledCallable) when its key is compiled and
     nothing asks for the Python path; MISS otherwise."""
     cdef list tensors = []
+    cdef EntryBase e
     if not _paused():
         return MISS                   # a trace runs: api inlines the call
     try:
@@ -89,19 +169,20 @@ def run_cached(cc, tuple args):
         entry = (<dict?>cc._cache).get(key)
     except TypeError:
         return MISS                   # (api warns about the unhashable argument)
-    if entry is None or type(entry) is not _Entry or _any_tangent(tensors):
-        return MISS
-    if entry.watched and not entry.outside_ok():
+    if not isinstance(entry, EntryBase) or _any_tangent(tensors):
+        return MISS                   # (None, or an eager key: api decides)
+    e = <EntryBase>entry
+    if e.watched and not e.outside_ok():
         return MISS
     try:
-        return run(entry, tensors)
+        return run(e, tensors)
     except Exception:
         # as api's path: the function itself raises its eager error (or
         # gives its result); see CompiledCallable.__call__
         return cc._fn(*args)
 
 
-cpdef object run(object entry, list tensors):
+cpdef object run(EntryBase entry, list tensors):
     """Run ``entry``'s programs on ``tensors`` (the call's tensor arguments):
     one CompiledFunction node when an output requires grad, the forward
     program alone otherwise; returns the function's result."""
@@ -122,7 +203,7 @@ cpdef object run(object entry, list tensors):
     return outs[0]
 
 
-def node_forward(ctx, entry, *tensors):
+def node_forward(ctx, EntryBase entry, *tensors):
     """CompiledFunction.forward: the forward program on the inputs' arrays;
     ctx keeps what the backward program reads."""
     cdef Py_ssize_t i, n
@@ -155,6 +236,7 @@ def node_backward(ctx, *gouts):
     """CompiledFunction.backward: the backward program on the gradients'
     arrays (a create_graph backward runs the tensor programs instead)."""
     cdef Py_ssize_t n_saved
+    cdef EntryBase entry
     state = ctx.state
     entry, bwd, saved_arrays = state
     tensors = ctx.saved_tensors

@@ -15,7 +15,7 @@ from retrograd.compile._program import Program, fusible_ops, live_steps, merge_c
 
 
 
-class Entry:
+class Entry(_call.EntryBase):
     """The programs built from one trace.
 
     ``arg_slots``: the slots of the node's tensor inputs (the function's
@@ -162,20 +162,6 @@ class Entry:
                     not _faster(fused, self.progs, *checks[0], self.n_out):
                 return                      # (kept: fusing did not pay)
         self.progs = fused
-
-    def outside_ok(self):
-        """Whether the tensors the trace read from outside the function
-        (lifted parameters, constants) still have the shape, dtype and
-        requires_grad the programs were built for, the function's closure
-        variables and globals that held them still hold them, and the
-        Python values it read there (api._value_guards) are unchanged."""
-        for t, m in self.outside_meta:
-            if (t.shape, t.dtype, t.requires_grad) != m:
-                return False
-        for holder, name, t in self.source_guards:
-            if (holder.cell_contents if name is None else holder.get(name)) is not t:
-                return False
-        return not self.value_guards or _tracer.guards_hold(self.value_guards)
 
     def tensor_programs(self):
         """The tensor forms (built on first use: create_graph backwards)."""

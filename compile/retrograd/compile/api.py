@@ -707,7 +707,7 @@ def _build(fn, rec, r, backend):
     entry.n_user = r.n_user
     entry.mutations = r.mutations
     outside = entry.lifted + [t for _, t in rec.consts]
-    entry.outside_meta = [(t, (t.shape, t.dtype, t.requires_grad)) for t in outside]
+    entry.outside_meta = [(t, _call.outside_meta_of(t)) for t in outside]
     entry.source_guards = _source_guards(fn, outside)
     entry.value_guards = []           # (set once the trace is checked: _guard_values)
     # (a call checks them only where there are any)
@@ -1045,5 +1045,5 @@ def _finish(entry, tensors, outs):
 
 
 _args_key, _run, _MISS = _call.args_key, _call.run, _call.MISS
-_call.configure(key=_key, entry_type=Entry, function=CompiledFunction, finish=_finish,
+_call.configure(key=_key, function=CompiledFunction, finish=_finish,
                 aliases=_aliases, graph_backward=_create_graph_backward)
