@@ -266,3 +266,20 @@ def test_ufuncs_numba_does_not_fuse_are_replayed(assert_matches_eager):
     assert not _fusion._replayable(np.ldexp, np.float64)
     assert not _fusion._replayable(np.divmod, np.float64)
     assert not _fusion._replayable(np.matmul, np.float64)        # a generalized ufunc
+
+
+@_DTYPES
+def test_the_sum_is_numpys_bit_for_bit_at_every_size_and_for_signed_zeros(dtype):
+    # the chunk runs add.reduce's own loop without its call: the same
+    # values as np.add.reduce on either side of the pairwise sum's block
+    # sizes and of the buffer size above which it calls add.reduce itself
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 8, 9, 127, 128, 129, 3000, 8192, 8193):
+        for x in ((rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n)).astype(dtype),
+                  np.full(n, -0.0, dtype)):
+            ch = _replay.chunk_function([(np.negative, [("in", 0)]), ("sum", [("t", 0)])],
+                                        [(0, None)], [1], [], dtype)
+            total = np.empty((), dtype)
+            ch(x, np.empty((0, n), dtype), total)
+            want = np.add.reduce(-x)
+            assert total[()] == want and np.signbit(total[()]) == np.signbit(want)
