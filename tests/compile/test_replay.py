@@ -3,6 +3,7 @@ inner loops called one after another. Each op must give NumPy's values bit
 for bit, for every operand form a chunk reads; a chunk must refuse arrays
 it was not built for; and programs of the numpy backend use it."""
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -283,3 +284,21 @@ def test_the_sum_is_numpys_bit_for_bit_at_every_size_and_for_signed_zeros(dtype)
             ch(x, np.empty((0, n), dtype), total)
             want = np.add.reduce(-x)
             assert total[()] == want and np.signbit(total[()]) == np.signbit(want)
+
+
+@pytest.mark.parametrize("n", [16, 20_000])
+def test_a_program_of_chunks_alone_never_warns_on_overflow(n):
+    # NumPy's warnings are turned off only around programs with a step of
+    # NumPy's own; a program of replayed chunks (and their sum, whose
+    # add.reduce above the buffer size is quiet itself) warns never, as eager
+    f = rg.compile(lambda x: ((x * 2.0).exp() * 3.0).sum(), backend="numpy")
+    x = rg.tensor(np.full(n, 1000.0), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            y = f(x)
+            y.backward()
+    assert np.isinf(y.item())
+    (entry,) = f._cache.values()
+    assert entry.progs[0].fused_by == "replay"
+    assert "_ES.set" not in entry.progs[0].source     # (the case under test)

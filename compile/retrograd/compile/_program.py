@@ -226,7 +226,9 @@ class Program:
         contiguous = set()
         n_head = len(lines)
         rows = {}            # slot -> (block, row): a value held in a block
+        block_rows = {}      # block -> its number of rows
         for k, slots in enumerate(block_args):
+            block_rows[f"_p{k}"] = len(slots)
             for r, slot in enumerate(slots):
                 if slot is not None:
                     rows[slot] = (f"_p{k}", r)
@@ -238,8 +240,13 @@ class Program:
                 if slot in rows and slot not in materialized:
                     b, r = rows[slot]
                     shape = arr_of(slot).shape
-                    w(f"    v{slot} = {b}[{r}]" if len(shape) == 1
-                      else f"    v{slot} = {b}[{r}].reshape({const(shape)})")
+                    if len(shape) == 1:
+                        w(f"    v{slot} = {b}[{r}]")
+                    elif block_rows.get(b) == 1:
+                        # (the block's one row: one call, not an index and a reshape)
+                        w(f"    v{slot} = {b}.reshape({const(shape)})")
+                    else:
+                        w(f"    v{slot} = {b}[{r}].reshape({const(shape)})")
                     materialized.add(slot)
 
         chunks, kind = ({}, None) if tensor_mode else _plan_fusion(
@@ -277,6 +284,9 @@ class Program:
         # who runs the fused chunks: "numba", "cupy", "replay" (None: none)
         self.fused_by = kind if chunks else None
         skip_to = -1
+        # whether NumPy's floating-point warnings must be turned off: not
+        # for a program of fused chunks alone, whose loops never warn
+        quiet = backend == "cupy"
         for i, st in enumerate(steps):
             outs_src = ", ".join(f"v{o}" for o in st.outs)
             if i in chunks and backend == "cupy":
@@ -295,6 +305,7 @@ class Program:
                 # (float64: np.empty's default)
                 dt = "" if dtype == np.float64 else f", {const(dtype)}"
                 w(f"    _b{i} = np.empty({const((len(outputs), size))}{dt})")
+                block_rows[f"_b{i}"] = len(outputs)
                 # (a 0-d argument as it is: np.ascontiguousarray makes it 1-d)
                 ins = [a if type(a) is str else f"_ac{a}" if a in arg_set and arr_of(a).shape
                        else f"v{a}" for a in arrays]
@@ -322,6 +333,7 @@ class Program:
             if rows:
                 materialize(st.refs())
             materialized.update(st.outs)
+            quiet = True             # (a step of NumPy's own: it may warn)
             if st.kind == "factory":
                 k = const(st.fn)
                 w(f"    v{st.outs[0]} = {k}()" if tensor_mode else f"    v{st.outs[0]} = _A({k}())")
@@ -427,7 +439,7 @@ class Program:
             # the buffers as locals (a name, not an index, per use)
             lines.insert(0, "    " + "".join(f"_B{b}, " for b in range(len(self.buffer_specs))) + "= B")
         enter, leave = [], []
-        if not tensor_mode:
+        if not tensor_mode and quiet:
             # NumPy's floating-point warnings off, as core runs every op
             # (torch never warns for log(0) or 1/0); tensor programs call
             # the ops, which do it themselves

@@ -342,8 +342,11 @@ cdef class Chunk:
                     values = np.full(size, values[0], _NAMES[tn])
                 else:
                     values = cnp.PyArray_SimpleNewFromData(1, &size, tn, argv[0])
-                # (NumPy's own sum: its pairwise order, not a running total)
-                np.add.reduce(values, 0, None, total)
+                # (NumPy's own sum: its pairwise order, not a running total;
+                # quiet, as a program of chunks alone does not turn NumPy's
+                # warnings off around it)
+                with np.errstate(all="ignore"):
+                    np.add.reduce(values, 0, None, total)
         finally:
             self._busy = busy
         return None
