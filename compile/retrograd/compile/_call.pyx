@@ -157,6 +157,19 @@ cdef bint _any_tangent(list tensors) except -1:
     return False
 
 
+cdef class CallableBase:
+    """The base of api.CompiledCallable: its ``__call__`` in C, so that a
+    compiled call enters no Python frame of its own unless run_cached
+    hands it back (then ``_call(args, kwargs)``, api.py's, decides)."""
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            out = run_cached(self, args)
+            if out is not MISS:
+                return out
+        return self._call(args, kwargs)
+
+
 def run_cached(cc, tuple args):
     """``cc(*args)`` (a CompiledCallable) when its key is compiled and
     nothing asks for the Python path; MISS otherwise."""

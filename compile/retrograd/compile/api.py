@@ -210,7 +210,7 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     return CompiledCallable(fn, backend, fullgraph, cache_size)
 
 
-class CompiledCallable:
+class CompiledCallable(_call.CallableBase):
     """What :func:`compile` returns: call it as the function it wraps.
 
     Parameters
@@ -251,6 +251,8 @@ class CompiledCallable:
         self._cache = {}
         self._lock = threading.Lock()
         self._warned = set()
+        # instance -> the compiled bound method (__get__)
+        self._bound = weakref.WeakKeyDictionary()
 
     def cache_info(self):
         """How many guard keys run compiled and how many eagerly.
@@ -268,8 +270,11 @@ class CompiledCallable:
         >>> f.cache_info()
         {'compiled': 2, 'eager': 0}
         """
-        eager = sum(1 for e in self._cache.values() if isinstance(e, _Eager))
-        return {"compiled": len(self._cache) - eager, "eager": eager}
+        entries = list(self._cache.values())
+        for bound in list(self._bound.values()):
+            entries.extend(bound._cache.values())
+        eager = sum(1 for e in entries if isinstance(e, _Eager))
+        return {"compiled": len(entries) - eager, "eager": eager}
 
     def reset(self):
         """Forget every guard key: the next call of each traces again
@@ -290,6 +295,8 @@ class CompiledCallable:
         with self._lock:
             self._cache.clear()
             self._warned.clear()
+        for bound in list(self._bound.values()):
+            bound.reset()
 
     def wait(self, timeout=None):
         """Wait for the fused loops being built in the background.
@@ -321,7 +328,10 @@ class CompiledCallable:
         True
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        for entry in list(self._cache.values()):
+        entries = list(self._cache.values())
+        for bound in list(self._bound.values()):
+            entries.extend(bound._cache.values())
+        for entry in entries:
             event = getattr(entry, "fusing", None)
             if event is None:
                 continue
@@ -335,13 +345,26 @@ class CompiledCallable:
             self._warned.add(what)
             warnings.warn(message, RuntimeWarning, stacklevel=3)
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs:
-            # the common call, in C (_call.run_cached): the rest of this
-            # method is for what it hands back
-            out = _call.run_cached(self, args)
-            if out is not _MISS:
-                return out
+    def __get__(self, instance, owner=None):
+        # A compiled method: each instance gets the compiled form of its
+        # bound method (torch.compile returns a function, which binds), so
+        # that the guards watch that object's attributes as a bound
+        # method's (api._value_guards, _source_guards).
+        if instance is None:
+            return self
+        try:
+            bound = self._bound.get(instance)
+        except TypeError:            # an instance without weak references
+            return _types.MethodType(self, instance)
+        if bound is None:
+            bound = CompiledCallable(_types.MethodType(self._fn, instance), self._backend,
+                                     self._fullgraph, self._cache_size)
+            self._bound[instance] = bound
+        return bound
+
+    def _call(self, args, kwargs):
+        # __call__ (CallableBase's, in C) runs a call whose key is compiled
+        # and unchanged; this decides every other
         if not _tracer.paused():
             # called while another compiled function traces on this thread:
             # inlined, its ops recorded into that trace (torch.compile
@@ -840,13 +863,21 @@ def _nn_state_guards(fn):
 
 def _source_guards(fn, tensors):
     """(holder, name, tensor) for each of ``tensors`` that ``fn`` reads as
-    one of its closure variables (holder a cell, name None) or globals
-    (holder its globals dict): rebinding that variable to another tensor
+    one of its closure variables (holder a cell, name None), globals
+    (holder its globals dict) or, for a bound method, attributes of its
+    object (holder that object's __dict__): rebinding one to another tensor
     must retrace, as torch.compile's identity guards do. Tensors reached
-    otherwise (attributes, a helper's globals) are read by the object the
-    trace saw."""
+    otherwise (other objects' attributes, a helper's globals) are read by
+    the object the trace saw."""
     ids = {id(t) for t in tensors}
-    return [(holder, key, value) for holder, key, value in _outside_reads(fn) if id(value) in ids]
+    reads = list(_outside_reads(fn))
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, _types.ModuleType) and \
+            type(getattr(owner, "__dict__", None)) is dict:
+        # a bound method's object: its attributes (`self.w`), as torch
+        # guards a method's self
+        reads.extend((owner.__dict__, k, v) for k, v in owner.__dict__.items())
+    return [(holder, key, value) for holder, key, value in reads if id(value) in ids]
 
 
 def _outside_reads(fn):
@@ -1044,6 +1075,6 @@ def _finish(entry, tensors, outs):
     return _rebuild(struct, iter(outs))
 
 
-_args_key, _run, _MISS = _call.args_key, _call.run, _call.MISS
+_args_key, _run = _call.args_key, _call.run
 _call.configure(key=_key, function=CompiledFunction, finish=_finish,
                 aliases=_aliases, graph_backward=_create_graph_backward)
