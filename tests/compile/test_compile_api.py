@@ -112,7 +112,8 @@ def test_graph_breaks(what, body):
     assert f.cache_info() == {"compiled": 0, "eager": 1}
 
 
-def test_custom_function_breaks_the_graph():
+def test_custom_function_is_inlined_under_fullgraph():
+    # (more cases: test_compile_custom_functions.py)
     class Double(rg.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -122,8 +123,10 @@ def test_custom_function_breaks_the_graph():
         def backward(ctx, g):
             return g * 2
 
-    with pytest.raises(Unsupported, match="autograd.Function:Double"):
-        rg.compile(lambda x: Double.apply(x).sum(), fullgraph=True)(_x(2))
+    x = _x(2)
+    y = rg.compile(lambda x: Double.apply(x).sum(), fullgraph=True)(x)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(x.shape, 2.0))
 
 
 def test_inplace_on_intermediates_and_refusal_on_inputs():

@@ -124,6 +124,36 @@ def user_line():
     return "<unknown>"
 
 
+_ONCE_CODE = None
+
+
+def _inlinable(str name):
+    # Whether the custom autograd.Function `name` being applied is recorded
+    # like any other code, as torch.compile inlines one: its forward's ops
+    # into the forward program, and the ops its backward runs in the
+    # trace's create_graph backward into the backward program. Not when its
+    # backward is once_differentiable: that backward's results must raise
+    # when differentiated, and the compiled node's would not. The class is
+    # the `cls` of Function.apply's frame (the event names it only).
+    global _ONCE_CODE
+    import retrograd as rg
+    if _ONCE_CODE is None:
+        # (the code of once_differentiable's wrapper: every backward it
+        # wraps shares it)
+        from retrograd.autograd.function import once_differentiable
+        _ONCE_CODE = once_differentiable(lambda ctx: None).__code__
+    f = sys._getframe(0)         # (this is C: the innermost Python frame)
+    while f is not None:
+        if f.f_code.co_name == "apply":
+            cls = f.f_locals.get("cls")
+            if isinstance(cls, type) and issubclass(cls, rg.autograd.Function) and \
+                    cls.__name__ == name:
+                return not any(getattr(getattr(cls, m, None), "__code__", None) is _ONCE_CODE
+                               for m in ("backward", "vjp"))
+        f = f.f_back
+    return False
+
+
 # Ops that index with their arguments: with a boolean mask tensor among
 # them, a result's shape (or an argument's) is the mask's count of True, a
 # property of the values that no program of fixed shapes can replay
@@ -320,6 +350,8 @@ cdef class Recorder:
             self.random_devices[s] = o._device
             self.steps.append(Step("random" if kind == K_RANDOM else "factory", op, attrs, (), (s,)))
         elif kind == K_BREAK:
+            if op.startswith("autograd.Function:") and _inlinable(op[18:]):
+                return        # its forward's ops and its backward's are recorded
             self.brk(_BREAKS.get(op) or (op if op.startswith("autograd.Function") else
                                          f"{op}()" if op.startswith("Node.") else f"Tensor.{op}()"))
 
