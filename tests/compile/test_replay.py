@@ -302,3 +302,40 @@ def test_a_program_of_chunks_alone_never_warns_on_overflow(n):
     (entry,) = f._cache.values()
     assert entry.progs[0].fused_by == "replay"
     assert "_ES.set" not in entry.progs[0].source     # (the case under test)
+
+
+def test_a_chunk_keeping_one_value_writes_it_into_a_1d_array_autograd_adopts():
+    # the chunk contract: one kept value may go to a 1-d `out` (the value
+    # itself); a block of two rows must be 2-d
+    ops = [(np.multiply, [("in", 0), ("c", 2.0)]), (np.exp, [("t", 0)])]
+    ch = _replay.chunk_function(ops, [(0, None)], [1], [1])
+    x = np.linspace(-1.0, 1.0, 7)
+    out = np.empty(7)
+    ch(x, out)
+    np.testing.assert_array_equal(out, np.exp(x * 2.0))
+    two = _replay.chunk_function(ops, [(0, None)], [1], [0, 1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        two(x, np.empty(7))
+    # a compiled gradient computed by one chunk is that array itself, and
+    # AccumulateGrad adopts it as .grad instead of copying
+    f = rg.compile(lambda x: ((x * 1.5).sin() * 2.0).sum(), backend="numpy")
+    x = rg.tensor(np.linspace(0.0, 1.0, 16), requires_grad=True)
+    f(x).backward()
+    (entry,) = f._cache.values()
+    bwd = entry.progs[1]
+    made = []
+    run = bwd.run
+
+    def watched(*a):
+        res = run(*a)
+        # (ids only: a reference held here would make autograd copy)
+        made.append((id(res[0]), res[0].base is None))
+        return res
+    bwd.run = watched
+    try:
+        x.grad = None
+        f(x).backward()
+    finally:
+        bwd.run = run
+    assert made == [(id(x.grad.numpy()), True)]
+    np.testing.assert_allclose(x.grad.numpy(), 3.0 * np.cos(np.linspace(0.0, 1.0, 16) * 1.5))

@@ -240,7 +240,11 @@ class Program:
                 if slot in rows and slot not in materialized:
                     b, r = rows[slot]
                     shape = arr_of(slot).shape
-                    if len(shape) == 1:
+                    if b in flat_blocks:
+                        # (the value's own 1-d array: itself, or a view in its shape)
+                        w(f"    v{slot} = {b}" if len(shape) == 1
+                          else f"    v{slot} = {b}.reshape({const(shape)})")
+                    elif len(shape) == 1:
                         w(f"    v{slot} = {b}[{r}]")
                     elif block_rows.get(b) == 1:
                         # (the block's one row: one call, not an index and a reshape)
@@ -283,6 +287,18 @@ class Program:
                 dels_at.setdefault(group_last.get(alias[s], i), []).append(s)
         # who runs the fused chunks: "numba", "cupy", "replay" (None: none)
         self.fused_by = kind if chunks else None
+        # A replayed chunk with one value to keep, which no other chunk reads
+        # as a block and the program does not return as one, writes it into
+        # a 1-d array: the value is that array itself, which owns its memory
+        # (a gradient autograd then adopts as .grad instead of copying).
+        flat_blocks = set()
+        if kind == "replay":
+            read_as_block = {a for (_j, _fn, arrays, _o, _t) in chunks.values()
+                             for a in arrays if type(a) is str}
+            for i, (_j, _fn, _args, outputs, _t) in chunks.items():
+                if len(outputs) == 1 and f"_b{i}" not in read_as_block and \
+                        outputs[0] not in packable and arr_of(outputs[0]).ndim >= 1:
+                    flat_blocks.add(f"_b{i}")
         skip_to = -1
         # whether NumPy's floating-point warnings must be turned off: not
         # for a program of fused chunks alone, whose loops never warn
@@ -304,7 +320,10 @@ class Program:
                 size, dtype = arr_of(steps[i].outs[0]).size, arr_of(steps[i].outs[0]).dtype
                 # (float64: np.empty's default)
                 dt = "" if dtype == np.float64 else f", {const(dtype)}"
-                w(f"    _b{i} = np.empty({const((len(outputs), size))}{dt})")
+                if f"_b{i}" in flat_blocks:
+                    w(f"    _b{i} = np.empty({const((size,))}{dt})")
+                else:
+                    w(f"    _b{i} = np.empty({const((len(outputs), size))}{dt})")
                 block_rows[f"_b{i}"] = len(outputs)
                 # (a 0-d argument as it is: np.ascontiguousarray makes it 1-d)
                 ins = [a if type(a) is str else f"_ac{a}" if a in arg_set and arr_of(a).shape

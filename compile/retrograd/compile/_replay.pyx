@@ -16,7 +16,8 @@
 # checks the whole program against eager before a guard key uses it.
 #
 # A chunk has _fusion.chunk_function's contract: chunk(*arrays, out[, total])
-# with the values it must keep written as rows of `out`. The values it need
+# with the values it must keep written as rows of `out` (a chunk that keeps
+# one value also takes a 1-d `out`, the value itself). The values it need
 # not keep go to rows of a scratch block, reused from call to call.
 #
 # Must never: run on an array whose dtype, size or layout differs from what
@@ -261,10 +262,13 @@ cdef class Chunk:
         if len(args) != n + 1 + self.has_sum:
             raise TypeError(f"a replayed chunk takes {n + 1 + self.has_sum} arrays, got {len(args)}")
         outa = _checked(args[n], "the output block", tn)
-        if cnp.PyArray_NDIM(outa) != 2 or cnp.PyArray_DIMS(outa)[0] != self.n_out \
-                or not cnp.PyArray_IS_C_CONTIGUOUS(outa):
-            raise ValueError(f"the output block must be a C-contiguous ({self.n_out}, size) array")
-        size = cnp.PyArray_DIMS(outa)[1]
+        if not cnp.PyArray_IS_C_CONTIGUOUS(outa) or not (
+                cnp.PyArray_NDIM(outa) == 2 and cnp.PyArray_DIMS(outa)[0] == self.n_out
+                or cnp.PyArray_NDIM(outa) == 1 and self.n_out == 1):
+            raise ValueError(f"the output block must be a C-contiguous ({self.n_out}, size) array"
+                             + (" or (size,) array" if self.n_out == 1 else ""))
+        # (a chunk keeping one value may write it into a 1-d array of its own)
+        size = cnp.PyArray_DIMS(outa)[cnp.PyArray_NDIM(outa) - 1]
         outp = <char*>cnp.PyArray_DATA(outa)
         ostride = size * isz
         keep = []
