@@ -38,6 +38,37 @@ def test_as_tensor_shares_and_tensor_copies():
     assert not np.shares_memory(rg.tensor(src).numpy(), a)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(6.0).reshape(2, 3),
+    lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+    lambda: np.arange(6.0)[::2],
+    lambda: np.arange(4, dtype=np.int32),
+    lambda: np.array([True, False]),
+    lambda: np.array(1.5, dtype=np.float32),
+])
+def test_tensor_of_a_numpy_array_copies_it_as_numpy_would(make):
+    # (the common call has a path of its own: same result as the general one)
+    a = make()
+    t, general = rg.tensor(a), rg.tensor(a, device="cpu")
+    for x in (t, general):
+        assert not np.shares_memory(x.numpy(), a) and x.is_leaf and not x.requires_grad
+        assert x.dtype == a.dtype and x.shape == a.shape and x.device == rg.device("cpu")
+        np.testing.assert_array_equal(x.numpy(), a)
+    assert t.numpy().flags["F_CONTIGUOUS"] == np.array(a, copy=True).flags["F_CONTIGUOUS"]
+    if a.dtype.kind == "f":
+        assert rg.tensor(a, requires_grad=True).requires_grad
+    else:
+        with pytest.raises(RuntimeError, match="floating point"):
+            rg.tensor(a, requires_grad=True)
+
+
+def test_tensor_of_a_numpy_array_of_strings_or_objects_is_refused():
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):
+        rg.tensor(np.array(["a", "b"]))
+    with pytest.raises(RuntimeError, match="Could not infer dtype"):
+        rg.tensor(np.array([object()]))
+
+
 def test_from_numpy_rejects_non_arrays():
     with pytest.raises(TypeError):
         rg.from_numpy([1.0, 2.0])

@@ -301,6 +301,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> rg.tensor(3.0, requires_grad=True)
     tensor(3., requires_grad=True)
     """
+    if type(data) is np.ndarray and dtype is None and device is None:
+        # the common call (a NumPy array of numbers, its dtype, the CPU):
+        # what the general path below does for it, without its checks
+        arr = np.array(data, copy=True)
+        if arr.dtype.kind in _NUMBER_KINDS:
+            return _abi._wrap(arr, _CPU, requires_grad)
     if isinstance(data, Tensor):
         if device is None:
             device = data.device
@@ -329,6 +335,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 _PY_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+# NumPy's dtype kinds of numbers (bool, ints, floats, complex): the dtypes a
+# tensor may have (_checked_data refuses the others)
+_NUMBER_KINDS = "biufc"
+_CPU = _abi.device("cpu")
 # (a compiled function's guards hold lists of at most this many numbers)
 _MAX_LITERAL = 64
 
