@@ -270,9 +270,7 @@ class CompiledCallable(_call.CallableBase):
         >>> f.cache_info()
         {'compiled': 2, 'eager': 0}
         """
-        entries = list(self._cache.values())
-        for bound in list(self._bound.values()):
-            entries.extend(bound._cache.values())
+        entries = self._entries()
         eager = sum(1 for e in entries if isinstance(e, _Eager))
         return {"compiled": len(entries) - eager, "eager": eager}
 
@@ -328,10 +326,7 @@ class CompiledCallable(_call.CallableBase):
         True
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        entries = list(self._cache.values())
-        for bound in list(self._bound.values()):
-            entries.extend(bound._cache.values())
-        for entry in entries:
+        for entry in self._entries():
             event = getattr(entry, "fusing", None)
             if event is None:
                 continue
@@ -339,6 +334,14 @@ class CompiledCallable(_call.CallableBase):
             if not event.wait(left):
                 return False
         return True
+
+    def _entries(self):
+        # every guard key's entry, this callable's and its compiled bound
+        # methods' (__get__)
+        entries = list(self._cache.values())
+        for bound in list(self._bound.values()):
+            entries.extend(bound._cache.values())
+        return entries
 
     def _warn_once(self, what, message):
         if what not in self._warned:
