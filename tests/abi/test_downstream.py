@@ -116,3 +116,114 @@ def test_downstream_for_another_major_is_refused(tmp_path):
     msg = res.stdout
     assert f"ABI {major + 1}.{minor}" in msg and f"ABI {major}.{minor}" in msg, msg
     assert "rg-downstream" in msg and ("rebuild" in msg or "Install" in msg), msg
+
+
+def test_array_function_node_records_outputs_under_one_node(built):
+    # abi.pxd's rg_array_function (ABI 1.7): the node's edges, its outputs,
+    # which of them carry it, and when no node is made
+    res = _run(built, """
+        import numpy as np
+        import retrograd.core as core
+        import rg_downstream as ds
+
+        x = core.tensor([1.0, 2.0], requires_grad=True)
+        c = core.tensor([3.0, 4.0])
+        outs = ds.array_function("MyBackward", (x, c), [np.ones(2), np.zeros(2), np.arange(2)],
+                                 (True, False, True), None, None, None)
+        print(outs[0].grad_fn.name(), ds.graph_of(outs[0])[1])
+        print([o.requires_grad for o in outs], outs[1].grad_fn, outs[2].dtype.kind)
+        with core.no_grad():
+            plain = ds.array_function("MyBackward", (x,), [np.ones(2)], None, None, None, None)
+        print(plain[0].grad_fn, plain[0].requires_grad)
+        print(ds.saved_tensors_hooks_active())
+        from retrograd.core import extending
+        extending.push_saved_tensors_hooks(lambda t: t, lambda t: t)
+        try:
+            print(ds.saved_tensors_hooks_active())
+            try:
+                ds.array_function("MyBackward", (x,), [np.ones(2)], None, None, None, None)
+            except RuntimeError as exc:
+                print("REFUSED", "saved-tensor hooks" in str(exc))
+        finally:
+            extending.pop_saved_tensors_hooks()
+        try:
+            ds.array_function("MyBackward", (x, 2.0), [np.ones(2)], None, None, None, None)
+        except TypeError:
+            print("TYPE")
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "MyBackward [('AccumulateGrad', 0), (None, 0)]",
+        "[True, False, False] None i",
+        "None False",
+        "False", "True", "REFUSED True",
+        "TYPE"], res.stdout
+
+
+def test_array_function_node_backward_checks_versions_and_release(built):
+    pytest.importorskip("retrograd.engine", reason="needs retrograd-engine (backward)")
+    res = _run(built, """
+        import numpy as np
+        import retrograd as rg
+        import rg_downstream as ds
+
+        seen = []
+
+        def backward(state, grads, create_graph, inputs):
+            seen.append((state, [type(g).__name__ for g in grads], create_graph, len(inputs)))
+            if create_graph:
+                return [grads[0] * inputs[0] * 2, None]
+            return [grads[0] * 2 * inputs[0]._array, None]
+
+        def make(saved=None):
+            x = rg.tensor([1.0, 2.0], requires_grad=True)
+            c = rg.tensor([5.0, 5.0])
+            (y,) = ds.array_function("SquareBackward", (x, c), [x.detach().numpy() ** 2],
+                                     None, saved, backward, "state")
+            return x, c, y
+
+        x, c, y = make()
+        y.sum().backward()
+        print(x.grad.tolist(), seen[-1])
+        try:
+            y.sum().backward()
+        except RuntimeError as exc:
+            print("RELEASED", "second time" in str(exc))
+        x, c, y = make()
+        (g,) = rg.autograd.grad(y.sum(), x, create_graph=True)
+        (h,) = rg.autograd.grad(g.sum(), x)
+        print(g.tolist(), h.tolist(), seen[-1][1:])
+        x, c, y = make()
+        c.add_(1.0)
+        try:
+            y.sum().backward()
+        except RuntimeError as exc:
+            print("INPUT", "modified by an inplace operation" in str(exc), "SquareBackward" in str(exc))
+        x, c, y = make(saved=(0,))
+        y.mul_(3.0)
+        try:
+            y.sum().backward()
+        except RuntimeError as exc:
+            print("OUTPUT", "output 0 of SquareBackward" in str(exc))
+
+        def wrong(state, grads, create_graph, inputs):
+            return [None]
+        x = rg.tensor([1.0], requires_grad=True)
+        (y,) = ds.array_function("WrongBackward", (x,), [np.ones(1)], None, None, wrong, None)
+        y.sum().backward()
+        print("OK ONE", x.grad)
+        (y,) = ds.array_function("WrongBackward", (x, x), [np.ones(1)], None, None, wrong, None)
+        try:
+            y.sum().backward()
+        except RuntimeError as exc:
+            print("COUNT", "incorrect number of gradients" in str(exc))
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "[2.0, 4.0] ('state', ['ndarray'], False, 2)",
+        "RELEASED True",
+        "[2.0, 4.0] [2.0, 2.0] (['Tensor'], True, 2)",
+        "INPUT True True",
+        "OUTPUT True",
+        "OK ONE None",
+        "COUNT True"], res.stdout

@@ -15,7 +15,10 @@
 # an argument past the call.
 
 cimport numpy as cnp
-from retrograd.core.abi cimport import_core, Tensor, rg_grad_enabled, rg_forward_grads
+from retrograd.core.abi cimport (
+    import_core, Tensor, Device, rg_grad_enabled, rg_forward_grads, rg_cpu_device,
+    rg_array_function, rg_saved_tensors_hooks_active, rg_op_events_active,
+)
 
 # The ABI handshake (abi.pxd), before anything else runs.
 import_core("retrograd-compile")
@@ -35,6 +38,7 @@ MISS = object()
 cdef object _paused = _tracer.paused
 cdef object _wrap_results = _tracer.wrap_results
 cdef object _wrap_grads = _tracer.wrap_grads
+cdef object _may_alias = _tracer.may_alias
 cdef object _guards_hold = _tracer.guards_hold
 cdef object _inference_mode = rg.is_inference_mode_enabled
 # set once by configure(): api.py and _function.py import this module
@@ -197,8 +201,15 @@ def run_cached(cc, tuple args):
 
 cpdef object run(EntryBase entry, list tensors):
     """Run ``entry``'s programs on ``tensors`` (the call's tensor arguments):
-    one CompiledFunction node when an output requires grad, the forward
-    program alone otherwise; returns the function's result."""
+    one ``CompiledFunctionBackward`` node when an output requires grad, the
+    forward program alone otherwise; returns the function's result.
+
+    The node is core's array-function node (abi.pxd), whose backward gets
+    and returns arrays: no ctx object, SavedVariables or Tensors around the
+    gradients. Two things it cannot serve take the custom-Function path
+    (CompiledFunction), which autograd's observers see into: a profile
+    that records (its forward is the event "CompiledFunction") and
+    saved-tensor hooks (they pack the tensors the Function saves)."""
     progs = entry.progs
     if progs[1] is None or not rg_grad_enabled():
         fwd = progs[0]
@@ -207,6 +218,8 @@ cpdef object run(EntryBase entry, list tensors):
         res = fwd.run(*arrays)
         outs = [_tracer.wrap(a if a.base is None else a.copy(), entry.device)
                 for a in res[:entry.n_out]]
+    elif not rg_op_events_active() and not rg_saved_tensors_hooks_active():
+        outs = _array_node(entry, progs, tensors)
     else:
         outs = _function_apply(_Function, (entry, *tensors, *entry.lifted), {})
         if entry.n_out == 1:
@@ -216,9 +229,84 @@ cpdef object run(EntryBase entry, list tensors):
     return outs[0]
 
 
+cdef list _array_node(EntryBase entry, tuple progs, list tensors):
+    # The forward program, its results recorded as one array-function node.
+    # Its state: the entry, the backward program in use now (the pair's
+    # saved values match), the values the backward reads and the random
+    # values drawn (a create_graph backward recomputes the forward with them).
+    cdef Py_ssize_t i, n = entry.n_out
+    cdef Tensor t
+    cdef list arrays = []
+    for x in tensors:
+        arrays.append((<Tensor?>x)._array)
+    for x in entry.lifted:
+        arrays.append((<Tensor?>x)._array)
+    fwd = progs[0]
+    res = fwd.run(*arrays)
+    cdef list outs = [None] * n
+    for i in range(n):
+        a = res[i]
+        # (the node's results are tensors of their own, with a version
+        # counter of their own: never an input's memory)
+        outs[i] = a.copy() if _may_alias(a, arrays, _aliases) else a
+    random = None
+    if entry.random_slots:
+        random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
+                  for s in entry.random_slots]
+    dev = entry.device
+    return rg_array_function(
+        "CompiledFunctionBackward", tuple(tensors) + tuple(entry.lifted), outs,
+        rg_cpu_device() if dev is None else <Device?>dev,
+        None if entry.all_diff else tuple(entry.out_diff),
+        tuple(entry.saved_out_index) if entry.saved_out_index else None,
+        _array_backward, (entry, progs[1], res[n:], random))
+
+
+def _array_backward(tuple state, list grads, bint create_graph, tuple inputs):
+    """The array-function node's backward: the backward program on the
+    gradient arrays (a create_graph backward runs the tensor programs)."""
+    cdef EntryBase entry = <EntryBase>state[0]
+    cdef Py_ssize_t k
+    if create_graph:
+        for x in inputs:
+            if (<Tensor?>x).needs_grad():
+                return _graph_backward(entry, state[3], inputs, grads)
+    return _grads_per_input(entry, state[1], state[2], grads, inputs)
+
+
+cdef list _grads_per_input(EntryBase entry, object bwd, object saved_arrays, list gouts,
+                           tuple inputs):
+    # one gradient array (or None) per input
+    res = _run_backward(entry, bwd, saved_arrays, gouts, inputs)
+    cdef Py_ssize_t k
+    cdef list out = [None] * len(inputs)
+    cdef tuple gi = entry.grad_inputs
+    for k in range(len(gi)):
+        out[<Py_ssize_t>gi[k]] = res[k]
+    return out
+
+
+cdef tuple _run_backward(EntryBase entry, object bwd, object saved_arrays, object gouts,
+                         tuple inputs):
+    # the backward program on the gradient arrays (an output that got no
+    # gradient: zeros, as materialized grads); its results are the
+    # gradients of the inputs entry.grad_inputs names, in that order
+    cdef list garr = []
+    out_xp, out_meta = entry.out_xp, entry.out_meta
+    for i in entry.diff_out_index:
+        g = gouts[i]
+        if g is None:
+            garr.append(out_xp[i].zeros(*out_meta[i]))
+        else:
+            garr.append((<Tensor>g)._array if isinstance(g, Tensor) else g)
+    cdef list arrays = [(<Tensor?>x)._array for x in inputs]
+    return bwd.run(*garr, *arrays, *saved_arrays)
+
+
 def node_forward(ctx, EntryBase entry, *tensors):
-    """CompiledFunction.forward: the forward program on the inputs' arrays;
-    ctx keeps what the backward program reads."""
+    """CompiledFunction.forward (the custom-Function path of run()): the
+    forward program on the inputs' arrays; ctx keeps what the backward
+    program reads."""
     cdef Py_ssize_t i, n
     cdef list arrays = [(<Tensor?>t)._array for t in tensors]
     progs = entry.progs           # the pair: their saved values match
@@ -227,6 +315,7 @@ def node_forward(ctx, EntryBase entry, *tensors):
     outs = _wrap_results(res, n, arrays, entry.device, _aliases)
     # (one attribute: the entry, the backward program, the values it reads)
     ctx.state = (entry, progs[1], res[n:])
+    ctx.random = None
     if entry.random_slots:
         fwd = progs[0]
         ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
@@ -250,8 +339,7 @@ def node_backward(ctx, *gouts):
     arrays (a create_graph backward runs the tensor programs instead)."""
     cdef Py_ssize_t n_saved
     cdef EntryBase entry
-    state = ctx.state
-    entry, bwd, saved_arrays = state
+    entry, bwd, saved_arrays = ctx.state
     tensors = ctx.saved_tensors
     n_saved = len(entry.saved_out_index)
     if n_saved:
@@ -259,13 +347,8 @@ def node_backward(ctx, *gouts):
     if rg_grad_enabled():
         for x in tensors:
             if (<Tensor?>x).needs_grad():
-                return _graph_backward(ctx, entry, tensors, gouts)
-    garr = []
-    out_xp, out_meta = entry.out_xp, entry.out_meta
-    for i in entry.diff_out_index:
-        g = gouts[i]
-        # (an output that got no gradient: zeros, as materialized grads)
-        garr.append((<Tensor?>g)._array if g is not None else out_xp[i].zeros(*out_meta[i]))
-    arrays = [(<Tensor?>x)._array for x in tensors]
-    # (each gradient on its input's device: a function may move values)
-    return _wrap_grads(bwd.run(*garr, *arrays, *saved_arrays), entry.grad_inputs, tensors)
+                return (None, *_graph_backward(entry, ctx.random, tensors, gouts))
+    # (the Function's first argument is the entry: no gradient; each
+    # gradient on its input's device: a function may move values)
+    return _wrap_grads(_run_backward(entry, bwd, saved_arrays, gouts, tensors),
+                       entry.grad_inputs, tensors)

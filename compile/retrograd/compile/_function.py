@@ -212,33 +212,39 @@ class _Meta:
 
 
 class CompiledFunction(rg.autograd.Function):
-    """The compiled region as one node of the autograd graph: the forward
-    program runs in ``forward``, the backward program in ``backward`` (its
-    tensor form under ``create_graph=True``, recomputing the forward's
-    values from the inputs so that higher-order gradients flow). Both
-    bodies are C (_call.pyx): they are part of every compiled call's fixed
-    cost."""
+    """The compiled region as a custom Function: the forward program runs
+    in ``forward``, the backward program in ``backward`` (its tensor form
+    under ``create_graph=True``, recomputing the forward's values from the
+    inputs so that higher-order gradients flow). Both bodies are C
+    (_call.pyx).
+
+    A compiled call records its node this way only while a profile records
+    or saved-tensor hooks are active (they see into a Function); otherwise
+    its node is core's array-function node (_call.run), with the same name,
+    ``CompiledFunctionBackward``, and the same backward."""
 
     forward = staticmethod(_call.node_forward)
     backward = staticmethod(_call.node_backward)
 
 
-def _create_graph_backward(ctx, entry, tensors, gouts):
-    """CompiledFunction.backward under create_graph: recompute the forward's
-    values as recorded ops, then run the backward program as recorded ops,
-    so that the gradients have a graph of their own."""
+def _create_graph_backward(entry, random, tensors, gouts):
+    """The compiled node's backward under create_graph: recompute the
+    forward's values as recorded ops (from ``tensors``, the node's inputs,
+    and ``random``, the values the call drew), then run the backward program
+    as recorded ops, so that the gradients have a graph of their own.
+    Returns one gradient (or None) per tensor."""
     dev = entry.device
     fwd_t, bwd_t = entry.tensor_programs()
-    rand = ([_tracer.wrap(a, d) for a, d in zip(ctx.random, entry.random_devices)]
+    rand = ([_tracer.wrap(a, d) for a, d in zip(random, entry.random_devices)]
             if entry.random_slots else [])
     saved = fwd_t(*tensors, *rand)
     g = [gouts[i] if gouts[i] is not None else
          _tracer.wrap(entry.out_xp[i].zeros(*entry.out_meta[i]), dev) for i in entry.diff_out_index]
     grads = bwd_t(*g, *tensors, *saved)
-    out = [None] * (1 + len(tensors))
+    out = [None] * len(tensors)
     for k, i in enumerate(entry.grad_inputs):
-        out[1 + i] = grads[k]
-    return tuple(out)
+        out[i] = grads[k]
+    return out
 
 
 def _programs_agree(ref, new, arrays, gouts, n_out):

@@ -135,6 +135,13 @@ cdef bint _may_alias(object a, list arrays, object slow) except -1:
     return slow(a, arrays)
 
 
+cpdef bint may_alias(object a, list arrays, object slow) except -1:
+    """Whether the program result ``a`` may share memory with one of
+    ``arrays`` (the program's arguments); ``slow(a, arrays)`` decides the
+    cases NumPy's bases do not."""
+    return _may_alias(a, arrays, slow)
+
+
 def wrap_results(tuple res, Py_ssize_t n, list arrays, object device, object slow):
     """Leaf Tensors around the first ``n`` arrays of a program's result
     ``res`` on ``device``; one that may share memory with an argument (of

@@ -15,6 +15,7 @@ from retrograd.core._ops cimport (
     _rg_op_event_enter, _rg_op_event_exit, _rg_register_engine_batched, _rg_node_batching,
     _rg_apply_batched, _rg_op_batched, _rg_graph_root, _rg_set_view_of,
     _rg_saved_tensors_hooks_state, _rg_set_saved_tensors_hooks_state, _rg_register_trace,
+    _rg_array_function, _rg_saved_tensors_hooks_active,
 )
 
 
@@ -142,3 +143,14 @@ cdef bint rg_same_dims(object a, object b) noexcept:
 
 cdef int rg_register_trace(rg_trace_fn fn) except -1:
     return _rg_register_trace(fn)
+
+
+cdef list rg_array_function(str name, tuple inputs, list outputs, Device device,
+                            tuple differentiable, tuple saved_outputs, object backward,
+                            object state):
+    return _rg_array_function(name, inputs, outputs, device, differentiable, saved_outputs,
+                              backward, state)
+
+
+cdef bint rg_saved_tensors_hooks_active() noexcept nogil:
+    return _rg_saved_tensors_hooks_active()

@@ -44,6 +44,7 @@ include "_composites_copy.pxi"         # shape composites that make copies
 include "_ufunc.pxi"
 include "_anomaly.pxi"
 include "_function.pxi"            # custom autograd Functions
+include "_array_function.pxi"      # nodes whose backward is a callable on arrays (compile's)
 include "_backward_args.pxi"
 include "_jvp_support.pxi"         # forward AD: JVP helpers, in-place and Function hooks
 include "_abi_impl.pxi"            # what abi.pxd's batching, graph-root, view and hooks functions do

@@ -28,7 +28,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 6
+    RG_ABI_MINOR = 7
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
@@ -516,3 +516,36 @@ cdef enum:
 # ones of a create_graph backward of a scalar): `op` its name, inputs (),
 # outputs (the tensor,), `attrs` a callable without arguments that makes a
 # fresh tensor of the same value, shape, dtype and device.
+
+
+# ---------------------------------------------------------------------------
+# ABI 1.7: array-function nodes (compile's CompiledFunctionBackward).
+
+# Whether saved-tensor hooks (autograd.graph.saved_tensors_hooks) are active
+# on this thread. An array-function node saves values out of their reach: a
+# caller that would make one takes a path the hooks see while this is true.
+cdef bint rg_saved_tensors_hooks_active() noexcept nogil
+
+# Record `outputs` (a list of arrays on `device`, computed from `inputs`, a
+# tuple of Tensors, by code core does not see) as the results of one node
+# named `name`, and return them as Tensors, in order. When grad mode is on
+# and an input requires grad, the node has one next edge per input (None
+# where that input needs no gradient) and one node input per output; output
+# i gets it as grad_fn when `differentiable` is None or differentiable[i] is
+# true and its dtype is floating, and is a plain tensor otherwise; else no
+# node is made and every result is a plain tensor. The node keeps `inputs`
+# and `state` until it is released. A backward through it first checks that
+# no input, and no output whose index is in `saved_outputs` (a tuple of
+# ints, or None), changed in place since (torch's error, naming `name`),
+# then calls backward(state, grads, create_graph, inputs) with `grads` a list
+# of one gradient per output (an array, a Tensor under create_graph, or None
+# where none arrived), which returns a list or tuple of one gradient per
+# input (an array, or a Tensor under create_graph; None where there is
+# none); a released node (a backward without retain_graph ran) raises
+# torch's "backward through the graph a second time" instead. Making a node
+# raises RuntimeError while saved-tensor hooks are active, or for an
+# inference tensor input outside inference mode; TypeError for an input
+# that is not a Tensor.
+cdef list rg_array_function(str name, tuple inputs, list outputs, Device device,
+                            tuple differentiable, tuple saved_outputs, object backward,
+                            object state)

@@ -49,3 +49,22 @@ def sum_to_by_lookup(array, tuple shape):
 def lookup(str name, str signature):
     """Whether core exports `name` (ImportError if with another signature)."""
     return rg_core_function(name, signature) != NULL
+
+
+# ABI 1.7: an array-function node (what retrograd-compile records a compiled
+# region's outputs with).
+from retrograd.core.abi cimport rg_array_function, rg_saved_tensors_hooks_active  # noqa: E402
+
+
+def array_function(str name, tuple inputs, list outputs, differentiable, saved_outputs,
+                   backward, state):
+    """rg_array_function on the CPU: `outputs` (arrays) as the results of
+    one node named `name` over `inputs`."""
+    return rg_array_function(name, inputs, outputs, rg_cpu_device(),
+                             None if differentiable is None else tuple(differentiable),
+                             None if saved_outputs is None else tuple(saved_outputs),
+                             backward, state)
+
+
+def saved_tensors_hooks_active():
+    return rg_saved_tensors_hooks_active()
