@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrograd.compile import _arrays
+from retrograd.compile import _arrays, _loops
 from retrograd.compile._trace import Ref
 
 _UNARY = {
@@ -34,10 +34,15 @@ _BINARY = {
 
 
 def _elementwise(xp):
-    """relu, sigmoid and a copy into ``out``, written with the array module
-    ``xp`` (NumPy's here; CuPy's for a CUDA program: _device_helpers)."""
+    """relu, relu's backward (``g * (y != 0)``), sigmoid and a copy into
+    ``out``, written with the array module ``xp`` (CuPy's for a CUDA
+    program: _device_helpers; on the CPU, relu and its backward are the C
+    loops of _loops.pyx, which fall back to these forms)."""
     def relu(x, out):
         return xp.maximum(x, 0, out=out)
+
+    def mask_mul(g, y, out):
+        return xp.multiply(g, xp.not_equal(y, 0), out=out)
 
     def sigmoid(x, out):
         xp.negative(x, out=out)
@@ -48,11 +53,12 @@ def _elementwise(xp):
     def copy_into(x, out):
         xp.copyto(out, x)
         return out
-    return relu, sigmoid, copy_into
+    return relu, mask_mul, sigmoid, copy_into
 
 
 # (clone and a small expand are both a copy into a buffer)
-_relu, _sigmoid, _copy_into = _elementwise(np)
+_, _, _sigmoid, _copy_into = _elementwise(np)
+_relu, _mask_mul = _loops.relu, _loops.mask_mul
 
 
 def _is_tensor_free(x):
@@ -105,6 +111,12 @@ def _candidate(step, out_array):
         return Kernel(_BINARY[name], a[:2])
     if name == "relu" and len(a) == 1:
         return Kernel(_relu, a)
+    if name == MASK_MUL and len(a) == 2:
+        return Kernel(_mask_mul, a)
+    if name in ("log_softmax", "softmax") and len(a) == 2 and type(a[1]) is int \
+            and out_array.ndim >= 1 and out_array.dtype.kind == "f":
+        return Kernel(_log_softmax if name == "log_softmax" else _softmax, a[:1],
+                      {"axis": a[1] % out_array.ndim})
     if name == "sigmoid" and len(a) == 1:
         return Kernel(_sigmoid, a, close=True)
     if name == "clone" and len(a) == 1:
@@ -146,9 +158,26 @@ def _candidate(step, out_array):
 
 
 _SMALL = 4096
+# The name of the step a program builder makes of relu's backward, ``g *
+# (y != 0)`` (two steps of the trace: _program._fold_mask_casts).
+MASK_MUL = "_relu_mask_mul"
 # one object (each `np.add.reduce` is a new bound method): the numba backend
 # tells a sum's kernel by identity
 add_reduce = np.add.reduce
+
+
+def _log_softmax(x, axis, out):
+    # core's kernel, operation for operation (x minus its max over the
+    # axis, minus the log of the sum of the exponentials), into `out`
+    s = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True), out=out)
+    total = add_reduce(np.exp(s), axis=axis, keepdims=True)
+    return np.subtract(s, np.log(total, out=total), out=out)
+
+
+def _softmax(x, axis, out):
+    # (as _log_softmax: core's kernel, into `out`)
+    e = np.exp(np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True), out=out), out=out)
+    return np.true_divide(e, add_reduce(e, axis=axis, keepdims=True), out=out)
 
 
 def _getitem(x, index):
@@ -182,7 +211,7 @@ def _device_helpers(xp):
     """{NumPy-side kernel: the same kernel written with ``xp``}."""
     helpers = _HELPERS.get(xp)
     if helpers is None:
-        relu, sigmoid, copy_into = _elementwise(xp)
+        relu, mask_mul, sigmoid, copy_into = _elementwise(xp)
 
         def total(x, axis=None, keepdims=False, out=None):
             return xp.sum(x, axis=axis, keepdims=keepdims, out=out)
@@ -191,7 +220,8 @@ def _device_helpers(xp):
             # (cupy.reshape names its argument newshape)
             return x.reshape(shape)
 
-        helpers = _HELPERS[xp] = {_relu: relu, _sigmoid: sigmoid, _copy_into: copy_into,
+        helpers = _HELPERS[xp] = {_relu: relu, _mask_mul: mask_mul, _sigmoid: sigmoid,
+                                  _copy_into: copy_into,
                                   add_reduce: total, np.reshape: reshape}
     return helpers
 

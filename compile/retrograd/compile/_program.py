@@ -554,7 +554,7 @@ def _in_place_safe(k):
         return False
     if isinstance(fn, np.ufunc):
         return fn.signature is None and fn.nout == 1     # not matmul, a gufunc
-    return fn is _kernels._relu or fn is _kernels._sigmoid
+    return fn is _kernels._relu or fn is _kernels._sigmoid or fn is _kernels._mask_mul
 
 
 def fusible_ops(steps, slot_arrays, alias, backend):
@@ -723,7 +723,9 @@ def _fold_mask_casts(steps, slot_arrays, outs):
     """Drop the cast of a boolean mask to the gradient's dtype where its one
     use is a multiply (relu's and clamp's backward: ``grad * (x > 0)``):
     NumPy multiplies by the mask directly, one pass over the array fewer.
-    The multiply's kernel is still verified against the traced result."""
+    Then make relu's backward, ``grad * (y != 0)`` on its result ``y``, one
+    step (_kernels.MASK_MUL, a loop of one pass over ``grad`` and ``y``).
+    The kernels are still verified against the traced results."""
     uses = {}
     for st in steps:
         for r in st.refs():
@@ -738,18 +740,54 @@ def _fold_mask_casts(steps, slot_arrays, outs):
             if getattr(src, "dtype", None) == np.bool_ and getattr(out, "dtype", np.bool_).kind == "f" \
                     and src.shape == out.shape and uses.get(st.outs[0]) == 1:
                 casts[st.outs[0]] = st
-    if not casts:
+    if casts:
+        new, folded = [], set()
+        for st in steps:
+            if st.kind == "op" and st.name == "mul" and len(st.args) == 2 and \
+                    all(type(a) is Ref for a in st.args) and any(a.slot in casts for a in st.args):
+                args = tuple(Ref(casts[a.slot].args[0].slot) if a.slot in casts and a.slot not in folded
+                             else a for a in st.args)
+                folded.update(a.slot for a in st.args if a.slot in casts)
+                # (the mask's one use moves from the cast to the multiply)
+                st = Step(st.kind, st.name, st.fn, args, st.outs, st.cast)
+            new.append(st)
+        steps = [st for st in new if not (st.outs and st.outs[0] in folded
+                                           and casts.get(st.outs[0]) is st)]
+    return _fold_relu_masks(steps, slot_arrays, uses)
+
+
+def _fold_relu_masks(steps, slot_arrays, uses):
+    # `m = ne(y, 0); r = mul(g, m)` with m used there alone, g and y of one
+    # float dtype and shape: one step r = g * (y != 0)
+    masks = {}
+    for st in steps:
+        if st.kind == "op" and st.name == "ne" and len(st.args) == 2 and len(st.outs) == 1 \
+                and type(st.args[0]) is Ref and type(st.args[1]) in (int, float) \
+                and st.args[1] == 0 and uses.get(st.outs[0]) == 1:
+            masks[st.outs[0]] = st
+    if not masks:
         return steps
     new, folded = [], set()
     for st in steps:
-        if st.kind == "op" and st.name == "mul" and len(st.args) == 2 and \
-                all(type(a) is Ref for a in st.args) and any(a.slot in casts for a in st.args):
-            args = tuple(Ref(casts[a.slot].args[0].slot) if a.slot in casts and a.slot not in folded
-                         else a for a in st.args)
-            folded.update(a.slot for a in st.args if a.slot in casts)
-            st = Step(st.kind, st.name, st.fn, args, st.outs, st.cast)
+        if st.kind == "op" and st.name == "mul" and len(st.args) == 2 and len(st.outs) == 1 and \
+                all(type(a) is Ref for a in st.args):
+            a, b = st.args
+            m, g = (b, a) if b.slot in masks else (a, b) if a.slot in masks else (None, None)
+            if m is not None:
+                y = masks[m.slot].args[0]
+                gv, yv, rv = slot_arrays[g.slot], slot_arrays[y.slot], slot_arrays[st.outs[0]]
+                if all(getattr(v, "dtype", None) == rv.dtype and getattr(v, "shape", None) == rv.shape
+                       for v in (gv, yv)) and rv.dtype.kind == "f":
+                    folded.add(m.slot)
+                    st = Step("op", _kernels.MASK_MUL, _relu_mask_mul, (g, y), st.outs, st.cast)
         new.append(st)
-    return [st for st in new if not (st.outs and st.outs[0] in folded and casts.get(st.outs[0]) is st)]
+    return [st for st in new if not (st.outs and st.outs[0] in folded and masks.get(st.outs[0]) is st)]
+
+
+def _relu_mask_mul(g, y):
+    """relu's backward on its result as ops (a step whose kernel did not
+    verify runs this on tensors): ``g * (y != 0)``."""
+    return g * (y != 0)
 
 
 def _multi(slot_arrays, st):
