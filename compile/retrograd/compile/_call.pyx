@@ -26,8 +26,6 @@ import_core("retrograd-compile")
 from retrograd.core.extending import function_apply as _function_apply
 from retrograd.compile import _tracer
 
-import numpy as np
-
 import retrograd as rg
 
 cnp.import_array()
@@ -106,7 +104,7 @@ cdef bint _meta_holds(Tensor t, tuple meta) except -1:
     dt = a.dtype
     if dt is not meta[1] and dt != meta[1]:
         return False
-    if type(a) is not np.ndarray:
+    if type(a) is not cnp.ndarray:
         return a.shape == shape
     nd = cnp.PyArray_NDIM(<cnp.ndarray>a)
     if nd != len(shape):
@@ -235,7 +233,6 @@ cdef list _array_node(EntryBase entry, tuple progs, list tensors):
     # saved values match), the values the backward reads and the random
     # values drawn (a create_graph backward recomputes the forward with them).
     cdef Py_ssize_t i, n = entry.n_out
-    cdef Tensor t
     cdef list arrays = []
     for x in tensors:
         arrays.append((<Tensor?>x)._array)
@@ -266,7 +263,6 @@ def _array_backward(tuple state, list grads, bint create_graph, tuple inputs):
     """The array-function node's backward: the backward program on the
     gradient arrays (a create_graph backward runs the tensor programs)."""
     cdef EntryBase entry = <EntryBase>state[0]
-    cdef Py_ssize_t k
     if create_graph:
         for x in inputs:
             if (<Tensor?>x).needs_grad():

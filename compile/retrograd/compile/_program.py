@@ -321,9 +321,9 @@ class Program:
                 # (float64: np.empty's default)
                 dt = "" if dtype == np.float64 else f", {const(dtype)}"
                 if f"_b{i}" in flat_blocks:
-                    w(f"    _b{i} = np.empty({const((size,))}{dt})")
+                    w(f"    _b{i} = {const(np.empty)}({const((size,))}{dt})")
                 else:
-                    w(f"    _b{i} = np.empty({const((len(outputs), size))}{dt})")
+                    w(f"    _b{i} = {const(np.empty)}({const((len(outputs), size))}{dt})")
                 block_rows[f"_b{i}"] = len(outputs)
                 # (a 0-d argument as it is: np.ascontiguousarray makes it 1-d)
                 ins = [a if type(a) is str else f"_ac{a}" if a in arg_set and arr_of(a).shape
@@ -331,11 +331,11 @@ class Program:
                 for a in arrays:
                     if type(a) is not str and a in arg_set and arr_of(a).shape and a not in contiguous:
                         # an argument as the loops read it, made once
-                        lines.insert(n_head, f"    _ac{a} = np.ascontiguousarray(v{a})")
+                        lines.insert(n_head, f"    _ac{a} = {const(np.ascontiguousarray)}(v{a})")
                         contiguous.add(a)
                 if total is not None:
                     # the loop's sum, into a 0-d array of its own
-                    w(f"    v{total} = np.empty((){dt})")
+                    w(f"    v{total} = {const(np.empty)}((){dt})")
                     materialized.add(total)
                     ins.append(f"_b{i}, v{total}")
                 else:

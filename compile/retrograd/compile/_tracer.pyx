@@ -121,16 +121,16 @@ cdef bint _may_alias(object a, list arrays, object slow) except -1:
     # argument b has b or b.base as its base. A base that owns its memory
     # and is neither is memory the program made (a block of fused values).
     # Anything else (CuPy arrays, subclasses) asks ``slow``.
-    if type(a) is not np.ndarray:
+    if type(a) is not cnp.ndarray:
         return a.base is not None and slow(a, arrays)
     cdef PyObject* p = cnp.PyArray_BASE(<cnp.ndarray>a)
     if p == NULL:
         return False
     base = <object>p
     for b in arrays:
-        if base is b or (type(b) is np.ndarray and p == cnp.PyArray_BASE(<cnp.ndarray>b)):
+        if base is b or (type(b) is cnp.ndarray and p == cnp.PyArray_BASE(<cnp.ndarray>b)):
             return True
-    if type(base) is np.ndarray and cnp.PyArray_CHKFLAGS(<cnp.ndarray>base, cnp.NPY_ARRAY_OWNDATA):
+    if type(base) is cnp.ndarray and cnp.PyArray_CHKFLAGS(<cnp.ndarray>base, cnp.NPY_ARRAY_OWNDATA):
         return False
     return slow(a, arrays)
 

@@ -60,6 +60,10 @@ cdef int _rg_set_view_of(Tensor view, Tensor base) except -1:
 
 
 cdef object _rg_saved_tensors_hooks_state():
+    # (the C count of the thread's stack: no thread-local dict look-up for
+    # the empty stack, the state of nearly every backward)
+    if rg_tls_saved_hooks == 0:
+        return ()
     return tuple(_hooks_stack())
 
 

@@ -59,6 +59,24 @@ def _fast_backward_args(tuple outputs, object grad_tensors, bint create_graph):
 cdef object _ONE = 1
 
 
+cdef object _one_like(_cnp.ndarray a):
+    # a fresh one-element array of a's shape and dtype holding 1 (the root
+    # gradient of loss.backward(): written in C for float32 and float64,
+    # nearly every loss; NumPy's fill for the other dtypes)
+    cdef int t = _cnp.PyArray_TYPE(a)
+    cdef _cnp.ndarray r
+    if (t == _cnp.NPY_DOUBLE or t == _cnp.NPY_FLOAT) and _cnp.PyArray_ISNOTSWAPPED(a):
+        r = _cnp.PyArray_EMPTY(_cnp.PyArray_NDIM(a), _cnp.PyArray_DIMS(a), t, 0)
+        if t == _cnp.NPY_DOUBLE:
+            (<double*>_cnp.PyArray_DATA(r))[0] = 1.0
+        else:
+            (<float*>_cnp.PyArray_DATA(r))[0] = 1.0
+        return r
+    r = _cnp.PyArray_NewCopy(a, _cnp.NPY_CORDER)
+    _cnp.PyArray_FillWithScalar(r, _ONE)
+    return r
+
+
 cdef object _implicit_ones_args(tuple outputs):
     # `loss.backward()`: each output a one-element floating Tensor with a
     # graph, its gradient ones of its shape and dtype (np.ones_like's result,
@@ -82,8 +100,7 @@ cdef object _implicit_ones_args(tuple outputs):
         e = out.gradient_edge()
         if e is None:
             return None
-        ones = _cnp.PyArray_NewCopy(<_cnp.ndarray>a, _cnp.NPY_CORDER)
-        _cnp.PyArray_FillWithScalar(<_cnp.ndarray>ones, _ONE)
+        ones = _one_like(<_cnp.ndarray>a)
         roots[i] = e
         grads[i] = ones
     return tuple(roots), tuple(grads)

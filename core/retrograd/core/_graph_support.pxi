@@ -266,6 +266,22 @@ cdef int _check_post_acc_result(object fn, object res) except -1:
         "modify the tensor's .grad in place instead")
 
 
+cdef inline bint _adoptable(object g, object like):
+    # a NumPy array that owns its memory and is writable, with `like`'s
+    # dtype and shape (read in C: no attribute lookups, on every leaf's
+    # first gradient of a backward); CuPy arrays are copied
+    if type(g) is not ndarray or type(like) is not ndarray:
+        return False
+    cdef _cnp.ndarray a = <_cnp.ndarray>g
+    if _cnp.PyArray_BASE(a) != NULL or not _cnp.PyArray_ISWRITEABLE(a):
+        return False
+    # (builtin dtypes are singletons: identity is the common case of equality)
+    if _cnp.PyArray_DESCR(a) != _cnp.PyArray_DESCR(<_cnp.ndarray>like) and \
+            <object>_cnp.PyArray_DESCR(a) != <object>_cnp.PyArray_DESCR(<_cnp.ndarray>like):
+        return False
+    return rg_same_dims(g, like)
+
+
 cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
     cdef Tensor old = <Tensor>v._grad if v._grad is not None else None
     if not create_graph:
@@ -275,9 +291,7 @@ cdef int _accumulate_grad(Tensor v, object g, bint create_graph) except -1:
             # count of 1), it owns its memory, and it is writable with the
             # leaf's dtype and shape. Otherwise copy: a later in-place
             # accumulation must never write into an array someone kept.
-            if (Py_REFCNT(g) <= 1 and type(g) is ndarray and (<object>g).base is None
-                    and g.flags.writeable and g.dtype == v._array.dtype
-                    and g.shape == v._array.shape):
+            if Py_REFCNT(g) <= 1 and _adoptable(g, v._array):
                 v._grad = _rg_wrap(g, v._device)
             else:
                 v._grad = _rg_wrap(_copy_as(g, v._array), v._device)
@@ -334,10 +348,14 @@ cdef Tensor _detached_copy(Tensor t):
     return _rg_wrap(t._array.copy(), t._device)
 
 
+# (looked up once: a fresh leaf's first use makes its accumulator)
+cdef object _new_lock = _threading.Lock
+
+
 cdef AccumulateGrad _make_accumulate_grad(Tensor v):
     cdef AccumulateGrad acc = AccumulateGrad.__new__(AccumulateGrad)
     acc.variable = v
-    acc._lock = _threading.Lock()
+    acc._lock = _new_lock()
     acc._num_edges = 0
     acc.seq_nr = 0xFFFFFFFFFFFFFFFF   # PyTorch: UINT64_MAX, run as soon as ready
     acc.topo_nr = 0

@@ -40,6 +40,10 @@ import threading as _threading
 import weakref as _weakref
 import itertools as _itertools
 
+# (looked up once: a fresh leaf's first use weakly refers to its accumulator,
+# Tensor.grad_accumulator in _tensor.pxi)
+cdef object _new_weakref = _weakref.ref
+
 
 
 # Tensor._backward_hooks and _post_accumulate_grad_hooks (torch's): an

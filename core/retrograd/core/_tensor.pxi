@@ -111,7 +111,7 @@ cdef class Tensor:
             if acc is not None:
                 return <Node>acc
         acc = _make_accumulate_grad(self)
-        self._grad_accumulator = _weakref.ref(acc)
+        self._grad_accumulator = _new_weakref(acc)
         return <Node>acc
 
     # -- array side -------------------------------------------------------
