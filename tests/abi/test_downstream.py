@@ -129,11 +129,12 @@ def test_array_function_node_records_outputs_under_one_node(built):
         x = core.tensor([1.0, 2.0], requires_grad=True)
         c = core.tensor([3.0, 4.0])
         outs = ds.array_function("MyBackward", (x, c), [np.ones(2), np.zeros(2), np.arange(2)],
-                                 (True, False, True), None, None, None)
+                                 (True, False, True), (0,), (np.full(3, 7.0), None), None, None)
         print(outs[0].grad_fn.name(), ds.graph_of(outs[0])[1])
         print([o.requires_grad for o in outs], outs[1].grad_fn, outs[2].dtype.kind)
+        print([(name, a.tolist()) for name, a in outs[0].grad_fn._saved_arrays()])
         with core.no_grad():
-            plain = ds.array_function("MyBackward", (x,), [np.ones(2)], None, None, None, None)
+            plain = ds.array_function("MyBackward", (x,), [np.ones(2)], None, None, None, None, None)
         print(plain[0].grad_fn, plain[0].requires_grad)
         print(ds.saved_tensors_hooks_active())
         from retrograd.core import extending
@@ -141,13 +142,13 @@ def test_array_function_node_records_outputs_under_one_node(built):
         try:
             print(ds.saved_tensors_hooks_active())
             try:
-                ds.array_function("MyBackward", (x,), [np.ones(2)], None, None, None, None)
+                ds.array_function("MyBackward", (x,), [np.ones(2)], None, None, None, None, None)
             except RuntimeError as exc:
                 print("REFUSED", "saved-tensor hooks" in str(exc))
         finally:
             extending.pop_saved_tensors_hooks()
         try:
-            ds.array_function("MyBackward", (x, 2.0), [np.ones(2)], None, None, None, None)
+            ds.array_function("MyBackward", (x, 2.0), [np.ones(2)], None, None, None, None, None)
         except TypeError:
             print("TYPE")
     """)
@@ -155,6 +156,8 @@ def test_array_function_node_records_outputs_under_one_node(built):
     assert res.stdout.splitlines() == [
         "MyBackward [('AccumulateGrad', 0), (None, 0)]",
         "[True, False, False] None i",
+        "[('inputs[0]', [1.0, 2.0]), ('inputs[1]', [3.0, 4.0]), ('saved[0]', [7.0, 7.0, 7.0]), "
+        "('outputs[0]', [1.0, 1.0])]",
         "None False",
         "False", "True", "REFUSED True",
         "TYPE"], res.stdout
@@ -169,8 +172,8 @@ def test_array_function_node_backward_checks_versions_and_release(built):
 
         seen = []
 
-        def backward(state, grads, create_graph, inputs):
-            seen.append((state, [type(g).__name__ for g in grads], create_graph, len(inputs)))
+        def backward(state, saved, grads, create_graph, inputs):
+            seen.append((state, saved, [type(g).__name__ for g in grads], create_graph, len(inputs)))
             if create_graph:
                 return [grads[0] * inputs[0] * 2, None]
             return [grads[0] * 2 * inputs[0]._array, None]
@@ -179,7 +182,7 @@ def test_array_function_node_backward_checks_versions_and_release(built):
             x = rg.tensor([1.0, 2.0], requires_grad=True)
             c = rg.tensor([5.0, 5.0])
             (y,) = ds.array_function("SquareBackward", (x, c), [x.detach().numpy() ** 2],
-                                     None, saved, backward, "state")
+                                     None, saved, ("kept",), backward, "state")
             return x, c, y
 
         x, c, y = make()
@@ -188,11 +191,11 @@ def test_array_function_node_backward_checks_versions_and_release(built):
         try:
             y.sum().backward()
         except RuntimeError as exc:
-            print("RELEASED", "second time" in str(exc))
+            print("RELEASED", "second time" in str(exc), y.grad_fn._saved_arrays())
         x, c, y = make()
         (g,) = rg.autograd.grad(y.sum(), x, create_graph=True)
         (h,) = rg.autograd.grad(g.sum(), x)
-        print(g.tolist(), h.tolist(), seen[-1][1:])
+        print(g.tolist(), h.tolist(), seen[-1][2:])
         x, c, y = make()
         c.add_(1.0)
         try:
@@ -206,13 +209,13 @@ def test_array_function_node_backward_checks_versions_and_release(built):
         except RuntimeError as exc:
             print("OUTPUT", "output 0 of SquareBackward" in str(exc))
 
-        def wrong(state, grads, create_graph, inputs):
+        def wrong(state, saved, grads, create_graph, inputs):
             return [None]
         x = rg.tensor([1.0], requires_grad=True)
-        (y,) = ds.array_function("WrongBackward", (x,), [np.ones(1)], None, None, wrong, None)
+        (y,) = ds.array_function("WrongBackward", (x,), [np.ones(1)], None, None, None, wrong, None)
         y.sum().backward()
         print("OK ONE", x.grad)
-        (y,) = ds.array_function("WrongBackward", (x, x), [np.ones(1)], None, None, wrong, None)
+        (y,) = ds.array_function("WrongBackward", (x, x), [np.ones(1)], None, None, None, wrong, None)
         try:
             y.sum().backward()
         except RuntimeError as exc:
@@ -220,8 +223,8 @@ def test_array_function_node_backward_checks_versions_and_release(built):
     """)
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == [
-        "[2.0, 4.0] ('state', ['ndarray'], False, 2)",
-        "RELEASED True",
+        "[2.0, 4.0] ('state', ('kept',), ['ndarray'], False, 2)",
+        "RELEASED True []",
         "[2.0, 4.0] [2.0, 2.0] (['Tensor'], True, 2)",
         "INPUT True True",
         "OUTPUT True",

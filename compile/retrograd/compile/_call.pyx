@@ -228,10 +228,11 @@ cpdef object run(EntryBase entry, list tensors):
 
 
 cdef list _array_node(EntryBase entry, tuple progs, list tensors):
-    # The forward program, its results recorded as one array-function node.
-    # Its state: the entry, the backward program in use now (the pair's
-    # saved values match), the values the backward reads and the random
-    # values drawn (a create_graph backward recomputes the forward with them).
+    # The forward program, its results recorded as one array-function node,
+    # which keeps the values the backward program reads. Its state: the
+    # entry, the backward program in use now (the pair's saved values
+    # match) and the random values drawn (a create_graph backward recomputes
+    # the forward with them).
     cdef Py_ssize_t i, n = entry.n_out
     cdef list arrays = []
     for x in tensors:
@@ -256,18 +257,19 @@ cdef list _array_node(EntryBase entry, tuple progs, list tensors):
         rg_cpu_device() if dev is None else <Device?>dev,
         None if entry.all_diff else tuple(entry.out_diff),
         tuple(entry.saved_out_index) if entry.saved_out_index else None,
-        _array_backward, (entry, progs[1], res[n:], random))
+        res[n:], _array_backward, (entry, progs[1], random))
 
 
-def _array_backward(tuple state, list grads, bint create_graph, tuple inputs):
+def _array_backward(tuple state, tuple saved, list grads, bint create_graph, tuple inputs):
     """The array-function node's backward: the backward program on the
-    gradient arrays (a create_graph backward runs the tensor programs)."""
+    gradient arrays and the values it reads, ``saved`` (a create_graph
+    backward runs the tensor programs)."""
     cdef EntryBase entry = <EntryBase>state[0]
     if create_graph:
         for x in inputs:
             if (<Tensor?>x).needs_grad():
-                return _graph_backward(entry, state[3], inputs, grads)
-    return _grads_per_input(entry, state[1], state[2], grads, inputs)
+                return _graph_backward(entry, state[2], inputs, grads)
+    return _grads_per_input(entry, state[1], saved, grads, inputs)
 
 
 cdef list _grads_per_input(EntryBase entry, object bwd, object saved_arrays, list gouts,

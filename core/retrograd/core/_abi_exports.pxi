@@ -146,10 +146,10 @@ cdef int rg_register_trace(rg_trace_fn fn) except -1:
 
 
 cdef list rg_array_function(str name, tuple inputs, list outputs, Device device,
-                            tuple differentiable, tuple saved_outputs, object backward,
-                            object state):
+                            tuple differentiable, tuple saved_outputs, tuple saved,
+                            object backward, object state):
     return _rg_array_function(name, inputs, outputs, device, differentiable, saved_outputs,
-                              backward, state)
+                              saved, backward, state)
 
 
 cdef bint rg_saved_tensors_hooks_active() noexcept nogil:

@@ -9,8 +9,9 @@
 # into Tensors, and its backward gets Tensors and returns Tensors that the
 # node then unwraps. For a compiled region of a few microseconds that
 # bookkeeping cost as much as the programs themselves. This node keeps the
-# inputs (for the version check and a create_graph backward) and an opaque
-# state, and hands the backward the gradient arrays as the engine has them.
+# inputs (for the version check and a create_graph backward), the arrays
+# its backward reads and an opaque state, and hands the backward the
+# gradient arrays as the engine has them.
 #
 # What it checks, as a Function's saved tensors would: every input and each
 # output named in `saved_outputs` must be at the version it had when the
@@ -34,12 +35,13 @@ cdef class ArrayFunctionNode(Node):
     Made by ``abi.pxd``'s ``rg_array_function``; not made from Python.
     ``name()`` is the name it was given."""
     cdef str _name
-    cdef object _backward               # backward(state, grads, create_graph, inputs)
+    cdef object _backward               # backward(state, saved, grads, create_graph, inputs)
     cdef object _state                  # the caller's, until released
+    cdef tuple _saved                   # arrays the backward reads, until released
     cdef tuple _inputs                  # the forward's tensor inputs, until released
     cdef tuple _versions                # their version counters, then the saved outputs'
     cdef tuple _saved_at                # the versions those had when the node was made
-    cdef tuple _saved_arrays            # the saved outputs' arrays (the error names their shape)
+    cdef tuple _watched                 # the watched outputs' arrays (the error names their shape)
     cdef tuple _saved_outputs           # which outputs those are
     cdef int _n_inputs
 
@@ -48,9 +50,29 @@ cdef class ArrayFunctionNode(Node):
 
     cdef void release_variables(self):
         self._state = None
+        self._saved = None
         self._inputs = None
-        self._saved_arrays = None
+        self._watched = None
         self._released = True
+
+    def _saved_arrays(self):
+        # (name, array) per value the node keeps for its backward and has not
+        # released, as generated nodes report theirs (autograd.graph's
+        # saved_tensors_report, to_dot): its inputs, the arrays the
+        # backward reads, and the outputs it watches
+        cdef Py_ssize_t i
+        out = []
+        if self._released:
+            return out
+        for i in range(len(self._inputs)):
+            out.append((f"inputs[{i}]", (<Tensor>self._inputs[i])._array))
+        for i in range(len(self._saved)):
+            a = self._saved[i]
+            if a is not None and hasattr(a, "nbytes"):
+                out.append((f"saved[{i}]", a))
+        for i in range(len(self._watched)):
+            out.append((f"outputs[{self._saved_outputs[i]}]", self._watched[i]))
+        return out
 
     cdef list apply(self, list grads, bint create_graph):
         cdef Py_ssize_t i, n
@@ -65,7 +87,7 @@ cdef class ArrayFunctionNode(Node):
                 if i < n:
                     t = <Tensor>self._inputs[i]
                     _raise_modified_inline(self, t._array, vc, <Py_ssize_t>self._saved_at[i], <int>i)
-                _raise_modified_inline(self, self._saved_arrays[i - n], vc,
+                _raise_modified_inline(self, self._watched[i - n], vc,
                                        <Py_ssize_t>self._saved_at[i],
                                        -1 - <int>self._saved_outputs[i - n])
         for i in range(n):
@@ -74,7 +96,7 @@ cdef class ArrayFunctionNode(Node):
                 x = rg_next_fn(self, <int>i)
                 if x is not None and type(x) is not AccumulateGrad:
                     _raise_detached()     # it had a history when the node was made
-        result = self._backward(self._state, grads, create_graph, self._inputs)
+        result = self._backward(self._state, self._saved, grads, create_graph, self._inputs)
         return _check_array_function_result(self, result, create_graph)
 
 
@@ -109,14 +131,14 @@ cdef list _check_array_function_result(ArrayFunctionNode node, object result, bi
 
 
 cdef list _rg_array_function(str name, tuple inputs, list outputs, Device device,
-                             tuple differentiable, tuple saved_outputs, object backward,
-                             object state):
+                             tuple differentiable, tuple saved_outputs, tuple saved,
+                             object backward, object state):
     cdef ArrayFunctionNode node
     cdef Tensor t
     cdef Py_ssize_t i, k, nin = len(inputs), nout = len(outputs)
     cdef bint any_needs = False
     cdef list edges
-    cdef list versions, saved_at, saved_arrays
+    cdef list versions, saved_at, watched
     cdef list results = [None] * nout
     for i in range(nin):
         t = <Tensor?>inputs[i]
@@ -134,6 +156,7 @@ cdef list _rg_array_function(str name, tuple inputs, list outputs, Device device
     node._name = name
     node._backward = backward
     node._state = state
+    node._saved = saved if saved is not None else ()
     node._inputs = inputs
     node._n_inputs = <int>nin
     node.seq_nr = _rg_next_sequence_nr()
@@ -157,16 +180,16 @@ cdef list _rg_array_function(str name, tuple inputs, list outputs, Device device
             results[i] = _rg_wrap_with_grad_fn(a, device, node, <int>i)
         else:
             results[i] = _rg_wrap(a, device)
-    saved_arrays = []
+    watched = []
     if saved_outputs:
         for k in saved_outputs:
             t = <Tensor>results[k]
             versions.append(t._version_counter)
             saved_at.append(t._version_counter.version)
-            saved_arrays.append(t._array)
+            watched.append(t._array)
     node._versions = tuple(versions)
     node._saved_at = tuple(saved_at)
-    node._saved_arrays = tuple(saved_arrays)
+    node._watched = tuple(watched)
     node._saved_outputs = saved_outputs if saved_outputs else ()
     return results
 

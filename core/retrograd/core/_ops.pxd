@@ -65,8 +65,8 @@ cdef int _rg_set_saved_tensors_hooks_state(object state) except -1
 cdef bint _rg_inference_mode() noexcept nogil
 cdef int _rg_register_trace(rg_trace_fn fn) except -1
 cdef list _rg_array_function(str name, tuple inputs, list outputs, Device device,
-                             tuple differentiable, tuple saved_outputs, object backward,
-                             object state)
+                             tuple differentiable, tuple saved_outputs, tuple saved,
+                             object backward, object state)
 cdef bint _rg_saved_tensors_hooks_active() noexcept nogil
 
 # _slots.pxi: the tracing slot, for abi's Tensor and Node methods

@@ -533,19 +533,21 @@ cdef bint rg_saved_tensors_hooks_active() noexcept nogil
 # where that input needs no gradient) and one node input per output; output
 # i gets it as grad_fn when `differentiable` is None or differentiable[i] is
 # true and its dtype is floating, and is a plain tensor otherwise; else no
-# node is made and every result is a plain tensor. The node keeps `inputs`
-# and `state` until it is released. A backward through it first checks that
-# no input, and no output whose index is in `saved_outputs` (a tuple of
-# ints, or None), changed in place since (torch's error, naming `name`),
-# then calls backward(state, grads, create_graph, inputs) with `grads` a list
-# of one gradient per output (an array, a Tensor under create_graph, or None
-# where none arrived), which returns a list or tuple of one gradient per
-# input (an array, or a Tensor under create_graph; None where there is
-# none); a released node (a backward without retain_graph ran) raises
-# torch's "backward through the graph a second time" instead. Making a node
+# node is made and every result is a plain tensor. The node keeps `inputs`,
+# `saved` (a tuple of the arrays its backward reads, or None; the node
+# reports them among its saved values) and `state` until it is released.
+# A backward through it first checks that no input, and no output whose
+# index is in `saved_outputs` (a tuple of ints, or None), changed in place
+# since (torch's error, naming `name`), then calls backward(state, saved,
+# grads, create_graph, inputs) with `grads` a list of one gradient per
+# output (an array, a Tensor under create_graph, or None where none
+# arrived), which returns a list or tuple of one gradient per input (an
+# array, or a Tensor under create_graph; None where there is none); a
+# released node (a backward without retain_graph ran) raises torch's
+# "backward through the graph a second time" instead. Making a node
 # raises RuntimeError while saved-tensor hooks are active, or for an
 # inference tensor input outside inference mode; TypeError for an input
 # that is not a Tensor.
 cdef list rg_array_function(str name, tuple inputs, list outputs, Device device,
-                            tuple differentiable, tuple saved_outputs, object backward,
-                            object state)
+                            tuple differentiable, tuple saved_outputs, tuple saved,
+                            object backward, object state)

@@ -57,13 +57,13 @@ from retrograd.core.abi cimport rg_array_function, rg_saved_tensors_hooks_active
 
 
 def array_function(str name, tuple inputs, list outputs, differentiable, saved_outputs,
-                   backward, state):
+                   saved, backward, state):
     """rg_array_function on the CPU: `outputs` (arrays) as the results of
     one node named `name` over `inputs`."""
     return rg_array_function(name, inputs, outputs, rg_cpu_device(),
                              None if differentiable is None else tuple(differentiable),
                              None if saved_outputs is None else tuple(saved_outputs),
-                             backward, state)
+                             None if saved is None else tuple(saved), backward, state)
 
 
 def saved_tensors_hooks_active():
