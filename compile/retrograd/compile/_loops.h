@@ -13,6 +13,11 @@
 #define RG_COMPILE_LOOPS_H
 
 #include <stddef.h>
+#include <stdlib.h>     /* (defines __GLIBC__ where the C library is glibc) */
+
+#if defined(_MSC_VER) && !defined(restrict)
+#define restrict __restrict
+#endif
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && defined(__GLIBC__)
