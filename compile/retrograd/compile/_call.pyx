@@ -265,11 +265,18 @@ def _array_backward(tuple state, tuple saved, list grads, bint create_graph, tup
     gradient arrays and the values it reads, ``saved`` (a create_graph
     backward runs the tensor programs)."""
     cdef EntryBase entry = <EntryBase>state[0]
-    if create_graph:
-        for x in inputs:
-            if (<Tensor?>x).needs_grad():
-                return _graph_backward(entry, state[2], inputs, grads)
+    if create_graph and _any_needs_grad(inputs):
+        return _graph_backward(entry, state[2], inputs, grads)
     return _grads_per_input(entry, state[1], saved, grads, inputs)
+
+
+cdef bint _any_needs_grad(tuple tensors) except -1:
+    # a create_graph backward runs the tensor programs only when the
+    # gradients can have a graph (an input requires grad)
+    for x in tensors:
+        if (<Tensor?>x).needs_grad():
+            return True
+    return False
 
 
 cdef list _grads_per_input(EntryBase entry, object bwd, object saved_arrays, list gouts,
@@ -342,10 +349,8 @@ def node_backward(ctx, *gouts):
     n_saved = len(entry.saved_out_index)
     if n_saved:
         tensors = tensors[:len(tensors) - n_saved]
-    if rg_grad_enabled():
-        for x in tensors:
-            if (<Tensor?>x).needs_grad():
-                return (None, *_graph_backward(entry, ctx.random, tensors, gouts))
+    if rg_grad_enabled() and _any_needs_grad(tensors):
+        return (None, *_graph_backward(entry, ctx.random, tensors, gouts))
     # (the Function's first argument is the entry: no gradient; each
     # gradient on its input's device: a function may move values)
     return _wrap_grads(_run_backward(entry, bwd, saved_arrays, gouts, tensors),
