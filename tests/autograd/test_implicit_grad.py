@@ -22,6 +22,15 @@ def test_implicit_ones_match_torch(shape, dtype):
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [">f8", ">f4"])
+def test_implicit_ones_of_byte_swapped_data_keep_its_dtype(dtype):
+    # (the root gradient is written in C for native float32 and float64;
+    # other layouts take NumPy's fill, in the output's own dtype)
+    x = rg.tensor(np.array([0.5], dtype), requires_grad=True)
+    x.backward()
+    assert x.grad.numpy().dtype == np.dtype(dtype) and x.grad.tolist() == [1.0]
+
+
 def test_a_leafs_own_backward_gets_a_fresh_ones_each_time():
     # x.backward() on a leaf makes the ones x.grad itself: changing it must
     # not change the next backward's ones

@@ -75,6 +75,29 @@ def test_adopts_the_array_a_leaf_hook_returns():
     assert x.grad.tolist() == [3.0, 3.0]
 
 
+@pytest.mark.parametrize("kind", ["view", "readonly"])
+def test_copies_a_gradient_it_cannot_own(kind):
+    # a view of another array's memory, or a read-only array, is copied even
+    # when nothing else refers to it (a later accumulation writes into .grad)
+    x = leaf((1.0, 2.0, 3.0))
+    made = []
+
+    def hook(g):
+        a = np.arange(6.0)[::2] if kind == "view" else np.arange(3.0)
+        if kind == "readonly":
+            a.flags.writeable = False
+        made.append(weakref.ref(a))
+        return rg.from_numpy(a)
+    x.register_hook(hook)
+    (x * 1.0).sum().backward()
+    g = x.grad.numpy()
+    assert made[0]() is not g and g.flags.owndata and g.flags.writeable
+    assert g.tolist() == ([0.0, 2.0, 4.0] if kind == "view" else [0.0, 1.0, 2.0])
+    (x * 1.0).sum().backward()               # (the hook's array again, added in place)
+    assert x.grad.numpy() is g
+    assert x.grad.tolist() == ([0.0, 4.0, 8.0] if kind == "view" else [0.0, 2.0, 4.0])
+
+
 @pytest.mark.parametrize("through", ["leaf", "add"])
 def test_never_adopts_a_user_gradient(through):
     x = leaf()
