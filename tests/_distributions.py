@@ -34,7 +34,8 @@ PROVIDES = {
     "retrograd-compile": "retrograd.compile",
 }
 
-# tests/<folder>/ -> the distributions its modules import at the top
+# tests/<folder>/ -> the distributions its modules import at the top. Keep it a
+# literal: noxfile.py reads it with ast (nox's Python has no pytest to import this)
 FOLDER_REQUIRES = {
     "abi": ("retrograd-core",),
     "install": ("retrograd-core",),
