@@ -4,23 +4,24 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from _arrays import values  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
 
 def leaf(data, dtype=np.float64):
-    return rg.tensor(np.asarray(data, dtype=dtype), requires_grad=True)
+    return rg.tensor(values(data, dtype=dtype), requires_grad=True)
 
 
 def tleaf(data):
-    return torch.tensor(np.asarray(data, dtype=np.float64), requires_grad=True)
+    return torch.tensor(values(data, dtype=np.float64), requires_grad=True)
 
 
 def assert_same(a, b, rtol=1e-10, atol=1e-12):
     """``a`` a retrograd Tensor, ``b`` a torch tensor or an array."""
     if hasattr(b, "detach"):
         b = b.detach().numpy()
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(values(a), values(b), rtol=rtol, atol=atol)
 
 
 # ---------------------------------------------------------------------------

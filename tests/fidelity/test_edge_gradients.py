@@ -9,6 +9,7 @@ import pytest
 
 import retrograd as rg
 import retrograd.nn.functional as F
+from _arrays import values  # noqa: E402
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -33,12 +34,12 @@ def _run(lib, fn, arrays):
     ones = torch.ones_like(out) if lib == "torch" else rg.ones_like(out)
     grads = (torch.autograd.grad(out, leaves, ones) if lib == "torch"
              else rg.autograd.grad(out, leaves, ones))
-    value = out.detach().numpy() if lib == "torch" else np.asarray(out)
-    return value, [g.numpy() if lib == "torch" else np.asarray(g) for g in grads]
+    value = out.detach().numpy() if lib == "torch" else values(out)
+    return value, [g.numpy() if lib == "torch" else values(g) for g in grads]
 
 
 def _same(got, ref):
-    got, ref = np.asarray(got, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    got, ref = values(got, dtype=np.float64), values(ref, dtype=np.float64)
     assert got.shape == ref.shape
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15, equal_nan=True)
@@ -168,5 +169,5 @@ def test_cumprod_double_backward_with_zero():
     xt = torch.tensor(x0, requires_grad=True)
     (tg,) = torch.autograd.grad(torch.cumprod(xt, 0).sum(), [xt], create_graph=True)
     (tgg,) = torch.autograd.grad(tg.sum(), [xt])
-    _same(np.asarray(g.detach()), tg.detach().numpy())
-    _same(np.asarray(gg), tgg.numpy())
+    _same(values(g.detach()), tg.detach().numpy())
+    _same(values(gg), tgg.numpy())

@@ -15,6 +15,7 @@ import pytest
 
 import retrograd as rg
 import retrograd.nn.functional as F
+from _arrays import values  # noqa: E402
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -25,7 +26,7 @@ DTYPES = [np.float32, np.float64]
 
 def _layout(a, layout):
     """The values of `a` (a native C-contiguous array) in another memory layout."""
-    a = np.asarray(a)
+    a = values(a)
     if layout == "big_endian":
         out = a.astype(a.dtype.newbyteorder(">"))
         assert not out.dtype.isnative
@@ -60,8 +61,8 @@ def _tol(dtype):
 
 def _check(got, ref, dtype, gemm=False):
     # gemm: sums of products in another order than torch's (float32 rounding)
-    got = np.asarray(got)
-    ref = ref.detach().numpy() if isinstance(ref, torch.Tensor) else np.asarray(ref)
+    got = values(got)
+    ref = ref.detach().numpy() if isinstance(ref, torch.Tensor) else values(ref)
     assert got.shape == ref.shape
     tol = dict(rtol=1e-4, atol=1e-5) if gemm and dtype == np.float32 else _tol(dtype)
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), **tol)
@@ -117,7 +118,7 @@ def test_sigmoid_big_endian_is_not_read_as_garbage():
     # byte-swapped doubles read natively were tiny
     # numbers, and sigmoid(tiny) is 0.5
     x = rg.from_numpy(np.array([1.0, 2.0, 3.0], dtype=">f8"))
-    np.testing.assert_allclose(np.asarray(rg.sigmoid(x)), 1 / (1 + np.exp(-np.array([1.0, 2.0, 3.0]))),
+    np.testing.assert_allclose(values(rg.sigmoid(x)), 1 / (1 + np.exp(-np.array([1.0, 2.0, 3.0]))),
                                rtol=1e-15)
 
 
@@ -134,8 +135,8 @@ def test_max_min_backward_layouts(op, layout, dtype):
     ga, gb = rg.autograd.grad(getattr(rg, op)(a, b), [a, b], rg.tensor(g0))
     at, bt = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
     ta, tb = torch.autograd.grad(getattr(torch, op)(at, bt), [at, bt], torch.tensor(g0))
-    np.testing.assert_array_equal(np.asarray(ga), ta.numpy())
-    np.testing.assert_array_equal(np.asarray(gb), tb.numpy())
+    np.testing.assert_array_equal(values(ga), ta.numpy())
+    np.testing.assert_array_equal(values(gb), tb.numpy())
 
 
 def test_minimum_of_big_endian_sum_backward():
@@ -143,7 +144,7 @@ def test_minimum_of_big_endian_sum_backward():
     x = rg.from_numpy(np.array([0.1, 0.5, 0.2, 0.3], dtype=">f8")).requires_grad_()
     y = rg.from_numpy(np.full(4, 0.3, dtype=">f8"))
     rg.minimum(x, y).sum().backward()
-    np.testing.assert_array_equal(np.asarray(x.grad), [1.0, 0.0, 1.0, 0.5])
+    np.testing.assert_array_equal(values(x.grad), [1.0, 0.0, 1.0, 0.5])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -163,7 +164,7 @@ def test_max_pool2d_tiled_backward_layouts(kernel, layout, dtype):
         xt = torch.tensor(x0, requires_grad=True)
         (gt,) = torch.autograd.grad(TF.max_pool2d(xt, kernel), [xt], torch.tensor(g0))
         _check(y, TF.max_pool2d(torch.tensor(x0), kernel), dtype)
-        np.testing.assert_array_equal(np.asarray(gx), gt.numpy())
+        np.testing.assert_array_equal(values(gx), gt.numpy())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -220,7 +221,7 @@ class _PassLayout(rg.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        return _tensor(np.asarray(g), ctx.layout), None
+        return _tensor(values(g), ctx.layout), None
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -233,7 +234,7 @@ def test_engine_small_gradient_sum_layouts(layout, dtype):
                       else x0.copy()).requires_grad_()
     ys = [_PassLayout.apply(x, layout) * float(k + 1) for k in range(3)]
     (ys[0] + ys[1] + ys[2]).sum().backward()
-    np.testing.assert_array_equal(np.asarray(x.grad), np.full(17, 6.0, dtype=dtype))
+    np.testing.assert_array_equal(values(x.grad), np.full(17, 6.0, dtype=dtype))
 
 
 ARITH = {
@@ -261,16 +262,16 @@ def test_arith_loops_layouts(op, which, layout, dtype):
             with np.errstate(all="ignore"):
                 refs = (f(a0, s), f(s, a0))
             for y, yt, ref in ((f(a, s), f(at, s), refs[0]), (f(s, a), f(s, at), refs[1])):
-                assert np.asarray(y).dtype == dtype
-                assert np.asarray(y).tobytes() == np.asarray(ref).tobytes()
+                assert values(y).dtype == dtype
+                assert values(y).tobytes() == values(ref).tobytes()
                 _check(y, yt, dtype)
         return
     b = _tensor(b0, layout) if which in ("right", "both") else rg.tensor(b0)
     y, yt = f(a, b), f(at, torch.tensor(b0))
-    np.testing.assert_array_equal(np.asarray(y), yt.detach().numpy())
+    np.testing.assert_array_equal(values(y), yt.detach().numpy())
     (ga,) = rg.autograd.grad(y.sum(), [a])
     (gt,) = torch.autograd.grad(yt.sum(), [at])
-    np.testing.assert_array_equal(np.asarray(ga), gt.numpy())
+    np.testing.assert_array_equal(values(ga), gt.numpy())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -278,4 +279,4 @@ def test_arith_loops_layouts(op, which, layout, dtype):
 def test_neg_loop_layouts(layout, dtype):
     x0 = _values(dtype)
     y = -_tensor(x0, layout)
-    np.testing.assert_array_equal(np.asarray(y), (-torch.tensor(x0)).numpy())
+    np.testing.assert_array_equal(values(y), (-torch.tensor(x0)).numpy())

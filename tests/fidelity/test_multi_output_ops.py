@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import retrograd as rg  # noqa: E402
+from _arrays import values  # noqa: E402
 
 RNG = np.random.default_rng(15)
 
@@ -70,7 +71,7 @@ def test_svd_graph_matches_torch():
     assert U.grad_fn.name() == tU.grad_fn.name() == "LinalgSvdBackward0"
     assert [t.output_nr for t in (U, S, Vh)] == [t.output_nr for t in (tU, tS, tVh)] == [0, 1, 2]
     # the saved factors are the results themselves
-    np.testing.assert_array_equal(np.asarray(U.grad_fn._saved_S), np.asarray(S))
+    np.testing.assert_array_equal(values(U.grad_fn._saved_S), values(S))
     sv = rg.linalg.svdvals(rg.tensor(a, requires_grad=True))
     tsv = torch.linalg.svdvals(torch.tensor(a, requires_grad=True))
     assert sv.grad_fn.name() == tsv.grad_fn.name() and sv.output_nr == tsv.output_nr == 1
@@ -88,11 +89,11 @@ def test_svd_gradient_of_some_results_matches_torch(shape, used):
     tloss = sum(tparts[i] for i in used)
     g, = rg.autograd.grad(loss, x, create_graph=True)
     tg, = torch.autograd.grad(tloss, tx, create_graph=True)
-    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(values(g), tg.detach().numpy(), rtol=1e-9, atol=1e-10)
     v = RNG.standard_normal(shape)
     gg, = rg.autograd.grad((g * rg.tensor(v)).sum(), x)
     tgg, = torch.autograd.grad((tg * torch.tensor(v)).sum(), tx)
-    np.testing.assert_allclose(np.asarray(gg), tgg.numpy(), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(values(gg), tgg.numpy(), rtol=1e-7, atol=1e-9)
 
 
 def test_svd_gradcheck_and_gradgradcheck():
@@ -133,7 +134,7 @@ def test_max_min_dim_graph_matches_torch(name):
     assert res.values.output_nr == tres.values.output_nr == 0
     assert not res.indices.requires_grad and res.indices.grad_fn is None
     assert res.indices.requires_grad == tres.indices.requires_grad
-    np.testing.assert_array_equal(np.asarray(res.values.grad_fn._saved_indices), tres.indices.numpy())
+    np.testing.assert_array_equal(values(res.values.grad_fn._saved_indices), tres.indices.numpy())
     # the method form is the same op
     assert getattr(rg.tensor(a, requires_grad=True), name)(0).values.grad_fn.name() == \
         tres.values.grad_fn.name()
@@ -149,10 +150,10 @@ def test_max_min_dim_double_backward_matches_torch(name, keepdim):
     tv = getattr(torch, name)(tx, 1, keepdim).values
     g, = rg.autograd.grad((v * v * rg.tensor(w)).sum(), x, create_graph=True)
     tg, = torch.autograd.grad((tv * tv * torch.tensor(w)).sum(), tx, create_graph=True)
-    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(values(g), tg.detach().numpy(), rtol=1e-12)
     gg, = rg.autograd.grad(g.sum(), x)
     tgg, = torch.autograd.grad(tg.sum(), tx)
-    np.testing.assert_allclose(np.asarray(gg), tgg.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(values(gg), tgg.numpy(), rtol=1e-12)
     assert rg.autograd.gradcheck(lambda t: getattr(rg, name)(t, 1, keepdim).values, (x,))
     assert rg.autograd.gradgradcheck(lambda t: getattr(rg, name)(t, 1, keepdim).values ** 2, (x,))
 
@@ -160,7 +161,7 @@ def test_max_min_dim_double_backward_matches_torch(name, keepdim):
 def test_max_dim_indices_modified_in_place_is_refused_as_torch():
     x = rg.tensor(RNG.standard_normal(3), requires_grad=True)
     v, i = rg.max(x, 0)
-    tv, ti = torch.max(torch.tensor(np.asarray(x), requires_grad=True), 0)
+    tv, ti = torch.max(torch.tensor(values(x), requires_grad=True), 0)
     ti.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         tv.backward()
@@ -186,7 +187,7 @@ def test_slogdet_graph_matches_torch():
     assert s.grad_fn is l.grad_fn and s.grad_fn.name() == ts.grad_fn.name()
     assert (s.requires_grad, l.requires_grad) == (ts.requires_grad, tl.requires_grad)
     assert (s.output_nr, l.output_nr) == (ts.output_nr, tl.output_nr) == (0, 1)
-    np.testing.assert_array_equal(np.asarray(s), ts.detach().numpy())
+    np.testing.assert_array_equal(values(s), ts.detach().numpy())
     assert s.dtype == np.float64 and l.dtype == np.float64
 
 
@@ -205,10 +206,10 @@ def test_slogdet_both_results_and_double_backward_match_torch():
     ts, tl = torch.linalg.slogdet(tx)
     g, = rg.autograd.grad((s * 3 + l * l).sum(), x, create_graph=True)
     tg, = torch.autograd.grad((ts * 3 + tl * tl).sum(), tx, create_graph=True)
-    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(values(g), tg.detach().numpy(), rtol=1e-10)
     gg, = rg.autograd.grad((g * g).sum(), x)
     tgg, = torch.autograd.grad((tg * tg).sum(), tx)
-    np.testing.assert_allclose(np.asarray(gg), tgg.numpy(), rtol=1e-9)
+    np.testing.assert_allclose(values(gg), tgg.numpy(), rtol=1e-9)
     xx = rg.tensor(a, requires_grad=True)
     assert rg.autograd.gradcheck(lambda t: rg.linalg.slogdet(t).logabsdet, (xx,))
     assert rg.autograd.gradgradcheck(lambda t: rg.linalg.slogdet(t).logabsdet, (xx,))
@@ -235,7 +236,7 @@ def test_saved_results_go_through_saved_tensor_hooks_as_torch(case):
             else:
                 loss = lib.max(x, 1).values.sum()
         g, = lib.autograd.grad(loss, x)
-        return sorted(packed), np.asarray(g.detach() if lib is torch else g)
+        return sorted(packed), values(g.detach() if lib is torch else g)
 
     packed, g = run(rg, rg.autograd.graph)
     tpacked, tg = run(torch, torch.autograd.graph)

@@ -11,6 +11,7 @@ tfw = torch.autograd.forward_ad
 
 import retrograd as rg  # noqa: E402
 from retrograd.autograd import functional as F  # noqa: E402
+from _arrays import values  # noqa: E402
 
 
 def _f(x, w):
@@ -31,8 +32,8 @@ def test_functional_jvp_uses_forward_ad_and_matches_torch():
     out, jv = F.jvp(lambda x: rg.sin(x) * x.sum(), rg.tensor(X0), rg.tensor(V0))
     tout, tjv = torch.autograd.functional.jvp(lambda x: torch.sin(x) * x.sum(), torch.tensor(X0),
                                               torch.tensor(V0))
-    np.testing.assert_allclose(np.asarray(out), tout.numpy(), rtol=1e-14)
-    np.testing.assert_allclose(np.asarray(jv), tjv.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(values(out), tout.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(values(jv), tjv.numpy(), rtol=1e-12)
     assert not out.requires_grad and not jv.requires_grad
 
 
@@ -41,20 +42,20 @@ def test_functional_jvp_tuple_inputs_and_create_graph():
     w = rg.tensor(W0)
     (o1, o2), (j1, j2) = F.jvp(lambda a, b: (b @ a, a.exp()), (x, w),
                                (rg.tensor(V0), rg.zeros(4, 5)), create_graph=True)
-    np.testing.assert_allclose(np.asarray(j1.detach()), W0 @ V0, rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(j2.detach()), np.exp(X0) * V0, rtol=1e-12)
+    np.testing.assert_allclose(values(j1.detach()), W0 @ V0, rtol=1e-12)
+    np.testing.assert_allclose(values(j2.detach()), np.exp(X0) * V0, rtol=1e-12)
     # create_graph: the JVP is differentiable w.r.t. the inputs
     (g,) = rg.autograd.grad(j2.sum(), (x,))
-    np.testing.assert_allclose(np.asarray(g), np.exp(X0) * V0, rtol=1e-12)
+    np.testing.assert_allclose(values(g), np.exp(X0) * V0, rtol=1e-12)
 
 
 def test_functional_jvp_independent_output_and_default_v():
     out, jv = F.jvp(lambda x: rg.ones(3), rg.tensor(X0), rg.tensor(V0))
-    np.testing.assert_array_equal(np.asarray(jv), np.zeros(3))
+    np.testing.assert_array_equal(values(jv), np.zeros(3))
     with pytest.raises(RuntimeError, match="does not require gradients"):    # strict: torch's method and message
         F.jvp(lambda x: rg.ones(3), rg.tensor(X0), rg.tensor(V0), strict=True)
     out, jv = F.jvp(lambda x: x.exp() * 2, rg.tensor([0.5]))     # one element: v defaults to 1
-    np.testing.assert_allclose(np.asarray(jv), 2 * np.exp([0.5]))
+    np.testing.assert_allclose(values(jv), 2 * np.exp([0.5]))
 
 
 def test_jacobian_forward_mode_matches_reverse_and_torch():
@@ -67,8 +68,8 @@ def test_jacobian_forward_mode_matches_reverse_and_torch():
     for i in range(2):
         for j in range(2):
             assert tuple(fwd[i][j].shape) == tuple(tj[i][j].shape)
-            np.testing.assert_allclose(np.asarray(fwd[i][j]), np.asarray(rev[i][j]), rtol=1e-12, atol=1e-14)
-            np.testing.assert_allclose(np.asarray(fwd[i][j]), tj[i][j].numpy(), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(values(fwd[i][j]), values(rev[i][j]), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(values(fwd[i][j]), tj[i][j].numpy(), rtol=1e-12, atol=1e-14)
     with pytest.raises(NotImplementedError, match="vectorize=True"):
         F.jacobian(fn, (rg.tensor(X0), rg.tensor(W0)), strategy="forward-mode")
 
@@ -79,8 +80,8 @@ def test_hessian_forward_over_reverse():
     h_fwd = F.hessian(lambda a: _f(a, w), x, vectorize=True, outer_jacobian_strategy="forward-mode")
     h_rev = F.hessian(lambda a: _f(a, w), x)
     th = torch.autograd.functional.hessian(lambda a: _tf(a, torch.tensor(W0)), torch.tensor(X0))
-    np.testing.assert_allclose(np.asarray(h_fwd), np.asarray(h_rev), rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(h_fwd), th.numpy(), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(values(h_fwd), values(h_rev), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(values(h_fwd), th.numpy(), rtol=1e-11, atol=1e-12)
 
 
 def test_hvp_forward_over_reverse_matches_functional_hvp():
@@ -89,9 +90,9 @@ def test_hvp_forward_over_reverse_matches_functional_hvp():
     with fwAD.dual_level():
         x = fwAD.make_dual(rg.tensor(X0, requires_grad=True), rg.tensor(V0))
         (g,) = rg.autograd.grad(_f(x, w), (x,), create_graph=True)
-        hv = np.asarray(fwAD.unpack_dual(g).tangent)
+        hv = values(fwAD.unpack_dual(g).tangent)
     _, want = F.hvp(lambda a: _f(a, w), rg.tensor(X0), rg.tensor(V0))
-    np.testing.assert_allclose(hv, np.asarray(want), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(hv, values(want), rtol=1e-11, atol=1e-12)
     tx = torch.tensor(X0, requires_grad=True)
     (tg,) = torch.autograd.grad(_tf(tx, torch.tensor(W0)), tx, create_graph=True)
     (thv,) = torch.autograd.grad(tg, tx, torch.tensor(V0))
@@ -113,7 +114,7 @@ def test_forward_over_reverse_through_saved_outputs_and_views():
     with fwAD.dual_level():
         x = fwAD.make_dual(rg.tensor(X0, requires_grad=True), rg.tensor(V0))
         (g,) = rg.autograd.grad(f(x), (x,), create_graph=True)
-        hv = np.asarray(fwAD.unpack_dual(g).tangent)
+        hv = values(fwAD.unpack_dual(g).tangent)
     tx = torch.tensor(X0, requires_grad=True)
     (tg,) = torch.autograd.grad(tf(tx), tx, create_graph=True)
     (thv,) = torch.autograd.grad(tg, tx, torch.tensor(V0))
@@ -127,7 +128,7 @@ def test_reverse_over_forward():
         y = rg.sin(fwAD.make_dual(x, rg.tensor(V0)))
         t = fwAD.unpack_dual(y).tangent
     (g,) = rg.autograd.grad(t.sum(), (x,))
-    np.testing.assert_allclose(np.asarray(g), -np.sin(X0) * V0, rtol=1e-13)
+    np.testing.assert_allclose(values(g), -np.sin(X0) * V0, rtol=1e-13)
 
 
 # --- custom Functions -------------------------------------------------------------------
@@ -155,7 +156,7 @@ def test_function_jvp_and_save_for_forward():
         x = fwAD.make_dual(rg.tensor(X0), rg.tensor(V0))
         y = rg.tensor(X0 + 1)                      # no tangent: materialized as zeros
         out = MulSin.apply(x, y, 2.0)
-        t = np.asarray(fwAD.unpack_dual(out).tangent)
+        t = values(fwAD.unpack_dual(out).tangent)
     np.testing.assert_allclose(t, V0 * np.sin(X0 + 1) * 2.0, rtol=1e-14)
 
 
@@ -248,8 +249,8 @@ def test_batched_level_pushes_every_tangent_in_one_pass():
         # elementwise (one call), matmul / reductions / views (per-entry fallback), broadcasting
         y = (rg.tanh(x) * 2 + x[0]) @ rg.tensor(w0)
         z = y.sum(dim=1) + x.transpose(0, 1).reshape(-1)[:2]
-        ty = np.asarray(fwAD.unpack_dual(y, level=lvl).tangent)
-        tz = np.asarray(fwAD.unpack_dual(z, level=lvl).tangent)
+        ty = values(fwAD.unpack_dual(y, level=lvl).tangent)
+        tz = values(fwAD.unpack_dual(z, level=lvl).tangent)
         with pytest.raises(RuntimeError, match=r"batched \(6 tangents\)"):
             fwAD.make_dual(rg.tensor(x0), rg.tensor(x0), level=lvl)
     finally:
@@ -259,8 +260,8 @@ def test_batched_level_pushes_every_tangent_in_one_pass():
             x = fwAD.make_dual(rg.tensor(x0), rg.tensor(basis[b]))
             y = (rg.tanh(x) * 2 + x[0]) @ rg.tensor(w0)
             z = y.sum(dim=1) + x.transpose(0, 1).reshape(-1)[:2]
-            np.testing.assert_allclose(ty[b], np.asarray(fwAD.unpack_dual(y).tangent), rtol=1e-13)
-            np.testing.assert_allclose(tz[b], np.asarray(fwAD.unpack_dual(z).tangent), rtol=1e-13)
+            np.testing.assert_allclose(ty[b], values(fwAD.unpack_dual(y).tangent), rtol=1e-13)
+            np.testing.assert_allclose(tz[b], values(fwAD.unpack_dual(z).tangent), rtol=1e-13)
 
 
 def test_batched_level_inplace_on_views():
@@ -271,7 +272,7 @@ def test_batched_level_inplace_on_views():
         row = base[1]
         row.copy_(fwAD.make_dual(rg.tensor([1.0, 2.0, 3.0]), rg.tensor(np.arange(6.0).reshape(2, 3)),
                                  level=lvl))
-        t = np.asarray(fwAD.unpack_dual(base, level=lvl).tangent)
+        t = values(fwAD.unpack_dual(base, level=lvl).tangent)
     finally:
         fwAD.exit_dual_level(level=lvl)
     want = np.zeros((2, 2, 3))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from _arrays import values  # noqa: E402
 
 
 @pytest.fixture
@@ -175,8 +176,8 @@ def test_parameter_copies_keep_the_class():
         assert type(q) is rg.nn.Parameter and q.requires_grad and q.tolist() == [1.0, 2.0]
         assert q.grad is None            # torch keeps no grad in these copies
         assert q.note == "kept"
-    assert np.shares_memory(np.asarray(shallow), np.asarray(p))
-    assert not np.shares_memory(np.asarray(deep), np.asarray(p))
+    assert np.shares_memory(values(shallow), values(p))
+    assert not np.shares_memory(values(deep), values(p))
     frozen = copy.deepcopy(rg.nn.Parameter(rg.ones(1), requires_grad=False))
     assert not frozen.requires_grad
 
@@ -350,7 +351,7 @@ def test_zero_grad_and_requires_grad():
     net(rg.ones(2, 3, dtype=rg.float64)).sum().backward()
     assert all(p.grad is not None for p in net.parameters())
     net.zero_grad(set_to_none=False)
-    assert all(p.grad is not None and not np.asarray(p.grad).any() for p in net.parameters())
+    assert all(p.grad is not None and not values(p.grad).any() for p in net.parameters())
     net.zero_grad()
     assert all(p.grad is None for p in net.parameters())
     assert net.requires_grad_(False) is net
@@ -442,7 +443,7 @@ def test_state_dict_is_detached_and_shares_memory():
     assert isinstance(sd, OrderedDict)
     w = sd["block.fc.weight"]
     assert not w.requires_grad and w.grad_fn is None and not isinstance(w, rg.nn.Parameter)
-    assert np.shares_memory(np.asarray(w), np.asarray(net.block.fc.weight))
+    assert np.shares_memory(values(w), values(net.block.fc.weight))
     assert "block.fc.scratch" not in sd                     # non-persistent buffer
     kept = net.state_dict(keep_vars=True)
     assert kept["block.fc.weight"] is net.block.fc.weight
@@ -466,7 +467,7 @@ def test_load_state_dict_round_trip_copies_in_place():
     assert repr(result) == "<All keys matched successfully>"
     assert b.block.fc.weight is weight                      # copied into, not replaced
     for (n, p), (_, q) in zip(a.state_dict().items(), b.state_dict().items()):
-        assert np.array_equal(np.asarray(p), np.asarray(q)), n
+        assert np.array_equal(values(p), values(q)), n
     assert weight.requires_grad and weight.is_leaf
 
 
@@ -478,7 +479,7 @@ def test_load_state_dict_assign_replaces_tensors():
     net.load_state_dict(new, assign=True)
     assert isinstance(net.block.fc.weight, rg.nn.Parameter)
     assert not net.block.fc.weight.requires_grad and net.scale.requires_grad
-    assert np.shares_memory(np.asarray(net.block.running), np.asarray(new["block.running"]))
+    assert np.shares_memory(values(net.block.running), values(new["block.running"]))
 
 
 def test_load_state_dict_accepts_one_element_vector_for_scalar():

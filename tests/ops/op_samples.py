@@ -695,6 +695,22 @@ def _narrow_samples(g):
     ]
 
 
+def _select_samples(g):
+    return [
+        SampleInput((g(3, 5), 1, 2), desc="middle"),
+        SampleInput((g(3, 5), -2, -1), desc="negative"),
+        SampleInput((g(4,), 0, 3), desc="to_0d"),
+    ]
+
+
+def _unflatten_samples(g):
+    return [
+        SampleInput((g(3, 6), 1, (2, 3)), desc="split_last"),
+        SampleInput((g(6, 2), 0, (-1, 2)), desc="inferred"),
+        SampleInput((g(4,), -1, (1, 4, 1)), desc="ones"),
+    ]
+
+
 def _tri_samples(g):
     return [
         SampleInput((g(3, 4),), desc="main"),
@@ -742,6 +758,8 @@ OP_DB += [
            torch_fn=lambda torch, x, m, v: torch.masked_fill(x, m, v)),
     OpInfo("take_along_dim", _take_along_dim_samples),
     OpInfo("narrow", _narrow_samples),
+    OpInfo("select", _select_samples),
+    OpInfo("unflatten", _unflatten_samples),
     OpInfo("tril", _tri_samples),
     OpInfo("triu", _tri_samples),
 

@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import retrograd as rg  # noqa: E402
 from op_samples import OPS_BY_NAME, TABLE  # noqa: E402
+from _arrays import values  # noqa: E402
 
 
 def _cases():
@@ -90,15 +91,15 @@ def test_inplace_matches_out_of_place(name, method):
     for sample in samples:
         out_i, g_i, gg_i = _run(None, sample, True, method)
         out_o, g_o, gg_o = _run(_twin(name), sample, False)
-        np.testing.assert_allclose(np.asarray(out_i), np.asarray(out_o), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(values(out_i), values(out_o), rtol=1e-13, atol=1e-13)
         assert out_i.dtype == out_o.dtype
         if name != "_zero":
             assert out_i.grad_fn.name() == out_o.grad_fn.name()
         for a, b in zip(g_i, g_o):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(values(a), values(b), rtol=1e-12, atol=1e-12)
         for a, b in zip(gg_i, gg_o):
-            a = 0.0 if a is None else np.asarray(a)
-            b = 0.0 if b is None else np.asarray(b)
+            a = 0.0 if a is None else values(a)
+            b = 0.0 if b is None else values(b)
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
@@ -109,16 +110,16 @@ def test_inplace_without_graph(name, method):
     if method.startswith("__") and (sample.kwargs or len(sample.args) != 2):
         return
     plain = [rg.tensor(a.copy()) if isinstance(a, np.ndarray) else a for a in sample.args]
-    ref = np.asarray(_twin(name)(*plain, **sample.kwargs))
+    ref = values(_twin(name)(*plain, **sample.kwargs))
     a = rg.tensor(sample.args[0].copy())
     v0 = a._version
     assert getattr(a, method)(*plain[1:], **sample.kwargs) is a
     assert a._version == v0 + 1
-    np.testing.assert_allclose(np.asarray(a), ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(values(a), ref, rtol=1e-13, atol=1e-13)
     leaf = rg.tensor(sample.args[0].copy(), requires_grad=True)
     with rg.no_grad():
         getattr(leaf, method)(*plain[1:], **sample.kwargs)
-    np.testing.assert_allclose(np.asarray(leaf), ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(values(leaf), ref, rtol=1e-13, atol=1e-13)
     assert leaf.grad_fn is None and leaf.requires_grad
 
 
@@ -130,7 +131,7 @@ def test_inplace_errors():
     with pytest.raises(RuntimeError, match="can't be cast"):
         i.exp_()                                # float result into an integer tensor
     i.abs_().clamp_(0, 1)                       # integer results stay integers
-    np.testing.assert_array_equal(np.asarray(i), [0, 1, 1])
+    np.testing.assert_array_equal(values(i), [0, 1, 1])
     a = x * 1.0
     with pytest.raises(RuntimeError, match="shape"):
         a.clamp_(rg.zeros((3, 2)), None)        # would change a's shape
@@ -162,9 +163,9 @@ def test_zero_and_fill_gradients():
     a = x * 2.0
     a.fill_(v)
     (a * rg.tensor([1.0, 2.0, 3.0])).sum().backward()
-    np.testing.assert_array_equal(np.asarray(x.grad), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(values(x.grad), [0.0, 0.0, 0.0])
     assert float(v.grad) == 6.0
     b = x * 2.0
     b.zero_()
     assert b.requires_grad and b.grad_fn.name() == "ZeroBackward0"
-    np.testing.assert_array_equal(np.asarray(b), 0.0)
+    np.testing.assert_array_equal(values(b), 0.0)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from _arrays import values  # noqa: E402
 
 
 def _iadd(a, b):
@@ -66,7 +67,7 @@ def _data(shape, seed, positive=False):
     a = rng.uniform(0.5, 2.0, size=shape) if positive else rng.uniform(-2, 2, size=shape)
     if not positive:
         a = np.where(np.abs(a) < 0.3, 0.7, a)
-    return np.asarray(a)
+    return values(a)
 
 
 def _run(fn, x_arr, o, dtype, inplace, create_graph):
@@ -110,15 +111,15 @@ def test_inplace_matches_out_of_place(name, inplace_fn, twin, case, self_shape, 
     tol = dict(rtol=1e-12, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-6)
     assert out_i.dtype == out_o.dtype == dtype
     assert out_i.shape == out_o.shape
-    np.testing.assert_allclose(np.asarray(out_i), np.asarray(out_o), **tol)
+    np.testing.assert_allclose(values(out_i), values(out_o), **tol)
     assert out_i.grad_fn is not None and out_i.grad_fn.name() == out_o.grad_fn.name()
     for a, b in zip(g_i, g_o):
         assert a.dtype == b.dtype == dtype
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), **tol)
+        np.testing.assert_allclose(values(a), values(b), **tol)
     for a, b in zip(gg_i, gg_o):
         assert (a is None) == (b is None)
         if a is not None:
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), **tol)
+            np.testing.assert_allclose(values(a), values(b), **tol)
 
 
 @pytest.mark.parametrize("name,inplace_fn,twin", TWINS, ids=[t[0] for t in TWINS])
@@ -126,16 +127,16 @@ def test_inplace_without_grad_matches(name, inplace_fn, twin):
     """No graph recorded (no_grad, or nothing requires grad): same values."""
     x_arr = _data((3, 4), 2, positive=True)
     o = _data((4,), 3, positive=True)
-    ref = np.asarray(twin(rg.tensor(x_arr), rg.tensor(o)))
+    ref = values(twin(rg.tensor(x_arr), rg.tensor(o)))
     a = rg.tensor(x_arr.copy())
     v0 = a._version
     out = inplace_fn(a, rg.tensor(o))
     assert out is a and a._version > v0
-    np.testing.assert_allclose(np.asarray(a), ref, rtol=1e-13)
+    np.testing.assert_allclose(values(a), ref, rtol=1e-13)
     leaf = rg.tensor(x_arr.copy(), requires_grad=True)
     with rg.no_grad():
         inplace_fn(leaf, rg.tensor(o))
-    np.testing.assert_allclose(np.asarray(leaf), ref, rtol=1e-13)
+    np.testing.assert_allclose(values(leaf), ref, rtol=1e-13)
     assert leaf.grad_fn is None
 
 
@@ -145,7 +146,7 @@ def test_inplace_python_scalar_float32_keeps_dtype():
     a *= 3
     a.add_(1.5, alpha=2)
     assert a.dtype == np.float32
-    np.testing.assert_allclose(np.asarray(a), np.full(3, (1 + 2.5) * 3 + 3.0, dtype=np.float32))
+    np.testing.assert_allclose(values(a), np.full(3, (1 + 2.5) * 3 + 3.0, dtype=np.float32))
 
 
 def test_inplace_errors():

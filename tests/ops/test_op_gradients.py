@@ -15,6 +15,7 @@ from op_samples import (  # noqa: E402
     make_tensors, noncontiguous,
 )
 import opcheck  # noqa: E402
+from _arrays import values  # noqa: E402
 
 
 # --- coverage of the table ---------------------------------------------------------
@@ -66,7 +67,7 @@ def _result_and_grads(op, sample, transform=None, v_transform=None):
 
 def _check_result_array(out, ref_shape):
     assert isinstance(out, rg.Tensor)
-    arr = np.asarray(out)
+    arr = values(out)
     assert type(arr) is np.ndarray, f"result holds a {type(arr)}, not an ndarray"
     assert arr.shape == ref_shape, f"result shape {arr.shape}, expected {ref_shape}"
 
@@ -79,16 +80,16 @@ def test_float32(op, sample):
                             else a for a in sample.args])
     out32, g32 = _result_and_grads(op, sample)
     out64, g64 = _result_and_grads(op, s64)
-    _check_result_array(out32, np.asarray(out64).shape)
+    _check_result_array(out32, values(out64).shape)
     if op.name == "_to_dtype":
         return
     want = np.dtype(sample.kwargs["dtype"]) if sample.kwargs.get("dtype") is not None else None
-    if np.asarray(out64).dtype.kind == "f":
+    if values(out64).dtype.kind == "f":
         assert out32.dtype == (want or np.float32), f"{op.name}: float32 inputs gave {out32.dtype}"
-    np.testing.assert_allclose(np.asarray(out32), np.asarray(out64), rtol=op.f32_rtol, atol=op.f32_atol)
+    np.testing.assert_allclose(values(out32), values(out64), rtol=op.f32_rtol, atol=op.f32_atol)
     for a, b in zip(g32, g64):
         assert a.dtype == np.float32, f"{op.name}: gradient of a float32 input is {a.dtype}"
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=op.f32_rtol * 10, atol=op.f32_atol * 10)
+        np.testing.assert_allclose(values(a), values(b), rtol=op.f32_rtol * 10, atol=op.f32_atol * 10)
 
 
 @pytest.mark.parametrize("op,sample", all_samples([o for o in OP_DB if o.noncontig]))
@@ -97,10 +98,10 @@ def test_noncontiguous_inputs(op, sample):
     and gradients as contiguous ones."""
     out_c, g_c = _result_and_grads(op, sample)
     out_n, g_n = _result_and_grads(op, sample, transform=noncontiguous, v_transform=noncontiguous)
-    np.testing.assert_allclose(np.asarray(out_n), np.asarray(out_c), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(values(out_n), values(out_c), rtol=1e-13, atol=1e-13)
     for a, b in zip(g_n, g_c):
         assert a.shape == b.shape
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(values(a), values(b), rtol=1e-13, atol=1e-13)
 
 
 def test_view_of_noncontiguous_is_rejected_or_a_view():
@@ -179,7 +180,7 @@ def test_table_methods_match_functions(name, method):
             fwd = getattr(targs[0], method)(*targs[1:])
         else:
             fwd = getattr(targs[0], method)(*targs[1:], **sample.kwargs)
-        np.testing.assert_array_equal(np.asarray(fwd), np.asarray(ref))
+        np.testing.assert_array_equal(values(fwd), values(ref))
         assert fwd.dtype == ref.dtype
         checked += 1
     assert checked, f"no sample exercised {name}.{method}"
@@ -191,11 +192,11 @@ def test_reflected_operators_with_python_scalars():
                   (lambda t: 2.0 * t, lambda a: 2.0 * a), (lambda t: 2.0 / t, lambda a: 2.0 / a),
                   (lambda t: 2.0 ** t, lambda a: 2.0 ** a)]:
         y = f(x)
-        np.testing.assert_allclose(np.asarray(y), tf(np.array([0.5, 1.5, 2.0])))
+        np.testing.assert_allclose(values(y), tf(np.array([0.5, 1.5, 2.0])))
         g, = rg.autograd.grad(y.sum(), x)
         eps = 1e-6
         a = np.array([0.5, 1.5, 2.0])
-        np.testing.assert_allclose(np.asarray(g), (tf(a + eps) - tf(a - eps)) / (2 * eps), rtol=1e-6)
+        np.testing.assert_allclose(values(g), (tf(a + eps) - tf(a - eps)) / (2 * eps), rtol=1e-6)
 
 
 # --- only some inputs require grad ---------------------------------------------------
@@ -225,7 +226,7 @@ def test_one_input_requires_grad(op, sample):
         for create_graph in (False, True):
             g, = rg.autograd.grad(out, [leaves[k]], grad_outputs=rg.from_numpy(v.copy()),
                                   retain_graph=True, create_graph=create_graph)
-            np.testing.assert_allclose(np.asarray(g), np.asarray(full[k]), rtol=1e-13, atol=1e-13)
+            np.testing.assert_allclose(values(g), values(full[k]), rtol=1e-13, atol=1e-13)
 
 
 # --- the checkers themselves catch wrong derivatives -------------------------------
@@ -283,4 +284,4 @@ def test_ndarray_on_the_left_keeps_the_graph(sym):
     x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)  # noqa: F841 (used by eval)
     y = eval(f"a {sym} x")
     assert isinstance(y, rg.Tensor) and y.grad_fn is not None
-    np.testing.assert_allclose(np.asarray(y), eval(f"a {sym} np.array([1.0, 2.0, 3.0])"))
+    np.testing.assert_allclose(values(y), eval(f"a {sym} np.array([1.0, 2.0, 3.0])"))

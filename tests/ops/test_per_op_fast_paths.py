@@ -7,17 +7,18 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from _arrays import values  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
 
 def _pair(x, dtype=np.float64):
-    a = np.asarray(x, dtype=dtype)
+    a = values(x, dtype=dtype)
     return rg.tensor(a.copy(), requires_grad=True), torch.tensor(a.copy(), requires_grad=True)
 
 
 def _close(r, t, rtol=1e-12, atol=0.0):
-    np.testing.assert_allclose(np.asarray(r), t.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(values(r), t.detach().numpy(), rtol=rtol, atol=atol)
 
 
 # -- backward(outputs, grads): many outputs, C-level argument checks --------
@@ -32,7 +33,7 @@ def test_many_outputs_shared_gradient_matches_torch_and_keeps_gradient_intact():
     torch.autograd.backward(outs_t, [torch.ones(16, dtype=torch.float64)] * 50)
     _close(x.grad, xt.grad)
     np.testing.assert_array_equal(g0, np.ones(16))  # in-place accumulation never wrote into it
-    np.testing.assert_array_equal(np.asarray(grads[0]), np.ones(16))
+    np.testing.assert_array_equal(values(grads[0]), np.ones(16))
 
 
 def test_many_outputs_grad_matches_torch():
@@ -123,7 +124,7 @@ def test_sigmoid_zero_dim_and_integer():
     _close(y, torch.sigmoid(xt))
     _close(x.grad, xt.grad)
     yi = rg.sigmoid(rg.tensor(np.array([-2, 0, 3])))
-    np.testing.assert_allclose(np.asarray(yi), 1 / (1 + np.exp(-np.array([-2.0, 0.0, 3.0]))), rtol=1e-6)
+    np.testing.assert_allclose(values(yi), 1 / (1 + np.exp(-np.array([-2.0, 0.0, 3.0]))), rtol=1e-6)
     assert yi.dtype == np.float32                       # torch: integers compute in float32
 
 
@@ -216,7 +217,7 @@ def test_zero_derivative_ops_give_zero_gradients_of_the_input_dtype(name, dtype)
     assert x.grad.dtype == dtype and x.grad.shape == (2, 2)
     y, _ = _pair(0.5, dtype)
     getattr(rg, name)(y).backward()
-    assert float(np.asarray(y.grad)) == 0.0 and y.grad.shape == ()
+    assert float(values(y.grad)) == 0.0 and y.grad.shape == ()
 
 
 def test_pow_backward_zero_exponent_matches_torch():
@@ -228,7 +229,7 @@ def test_pow_backward_zero_exponent_matches_torch():
         out.backward(rg.tensor(np.ones(5)))
     out_t.backward(torch.ones(5, dtype=torch.float64))
     _close(x.grad, xt.grad)
-    np.testing.assert_allclose(np.asarray(p.grad), pt.grad.numpy(), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(values(p.grad), pt.grad.numpy(), rtol=1e-12, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from _arrays import values  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
@@ -22,9 +23,9 @@ def _pair(a):
 
 def _close(a, b, **kw):
     if b is None:
-        assert a is None or not np.asarray(a).any()
+        assert a is None or not values(a).any()
         return
-    np.testing.assert_allclose(np.asarray(a), b.detach().numpy(), rtol=1e-10, atol=1e-12, **kw)
+    np.testing.assert_allclose(values(a), b.detach().numpy(), rtol=1e-10, atol=1e-12, **kw)
 
 
 # --- views --------------------------------------------------------------------
@@ -46,21 +47,21 @@ VIEWS = [
 def test_views_share_memory_and_version_counter(name, fn):
     x = rg.tensor(np.arange(24.0).reshape(2, 3, 4))
     v = fn(x)
-    assert np.shares_memory(np.asarray(v), np.asarray(x)), name
+    assert np.shares_memory(values(v), values(x)), name
     assert v._base is x
     before = v._version
     with rg.no_grad():
         x.add_(1.0)
     assert v._version == before + 1
     # writes through the view reach the base (diagonal too: a writable view)
-    np.asarray(v)[...] = -1.0
-    assert (np.asarray(x) == -1.0).sum() == v.numel()
+    values(v)[...] = -1.0
+    assert (values(x) == -1.0).sum() == v.numel()
 
 
 def test_non_contiguous_views_stay_views():
     x = rg.tensor(np.arange(60.0).reshape(3, 4, 5))[:, ::2].transpose(0, 2)
     for v in (x.unsqueeze(1), x[:, :1].squeeze(), x.diagonal(), x.narrow(0, 1, 3)):
-        assert np.shares_memory(np.asarray(v), np.asarray(x))
+        assert np.shares_memory(values(v), values(x))
 
 
 def test_view_backward_after_base_change_is_detected():
@@ -88,8 +89,8 @@ def test_cat_has_one_edge_per_tensor_and_skips_constants():
     assert fns[2][0].name() == "MulBackward0"
     w = rg.from_numpy(np.arange(24.0).reshape(8, 3))
     (out * w).sum().backward()
-    np.testing.assert_array_equal(np.asarray(a.grad), np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(np.asarray(d.grad), np.arange(21.0, 24.0).reshape(1, 3))
+    np.testing.assert_array_equal(values(a.grad), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(values(d.grad), np.arange(21.0, 24.0).reshape(1, 3))
 
 
 def test_cat_of_integer_tensors_does_not_require_grad():
@@ -121,9 +122,9 @@ def test_cat_jvp_is_linear_in_each_element():
     ts = [rng.standard_normal((2, 3)) for _ in range(3)]
     eps = 1e-6
     for op in (rg.cat, rg.stack):
-        fd = (np.asarray(op([rg.tensor(x + eps * t) for x, t in zip(xs, ts)], 1))
-              - np.asarray(op([rg.tensor(x - eps * t) for x, t in zip(xs, ts)], 1))) / (2 * eps)
-        np.testing.assert_allclose(np.asarray(op([rg.tensor(t) for t in ts], 1)), fd, rtol=1e-6)
+        fd = (values(op([rg.tensor(x + eps * t) for x, t in zip(xs, ts)], 1))
+              - values(op([rg.tensor(x - eps * t) for x, t in zip(xs, ts)], 1))) / (2 * eps)
+        np.testing.assert_allclose(values(op([rg.tensor(t) for t in ts], 1)), fd, rtol=1e-6)
 
 
 def test_tensorlist_errors():
@@ -239,7 +240,7 @@ def test_many_repeated_indices_float32_and_tensor_index():
     g, = rg.autograd.grad(out, a, grad_outputs=rg.from_numpy(v))
     tg, = torch.autograd.grad(tout, ta, grad_outputs=torch.from_numpy(v))
     assert g.dtype == np.float32
-    np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=2e-4, atol=2e-3)
+    np.testing.assert_allclose(values(g), tg.numpy(), rtol=2e-4, atol=2e-3)
 
 
 def test_gather_scatter_add_many_repeats_vs_torch():
@@ -271,7 +272,7 @@ def test_integer_inputs_give_results_without_grad():
 def test_tril_triu_zero_out_inf():
     x = rg.tensor(np.full((3, 3), np.inf), requires_grad=True)
     y = x.tril()
-    assert np.isfinite(np.asarray(y)[0, 1]) and np.asarray(y)[0, 1] == 0
+    assert np.isfinite(values(y)[0, 1]) and values(y)[0, 1] == 0
 
 
 def test_masked_fill_tensor_value_gets_gradient():
@@ -328,7 +329,7 @@ NP_CASES = [
     ("concatenate_none", lambda a, b: np.concatenate([a, b], axis=None),
      lambda a, b: torch.cat([a.reshape(-1), b.reshape(-1)])),
     ("stack", lambda a, b: np.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1)),
-    ("where", lambda a, b: np.where(np.asarray(a) > 0, a, b), lambda a, b: torch.where(a > 0, a, b)),
+    ("where", lambda a, b: np.where(values(a) > 0, a, b), lambda a, b: torch.where(a > 0, a, b)),
     ("reshape", lambda a, b: np.reshape(a, (4, 3)), lambda a, b: a.reshape(4, 3)),
     ("transpose", lambda a, b: np.transpose(a), lambda a, b: a.T),
     ("transpose_axes", lambda a, b: np.transpose(a[None], (2, 0, 1)), lambda a, b: a[None].permute(2, 0, 1)),
@@ -359,7 +360,7 @@ def test_numpy_functions_record_the_graph(name, f, tf):
     tg = torch.autograd.grad(tout, [ta, tb], grad_outputs=torch.from_numpy(v), allow_unused=True)
     for x, y in zip(g, tg):
         if y is None:
-            assert x is None or not np.asarray(x).any()
+            assert x is None or not values(x).any()
         else:
             _close(x, y)
 
@@ -390,7 +391,7 @@ def test_numpy_function_without_counterpart():
     with rg.no_grad():
         with pytest.raises(TypeError, match="numpy.nancumsum"):
             np.nancumsum(a)
-    assert type(np.nancumsum(np.asarray(a.detach()))) is np.ndarray
+    assert type(np.nancumsum(values(a.detach()))) is np.ndarray
 
 
 # --- Tensor method forms (torch's varargs) --------------------------------------------

@@ -16,6 +16,7 @@ from retrograd.core.abi import _peek_sequence_nr
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "ops"))
 from op_samples import OP_DB  # noqa: E402
+from _arrays import values  # noqa: E402
 
 
 def leaf(*shape, dtype=np.float64):
@@ -156,10 +157,10 @@ def test_profile_memory_bytes_equal_the_outputs_nbytes():
         v = y.view(35)            # a view allocates nothing
         s = y.sum()
     ev = {e.name: e for e in ops_of(prof)}
-    assert ev["aten::exp"].cpu_memory_usage == np.asarray(y).nbytes == 7 * 5 * 8
-    assert ev["aten::_to_dtype"].cpu_memory_usage == np.asarray(z).nbytes == 7 * 5 * 4
+    assert ev["aten::exp"].cpu_memory_usage == values(y).nbytes == 7 * 5 * 8
+    assert ev["aten::_to_dtype"].cpu_memory_usage == values(z).nbytes == 7 * 5 * 4
     assert ev["aten::view"].cpu_memory_usage == 0
-    assert ev["aten::sum"].cpu_memory_usage == np.asarray(s).nbytes
+    assert ev["aten::sum"].cpu_memory_usage == values(s).nbytes
     del v
     with rg.profiler.profile() as prof:
         x.exp()
@@ -316,5 +317,5 @@ def test_composite_ops_report_an_event_around_their_children():
             and lin.time_range.start <= e.time_range.start and e.time_range.end <= lin.time_range.end]
     assert kids, "linear's primitives run inside its event"
     assert F.linear.__name__ == "linear" and "bias" in str(__import__("inspect").signature(F.linear))
-    np.testing.assert_allclose(np.asarray(y.detach()), np.asarray(x.detach()) @ np.asarray(w.detach()).T
-                               + np.asarray(b.detach()))
+    np.testing.assert_allclose(values(y.detach()), values(x.detach()) @ values(w.detach()).T
+                               + values(b.detach()))

@@ -217,6 +217,44 @@ __all__ += ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types",
 clip = clamp  # noqa: F405,F821 (a generated op, set in globals() above)
 __all__.append("clip")
 
+
+def detach(input):
+    """A tensor that shares ``input``'s data but is not part of any graph.
+
+    The function form of :meth:`Tensor.detach` (``torch.detach``): the
+    result never requires grad, and in-place changes to either tensor are
+    seen by the other (they share data and the version counter).
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to detach.
+
+    Returns
+    -------
+    Tensor
+        A new tensor on the same data, without a ``grad_fn``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a Tensor.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = rg.detach(x * 2)
+    >>> y.requires_grad, y.grad_fn is None
+    (False, True)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"detach(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.detach()
+
+
+__all__.append("detach")
+
 # --- dtype names: torch's names for NumPy dtypes. Imported last:
 # `float`, `int` and `bool` are among them and would shadow the builtins in
 # this module's code above.

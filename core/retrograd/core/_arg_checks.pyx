@@ -11,6 +11,7 @@
 import operator as _operator
 
 import numpy as np
+from numpy import ndarray
 from retrograd.core.abi cimport Tensor
 
 
@@ -115,6 +116,18 @@ cdef object _unwrap_index(object index):
         return (<Tensor>index)._array
     if isinstance(index, tuple):
         return tuple((<Tensor>i)._array if isinstance(i, Tensor) else i for i in index)
-    if isinstance(index, list) and any(isinstance(i, Tensor) for i in index):
-        return [(<Tensor>i)._array if isinstance(i, Tensor) else i for i in index]
+    if type(index) is list and _list_is_tuple_index(<list>index):
+        return tuple((<Tensor>i)._array if isinstance(i, Tensor) else i for i in index)
     return index
+
+
+cdef bint _list_is_tuple_index(list index):
+    # torch (and NumPy before 1.23) reads a short list holding a sequence, a
+    # tensor, a slice, None or Ellipsis as a tuple of indices: x[[[0, 1], [1, 0]]]
+    # is x[[0, 1], [1, 0]]. A list of plain integers stays one index array.
+    if len(index) >= 32:
+        return False
+    for i in index:
+        if (isinstance(i, (Tensor, list, tuple, slice, ndarray)) or i is None or i is Ellipsis):
+            return True
+    return False

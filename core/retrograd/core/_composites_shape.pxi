@@ -16,6 +16,7 @@ SHAPE_COMPOSITES = (
     "flatten", "squeeze", "unsqueeze", "swapaxes", "swapdims", "movedim", "moveaxis",
     "concatenate", "concat", "split", "chunk", "flip", "roll", "repeat", "tile", "pad",
     "index_select", "masked_fill", "take_along_dim", "narrow", "tril", "triu", "unbind",
+    "select", "unflatten",
 )
 
 
@@ -391,6 +392,117 @@ def narrow(input, dim, start, length):
     if length < 0 or start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _op_getitem(t, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(input, dim, index):
+    """The slice of ``input`` at ``index`` along ``dim``, without that dim: a view.
+
+    ``rg.select(x, 1, 2)`` is ``x[:, 2]``; a 1-d input gives a 0-d view of
+    one element, which an in-place op writes through to ``input``.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (at least 1-d).
+    dim : int
+        The dimension to index.
+    index : int
+        The position along ``dim`` (negative counts from the end).
+
+    Returns
+    -------
+    Tensor
+        A view sharing ``input``'s memory, with one dimension fewer.
+
+    Raises
+    ------
+    IndexError
+        For a 0-d input, or if ``dim`` or ``index`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> x = rg.arange(6).reshape(2, 3)
+    >>> rg.select(x, 1, 2)
+    tensor([2, 5])
+    >>> x.select(0, -1)
+    tensor([3, 4, 5])
+    """
+    cdef Tensor t = _as_tensor_arg(input)
+    shape = t._array.shape
+    if len(shape) == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    cdef int d = _wrap_dim(dim, len(shape))
+    index = _int_arg(index, "index", "select")
+    if index < -shape[d] or index >= shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {tuple(shape)} "
+                         f"at dimension {d}")
+    return _op_getitem(t, (slice(None),) * d + (index,))
+
+
+def unflatten(input, dim, sizes):
+    """Split dimension ``dim`` into several of the given ``sizes``: a view.
+
+    The inverse of :func:`flatten`; one entry of ``sizes`` may be -1 and is
+    then inferred. The product of ``sizes`` must equal the size of ``dim``.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The input (at least 1-d).
+    dim : int
+        The dimension to split.
+    sizes : sequence of int
+        The sizes that replace it.
+
+    Returns
+    -------
+    Tensor
+        A view of ``input`` (a copy only where its memory layout does not
+        allow one, as :func:`reshape`).
+
+    Raises
+    ------
+    RuntimeError
+        If ``sizes`` is empty or its product does not match.
+    IndexError
+        If ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.unflatten(rg.arange(6), 0, (2, 3))
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    >>> rg.zeros(4, 6).unflatten(1, (3, -1)).shape
+    (4, 3, 2)
+    """
+    cdef Tensor t = _as_tensor_arg(input)
+    shape = tuple(t._array.shape)
+    cdef int d = _wrap_dim(dim, len(shape))
+    if len(shape) == 0:
+        raise IndexError("unflatten() cannot be applied to a 0-dim tensor.")
+    if not isinstance(sizes, (list, tuple)):
+        raise TypeError(f"unflatten(): argument 'sizes' must be tuple of ints, not {type(sizes).__name__}")
+    _check_int_list(sizes, "sizes", "unflatten")
+    sizes = tuple(int(n) for n in sizes)
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = 1
+    for n in sizes:
+        if n != -1:
+            known *= n
+    if -1 in sizes:
+        if known == 0 or shape[d] % known:
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
+                               f"dim {dim} ({shape[d]}) in the input tensor")
+        sizes = tuple(shape[d] // known if n == -1 else n for n in sizes)
+    elif known != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
+                           f"dim {dim} ({shape[d]}) in the input tensor")
+    return _op_reshape(t, shape[:d] + sizes + shape[d + 1:])
 
 
 def split(tensor, split_size_or_sections, dim=0):

@@ -13,20 +13,68 @@
 #   Geometry: V's offset in elements from B's first element, its shape and
 #   its strides in bytes, as NumPy describes V within B's memory.
 #
+#   For a base that is not C-contiguous, the geometry is that of the view
+#   within the base's C-contiguous copy (_view_geometry_strided).
+#
 # Must never: rebase a view whose memory does not lie inside its base's
-# C-contiguous buffer (it raises instead), or run without a graph to record.
+# buffer (it raises instead), or run without a graph to record.
 
 cdef tuple _view_geometry(Tensor view, Tensor base, str name):
     cdef object va = view._array, ba = base._array
-    if type(va) is not ndarray or type(ba) is not ndarray or not ba.flags.c_contiguous \
-            or va.dtype != ba.dtype:
+    if type(va) is not ndarray or type(ba) is not ndarray or va.dtype != ba.dtype:
         raise RuntimeError(
-            f"{name}: in-place modification of a view of a non-contiguous tensor that is part of "
-            "the autograd graph is not supported; clone() the base (or the view) first")
+            f"{name}: in-place modification of this view of a tensor that is part of the autograd graph "
+            "is not supported (a device array, or a view with another dtype); clone() the base (or the "
+            "view) first")
+    if not ba.flags.c_contiguous:
+        return _view_geometry_strided(va, ba, name)
     delta = va.__array_interface__["data"][0] - ba.__array_interface__["data"][0]
     if delta < 0 or delta % ba.itemsize:
         raise RuntimeError(f"{name}: the view does not lie inside its base's memory")
     return (delta // ba.itemsize, tuple(va.shape), tuple(va.strides))
+
+
+cdef tuple _view_geometry_strided(object va, object ba, str name):
+    # The base is not C-contiguous (roll's, einsum's or a transpose's
+    # result): the geometry still describes the view within the base's
+    # C-contiguous copy, which _view_scatter and _as_strided work on. Each
+    # element's position in that copy is read off an int64 array laid out in
+    # memory as the base is, holding 0, 1, 2, ... in C order; the positions
+    # under the view must form a lattice (they do for every view op).
+    cdef Py_ssize_t item = ba.itemsize, k
+    if va.size == 0:
+        return (0, tuple(va.shape), tuple(np.empty(va.shape, va.dtype).strides))
+    bstr, vstr = ba.strides, va.strides
+    if _builtins.any(st % item for st in bstr) or _builtins.any(st % item for st in vstr):
+        raise RuntimeError(f"{name}: the view's strides are not whole elements of its base")
+    lo = _builtins.sum(_builtins.min(0, st * (n - 1)) for st, n in zip(bstr, ba.shape))
+    hi = _builtins.sum(_builtins.max(0, st * (n - 1)) for st, n in zip(bstr, ba.shape))
+    start = va.__array_interface__["data"][0] - ba.__array_interface__["data"][0] - lo
+    vlo = _builtins.sum(_builtins.min(0, st * (n - 1)) for st, n in zip(vstr, va.shape))
+    vhi = _builtins.sum(_builtins.max(0, st * (n - 1)) for st, n in zip(vstr, va.shape))
+    if start % item or start + vlo < 0 or start + vhi > hi - lo:
+        raise RuntimeError(f"{name}: the view does not lie inside its base's memory")
+    buf = np.empty((hi - lo) // item + 1, dtype=np.int64)
+    as_strided = np.lib.stride_tricks.as_strided
+    as_strided(buf[-lo // item:], ba.shape, tuple(st // item * 8 for st in bstr))[...] = \
+        np.arange(ba.size, dtype=np.int64).reshape(ba.shape)
+    pos = as_strided(buf[start // item:], va.shape, tuple(st // item * 8 for st in vstr))
+    offset = int(pos.reshape(-1)[0])
+    steps = []
+    for k in range(va.ndim):
+        if va.shape[k] > 1:
+            steps.append(int(pos[(0,) * k + (1,) + (0,) * (va.ndim - k - 1)]) - offset)
+        else:
+            steps.append(0)
+    lattice = np.full(va.shape, offset, dtype=np.int64)
+    for k in range(va.ndim):
+        shape_k = [1] * va.ndim
+        shape_k[k] = va.shape[k]
+        lattice = lattice + (np.arange(va.shape[k], dtype=np.int64) * steps[k]).reshape(shape_k)
+    if not np.array_equal(lattice, pos):
+        raise RuntimeError(f"{name}: in-place modification of this view of a tensor that is part of the "
+                           "autograd graph is not supported; clone() the base (or the view) first")
+    return (offset, tuple(va.shape), tuple(st * item for st in steps))
 
 
 cdef Node _current_grad_fn(Tensor t):

@@ -192,7 +192,19 @@ cdef object k_getitem(object a, object index):
     if _is_cupy(a):
         return a[_device_index(_unwrap_index(index), a)]
     try:
-        return a[_unwrap_index(index)]
+        index = _unwrap_index(index)
+        r = a[index]
+        if type(r) is not ndarray:
+            # A basic index down to one element gives NumPy a scalar: a copy,
+            # so a write through it (y[1].mul_(3)) would be lost. torch gives
+            # a 0-d view; NumPy does too once the index holds an Ellipsis.
+            r = a[(index if type(index) is tuple else (index,)) + (Ellipsis,)]
+        elif not r.flags.c_contiguous and not _is_basic_index(index):
+            # advanced indexing after a slice (x[:, idx]) leaves NumPy's result
+            # transposed in memory; torch's copy is laid out in C order, which
+            # .view() relies on
+            r = np.ascontiguousarray(r)
+        return r
     except OverflowError:
         raise _index_overflow(index) from None
     except IndexError as exc:

@@ -296,7 +296,10 @@ cdef object k_outer(object a, object b):
 cdef object k_einsum(object a, object b, object equation):
     try:
         if "," in equation.split("->")[0]:
-            return np.einsum(equation, a, b, optimize=True)
+            # (optimize=True may end in a transpose of its last product: the
+            # result is laid out in C order, as torch's, so that .view() works)
+            r = np.einsum(equation, a, b, optimize=True)
+            return r if np.ndim(r) == 0 or r.flags.c_contiguous else _xp(a).ascontiguousarray(r)
         return _arr(np.einsum(equation, a)).copy()        # a view for transposes: copy
     except ValueError as exc:
         raise RuntimeError(f"einsum(): {exc} (equation {equation!r})") from None

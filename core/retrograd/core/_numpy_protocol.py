@@ -47,8 +47,11 @@ def _minmax(rg_name, np_name):
         if kw.get("initial", None) is not None or kw.get("where", True) is not True:
             raise TypeError(f"numpy.{np_name}: where=/initial= are not supported on retrograd tensors")
         op = _op(rg_name, np_name)
-        return op(a, dim=() if axis is None else _axis(axis), keepdim=bool(keepdims)) \
-            if axis is not None else op(a)
+        if axis is not None:
+            return op(a, dim=_axis(axis), keepdim=bool(keepdims))
+        res = op(a)
+        # NumPy's keepdims over every axis keeps each as size 1
+        return _rg.reshape(res, (1,) * _tensor(a).ndim) if keepdims else res
     return fn
 
 
@@ -78,6 +81,45 @@ def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     _no_out("stack", out)
     res = _rg.stack(list(arrays), axis)
     return res if dtype is None else res.to(np.dtype(dtype))
+
+
+def _atleast(ndim):
+    # NumPy's atleast_1d/2d/3d: a 0-d x is (1,)*ndim; a 1-d (n,) is (1, n) in
+    # 2-d and (1, n, 1) in 3-d; a 2-d (m, n) is (m, n, 1) in 3-d
+    def one(x):
+        t = _tensor(x)
+        if t.ndim >= ndim:
+            return t
+        if t.ndim == 0:
+            return _rg.reshape(t, (1,) * ndim)
+        if t.ndim == 1:
+            return _rg.reshape(t, (1, t.shape[0]) + (1,) * (ndim - 2))
+        return _rg.reshape(t, tuple(t.shape) + (1,))
+
+    def fn(*arys):
+        res = [one(a) for a in arys]
+        return res[0] if len(res) == 1 else tuple(res)
+    return fn
+
+
+def _hstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [_atleast(1)(a) for a in tup]
+    res = _rg.cat(arrays, 0 if arrays and arrays[0].ndim == 1 else 1)
+    return res if dtype is None else res.to(np.dtype(dtype))
+
+
+def _vstack(tup, *, dtype=None, casting="same_kind"):
+    res = _rg.cat([_atleast(2)(a) for a in tup], 0)
+    return res if dtype is None else res.to(np.dtype(dtype))
+
+
+def _dstack(tup):
+    return _rg.cat([_atleast(3)(a) for a in tup], 2)
+
+
+def _column_stack(tup):
+    cols = [_rg.reshape(t, (-1, 1)) if t.ndim < 2 else t for t in map(_tensor, tup)]
+    return _rg.cat(cols, 1)
 
 
 def _where(condition, x=None, y=None):
@@ -240,6 +282,13 @@ TABLE = {
     "dot": _dot,
     "concatenate": _concatenate,
     "stack": _stack,
+    "hstack": _hstack,
+    "vstack": _vstack,
+    "dstack": _dstack,
+    "column_stack": _column_stack,
+    "atleast_1d": _atleast(1),
+    "atleast_2d": _atleast(2),
+    "atleast_3d": _atleast(3),
     "where": _where,
     "reshape": _reshape,
     "ravel": _ravel,

@@ -20,7 +20,7 @@ from retrograd.core._ops cimport (
 # the shape composites (Python-level functions of _ops) that methods below call
 from retrograd.core._ops import (  # no-cython-lint
     _copy_value, _rebuild_tensor, chunk, flatten, flip, index_select, masked_fill, movedim, narrow, repeat,
-    roll, split, squeeze, take_along_dim, tile, tril, triu, unbind, unsqueeze,
+    roll, select, split, squeeze, take_along_dim, tile, tril, triu, unbind, unflatten, unsqueeze,
 )
 from retrograd.core._ops import _tensor_backward  # no-cython-lint
 import builtins as _builtins
@@ -198,6 +198,14 @@ cdef class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         _trace_break("__array__", self)
+        # np.asarray(t), np.array([t, t]), np.r_, SciPy: a plain array would silently drop
+        # the graph, so refuse as torch does (under no_grad nothing is recorded)
+        if self.needs_grad() and rg_grad_enabled():
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad: converting it to a NumPy array would "
+                "drop its autograd graph. Use tensor.detach().numpy() (or np.asarray(t.detach())) for the "
+                "values, or keep the computation differentiable with retrograd ops (rg.stack, rg.cat, "
+                "np.stack/np.concatenate of tensors, Tensor methods).")
         a = self._array
         if _cupy_ndarray is not None and type(a) is _cupy_ndarray:
             a = a.get()
@@ -210,29 +218,13 @@ cdef class Tensor:
     # DLPack (``rg.from_dlpack`` is the other half): the array's own exporter,
     # NumPy's or CuPy's (which makes the consumer's ``stream`` wait, as torch's).
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export the data as a DLPack capsule, without a copy (the array API's protocol).
-
-        Consumers (``np.from_dlpack``, ``torch.from_dlpack``,
-        ``cupy.from_dlpack``, :func:`retrograd.from_dlpack`) call it; the
-        capsule shares this tensor's memory. As torch, a tensor that requires
-        grad refuses: the consumer's writes would escape autograd, so export
-        ``t.detach()``.
-        """
         if self.needs_grad():
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        kwargs = {}
-        if stream is not None:
-            kwargs["stream"] = stream
-        if max_version is not None:
-            kwargs["max_version"] = max_version
-        if dl_device is not None:
-            kwargs["dl_device"] = dl_device
-        if copy is not None:
-            kwargs["copy"] = copy
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
         return self._array.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
-        """The DLPack device of the data: ``(1, 0)`` for the CPU, ``(2, index)`` for CUDA device ``index``."""
         return self._array.__dlpack_device__()
 
     # NumPy defers its binary operators to ours (ndarray + Tensor and
@@ -325,7 +317,7 @@ cdef class Tensor:
         return str(self)
 
     def __repr__(self):
-        body = np.array2string(np.asarray(self.__array__()), separator=", ", prefix="tensor(")
+        body = np.array2string(self.numpy(force=True), separator=", ", prefix="tensor(")
         extras = []
         if self._device is not rg_cpu_device():
             extras.append(f"device='{self._device}'")
@@ -562,6 +554,9 @@ cdef class Tensor:
     def is_view(self):
         return self._base is not None
 
+    def _is_view(self):
+        return self._base is not None
+
     @property
     def T(self):
         return _op_permute(self, tuple(range(self._array.ndim - 1, -1, -1)))
@@ -760,6 +755,12 @@ cdef class Tensor:
 
     def narrow(self, dim, start, length):
         return narrow(self, dim, start, length)
+
+    def select(self, dim, index):
+        return select(self, dim, index)
+
+    def unflatten(self, dim, sizes):
+        return unflatten(self, dim, sizes)
 
     def tril(self, diagonal=0):
         return tril(self, diagonal)

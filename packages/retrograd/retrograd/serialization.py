@@ -62,7 +62,7 @@ class _Writer:
         if isinstance(obj, Tensor):
             if id(obj) in self.tensor_keys:
                 return {"type": "ref", "key": self.tensor_keys[id(obj)]}
-            arr = np.asarray(obj.__array__())
+            arr = np.asarray(obj.detach().numpy(force=True))      # (a host copy of a device tensor)
             key = self._array_entry(arr, f"the tensor at {path}")
             self.tensor_keys[id(obj)] = key
             self._keep.append(obj)
