@@ -475,7 +475,22 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     src = x.clone() if inplace else x
     # x > 0 picks x, else slope * x: at 0 the gradient is the slope, as torch's
     out = _c.where(_arr(src) > 0, src, _c.mul(src, negative_slope))
-    return _write_back(x, out) if inplace else out
+    if not inplace:
+        return out
+    _write_back(x, out)
+    if negative_slope < 0 and x.requires_grad:
+        # torch's backward reads the in-place result, from which a negative
+        # slope cannot tell the inputs' signs apart, so torch refuses it at
+        # backward; retrograd's would be right, but code must not come to rely on it
+        x.register_hook(_refuse_inplace_negative_slope)
+    return x
+
+
+def _refuse_inplace_negative_slope(grad):
+    raise RuntimeError(
+        "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+        "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+        "version instead (F.leaky_relu(x, slope) or inplace=False).")
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:

@@ -13,6 +13,7 @@ inner checkpoint pushes its own hooks, so its saves never reach the outer's).
 from __future__ import annotations
 
 import contextlib
+import warnings
 import weakref
 
 import numpy as np
@@ -255,6 +256,14 @@ class _Frame:
                 "checkpointed function must do the same operations when rerun.")
 
 
+def _warn_use_reentrant(where):
+    # torch warns here too (and will raise): the two implementations differ in
+    # what they support, and the default differs between torch and retrograd
+    warnings.warn(f"{where}: the use_reentrant parameter should be passed explicitly. Without it retrograd "
+                  "uses use_reentrant=False (torch uses True, and will refuse a call without it); pass "
+                  "use_reentrant=False, which torch recommends, or use_reentrant=True.", stacklevel=3)
+
+
 def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
                debug=False, preserve_rng_state=True, early_stop=None, **kwargs):
     """Run ``function`` without keeping what its ops save for backward; rerun it in backward.
@@ -272,10 +281,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     arguments, and nests. ``use_reentrant=True`` dispatches to the reentrant
     implementation (a custom Function that runs a backward of its own).
 
-    Differences from torch: when ``use_reentrant`` is not given, torch warns
-    and uses the reentrant implementation; retrograd uses the non-reentrant
-    one, which torch recommends, without a warning. ``debug=True`` is
-    refused (retrograd records no operator traces).
+    Differences from torch: when ``use_reentrant`` is not given, both warn
+    that it should be passed, but torch then uses the reentrant
+    implementation and retrograd the non-reentrant one, which torch
+    recommends. ``debug=True`` is refused (retrograd records no operator
+    traces).
 
     Parameters
     ----------
@@ -344,6 +354,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     if not callable(function):
         raise TypeError(f"checkpoint(): function must be callable, got {type(function).__name__}")
     if use_reentrant is None:
+        _warn_use_reentrant("retrograd.utils.checkpoint")
         use_reentrant = False
     if use_reentrant:
         if context_fn is not None or debug:
@@ -390,8 +401,8 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     rest). Each chunk but the last runs under :func:`checkpoint`, so only
     the chunks' boundary outputs are kept for backward; the last chunk runs
     normally, since backward needs its saves at once. As for
-    ``checkpoint``, ``use_reentrant`` defaults to False here where torch
-    warns and uses True.
+    ``checkpoint``, a missing ``use_reentrant`` warns (as torch) and
+    defaults to False (torch: True).
 
     Parameters
     ----------
@@ -431,6 +442,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     tensor([-3.22207296, -0.48248563])
     """
     if use_reentrant is None:
+        _warn_use_reentrant("retrograd.utils.checkpoint.checkpoint_sequential")
         use_reentrant = False
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
