@@ -131,3 +131,28 @@ def test_singular_det_gradient_is_the_adjugate():
             d[i, j] = 1e-6
             fd[i, j] = (np.linalg.det(a + d) - np.linalg.det(a - d)) / 2e-6
     np.testing.assert_allclose(x.grad.numpy(), fd, atol=1e-6)
+
+
+@pytest.mark.parametrize("order", ["first", "last", "both"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_skips_legacy_empty_1d_tensors_as_torch(order, dim):
+    a = np.arange(6.0).reshape(2, 3)
+    for lib in (rg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        e = lib.tensor(np.zeros(0), requires_grad=True)
+        parts = {"first": [e, x], "last": [x, e], "both": [e, x, e]}[order]
+        y = lib.cat(parts, dim)
+        w = lib.tensor(np.arange(float(np.prod(tuple(y.shape)))).reshape(tuple(y.shape)))
+        (y * w).sum().backward()
+        if lib is rg:
+            got = (tuple(y.shape), x.grad.numpy().copy(), tuple(e.grad.shape))
+        else:
+            want = (tuple(y.shape), x.grad.numpy().copy(), tuple(e.grad.shape))
+    assert got[0] == want[0] and got[2] == want[2]
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_cat_of_legacy_empty_keeps_its_dtype_in_the_promotion():
+    got = rg.cat([rg.zeros(0, dtype=rg.float64), rg.ones(2, 3, dtype=rg.float32)])
+    want = torch.cat([torch.zeros(0, dtype=torch.float64), torch.ones(2, 3)])
+    assert str(got.dtype) == str(want.dtype).replace("torch.", "")

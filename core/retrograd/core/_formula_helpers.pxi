@@ -347,11 +347,15 @@ def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
 def cat_backward(ns, grad, tuple shapes, dim):
     # One slice of grad per input along dim: views in array mode, getitem
     # (recorded) in tensor mode; both spelt grad[...].
-    cdef int d = _wrap_dim(dim, len(shapes[0]))
+    cdef int d = _wrap_dim(dim, grad.ndim)
     lead = (slice(None),) * d
     out = []
     cdef Py_ssize_t start = 0
     for s in shapes:
+        if len(s) == 1 and s[0] == 0 and grad.ndim != 1:
+            # a legacy empty input that k_cat skipped: an empty gradient
+            out.append(grad.reshape(-1)[:0])
+            continue
         out.append(grad[lead + (slice(start, start + s[d]),)])
         start += s[d]
     return out

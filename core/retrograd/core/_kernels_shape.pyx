@@ -49,12 +49,22 @@ cdef object k_cat(list arrs, object dim):
     for i, a in enumerate(arrs):
         if np.ndim(a) == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    kept = [a for a in arrs if not _legacy_empty(a)]
+    if kept and len(kept) < len(arrs):
+        # torch skips 1-d empty tensors beside tensors of other ranks (the
+        # legacy empty tensor); they still take part in the dtype
+        dtype = np.result_type(*arrs)
+        arrs = [a if a.dtype == dtype else a.astype(dtype) for a in kept]
     cdef int d = _wrap_dim(dim, np.ndim(arrs[0]))
     try:
         return np.concatenate(arrs, axis=d)
     except ValueError as exc:
         raise RuntimeError(f"cat(): Sizes of tensors must match except in dimension {d}: {exc}. "
                            "Reshape or pad the inputs first.") from None
+
+
+cdef bint _legacy_empty(object a):
+    return np.ndim(a) == 1 and np.shape(a)[0] == 0
 
 
 cdef object k_stack(list arrs, object dim):
