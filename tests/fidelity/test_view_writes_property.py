@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
 
-from op_samples import DIFF_OPS  # noqa: E402
+from op_samples import DIFF_OPS, make_tensors, torch_tensors  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -81,16 +81,7 @@ def _run(lib, op, sample, view_name, clone=False):
     """(outcome, y after the write, gradients) of the scenario on ``lib``.
     With ``clone``, y is a C-ordered copy of the op's result: torch's answer
     without the in-place checks on what the op saved (the true gradient)."""
-    args, leaves = [], []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            t = lib.tensor(a.copy())
-            if a.dtype.kind == "f":
-                t.requires_grad_(True)
-                leaves.append(t)
-            args.append(t)
-        else:
-            args.append(a)
+    args, leaves = torch_tensors(torch, sample) if lib is torch else make_tensors(sample)
     y = op.torch_call(torch, *args, **sample.kwargs) if lib is torch else op.op(*args, **sample.kwargs)
     if isinstance(y, (tuple, list)):
         y = y[0]

@@ -1004,6 +1004,22 @@ def all_samples(ops=None, dtype=np.float64):
 # ---------------------------------------------------------------------------
 # Running a sample
 
+def torch_tensors(torch, sample, requires_grad=True):
+    """The sample's arguments with arrays as torch tensors (copies), floating
+    ones requiring grad: (args, leaves), as make_tensors gives retrograd's."""
+    args, leaves = [], []
+    for a in sample.args:
+        if isinstance(a, np.ndarray):
+            t = torch.from_numpy(a.copy())
+            if requires_grad and a.dtype.kind == "f":
+                t.requires_grad_(True)
+                leaves.append(t)
+            args.append(t)
+        else:
+            args.append(a)
+    return args, leaves
+
+
 def make_tensors(sample, requires_grad=True, transform=None, device=None):
     """The sample's arguments with arrays as retrograd tensors (leaves); on
     `device` (a copy there) when given, else sharing a copy of the array."""

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import retrograd as rg  # noqa: E402
 import opcheck  # noqa: E402
-from op_samples import OP_DB, make_tensors  # noqa: E402
+from op_samples import OP_DB, make_tensors, torch_tensors  # noqa: E402
 from op_samples_empty import all_empty_samples, empty_samples  # noqa: E402
 from _arrays import values  # noqa: E402
 
@@ -23,17 +23,7 @@ pytestmark = pytest.mark.oracle
 
 
 def _torch_args(sample):
-    args, leaves = [], []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            t = torch.from_numpy(a.copy())
-            if a.dtype.kind == "f":
-                t.requires_grad_(True)
-                leaves.append(t)
-            args.append(t)
-        else:
-            args.append(a)
-    return args, leaves
+    return torch_tensors(torch, sample)
 
 
 def _error_type(exc):

@@ -12,23 +12,13 @@ torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
 
 import retrograd as rg  # noqa: E402
-from op_samples import DIFF_OPS, GRADGRAD_OPS, OP_DB, all_samples, make_tensors  # noqa: E402
+from op_samples import DIFF_OPS, GRADGRAD_OPS, OP_DB, all_samples, make_tensors, torch_tensors  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
 
 def _torch_args(sample, requires_grad=True):
-    args, leaves = [], []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            t = torch.from_numpy(a.copy())
-            if requires_grad and a.dtype.kind == "f":
-                t.requires_grad_(True)
-                leaves.append(t)
-            args.append(t)
-        else:
-            args.append(a)
-    return args, leaves
+    return torch_tensors(torch, sample, requires_grad)
 
 
 def _tnp(t):
