@@ -173,12 +173,17 @@ def test_int_like_arguments_that_torch_accepts_still_work():
     assert rg.narrow(rg.arange(5), 0, np.int64(1), 2).tolist() == [1, 2]
 
 
-def test_numbers_and_arrays_for_tensor_arguments_keep_numpy_semantics():
-    # deliberate (docs/from_pytorch.md: arrays follow NumPy): numbers, lists and
-    # arrays are taken where a tensor is expected; only non-numeric data raises
-    assert rg.exp(0.0).item() == 1.0
-    assert rg.add(rg.ones(2), [1.0, 2.0]).tolist() == [2.0, 3.0]
+def test_arrays_for_tensor_arguments_keep_numpy_semantics_lists_and_input_numbers_do_not():
+    # deliberate (docs/from_pytorch.md): NumPy arrays are taken where a tensor
+    # is expected, numbers where torch takes a Scalar; lists, tuples and a
+    # number as an op's input raise torch's TypeError
+    assert rg.exp(np.zeros(())).item() == 1.0
     assert rg.add(rg.ones(2), np.ones(2)).tolist() == [2.0, 2.0]
+    assert rg.add(rg.ones(2), 1.5).tolist() == [2.5, 2.5]
+    with pytest.raises(TypeError, match=r"exp\(\): argument 'input' must be Tensor, not float"):
+        rg.exp(0.0)
+    with pytest.raises(TypeError, match=r"add\(\): argument 'other' must be Tensor, not list"):
+        rg.add(rg.ones(2), [1.0, 2.0])
 
 
 def test_index_beyond_int64_in_a_list_is_refused_not_wrapped():

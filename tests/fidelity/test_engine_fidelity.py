@@ -171,7 +171,34 @@ def test_gradient_edge_output_checks_grad_output_shape_and_dtype():
 
 # -- warnings -----------------------------------------------------------------
 
-def test_backward_with_create_graph_warns_about_the_reference_cycle():
+@pytest.fixture
+def warn_always():
+    rg.set_warn_always(True)
+    yield
+    rg.set_warn_always(False)
+
+
+def test_backward_with_create_graph_warns_once_unless_warn_always(run_python):
+    # torch's TORCH_WARN_ONCE: once per process; every time under set_warn_always
+    code = """
+import warnings, retrograd as rg
+x = rg.ones(2, requires_grad=True)
+def count():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            (x * x).sum().backward(create_graph=True)
+    return sum("reference cycle" in str(m.message) for m in w)
+first = count()
+rg.set_warn_always(True)
+print(first, count(), rg.is_warn_always_enabled())
+"""
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["1", "3", "True"]
+
+
+def test_backward_with_create_graph_warns_about_the_reference_cycle(warn_always):
     x = _leaf()
     with pytest.warns(UserWarning, match="Using backward\\(\\) with create_graph=True will create "
                                          "a reference cycle") as rec:

@@ -13,6 +13,7 @@ bool/int/complex/half dtypes, 0-d tensors, NaN/inf values).
 """
 from __future__ import annotations
 
+import copy
 import random
 
 import numpy as np
@@ -29,16 +30,24 @@ def is_t(a):
     return isinstance(a, dict) and "T" in a
 
 
+# Valid draws lean on float64 and ordinary shapes, with a share of the inputs
+# where libraries part ways most: other dtypes (uint8, bool, float16,
+# complex), empty and 0-d shapes, NaN/inf and huge values.
+VALID_DTYPES = ["float64"] * 8 + ["float32"] * 2 + ["float16", "complex128", "uint8", "bool", "int64"]
+FILLS = ["randn"] * 12 + ["nan", "inf", "ninf", "huge", "zeros"]
+
+
 class Gen:
     """Draws valid arguments around one base shape."""
 
     def __init__(self, rng: random.Random):
         self.r = rng
-        self.shape = tuple(rng.choice(SHAPES[:6]))
-        self.dtype = rng.choice(["float64"] * 4 + ["float32"])
+        self.shape = tuple(rng.choice(SHAPES[:6] * 3 + SHAPES[6:]))
+        self.dtype = rng.choice(VALID_DTYPES)
+        self.fill = rng.choice(FILLS)
 
-    def t(self, shape=None, fill="randn", dtype=None):
-        return T(self.shape if shape is None else shape, dtype or self.dtype, fill)
+    def t(self, shape=None, fill=None, dtype=None):
+        return T(self.shape if shape is None else shape, dtype or self.dtype, fill or self.fill)
 
     def nd(self):
         return len(self.shape)
@@ -149,8 +158,9 @@ _reg("max_pool2d", "F", lambda g: ([T((1, 1, 4, 4), g.dtype), 2], {}))
 _reg("avg_pool2d", "F", lambda g: ([T((1, 1, 4, 4), g.dtype), 2], {}))
 _reg("conv2d", "F", lambda g: ([T((1, 2, 5, 5), g.dtype), T((3, 2, 3, 3), g.dtype)], {}))
 _reg("embedding", "F", lambda g: ([T((3,), "int64", "cls3"), T((3, 2), g.dtype)], {}))
+SIZES = [(-1,), (2, -3), (1.5,), ("a",), ([2],), (None,), ((2, 3),), ((2, -1),), ((2.0,),), ((),), ()]
 for _n in ["zeros", "ones", "empty", "rand", "randn"]:
-    _reg(_n, "create", lambda g: (list(g.shape), {}))
+    _reg(_n, "create", lambda g: (list(g.r.choice([g.shape] * 3 + SIZES)), {}))
 _reg("full", "create", lambda g: ([g.shape, 1.5], {}))
 _reg("arange", "create", lambda g: ([0, g.r.randint(1, 6), g.r.choice([1, 2, 0.5])], {}))
 _reg("eye", "create", lambda g: ([g.r.randint(0, 4)], {}))
@@ -158,7 +168,14 @@ _reg("tensor", "create", lambda g: ([g.r.choice([[1.0, 2.0], [[1, 2], [3, 4]], 3
 _reg("zeros_like", "fn", lambda g: ([g.t()], {}))
 _reg("ones_like", "fn", lambda g: ([g.t()], {}))
 _reg("full_like", "fn", lambda g: ([g.t(), 2.0], {}))
-_reg("getitem", "index", lambda g: ([_mat(g, 3, 4), g.r.choice([0, -1, (1, 2), (slice(None), 1), 2])], {}))
+INDICES = [0, -1, (1, 2), (slice(None), 1), 2, [0, 2], [[0, 1], [1, 0]], [[0, 1]], ([0, 1], [1, 2]),
+           [True, False, True], (Ellipsis, 0), (None, 1), [0, -1], 3, -4, (0, 5), [[0], [1, 2]],
+           (slice(None), [0, 3]), [0, 1.5], (0, 0, 0), {"T": [2], "dtype": "int64", "fill": "idx"},
+           {"T": [3], "dtype": "bool", "fill": "mask"}, {"T": [], "dtype": "int64", "fill": "idx"}]
+_reg("getitem", "index", lambda g: ([_mat(g, 3, 4), g.r.choice(INDICES)], {}))
+_reg("setitem", "setitem", lambda g: ([_mat(g, 3, 4), g.r.choice(INDICES),
+                                       g.r.choice([1.5, 0, T((), g.dtype), T((4,), g.dtype), T((2, 4), g.dtype),
+                                                   [1.0, 2.0], None, "a", T((5,), g.dtype)])], {}))
 _reg("item", "method", lambda g: ([T((), g.dtype)], {}))
 _reg("size", "method", lambda g: ([g.t(), g.dim()], {}))
 for _n in ["float", "double", "long", "int", "bool", "half"]:
@@ -171,7 +188,11 @@ _reg("grad", "grad", lambda g: ([g.t(), "self"], {}))
 # --- bad values ----------------------------------------------------------------
 
 BAD_COMMON = [None, "abc", 1.5, True, [1.0, 2.0], -1, 10, 2 ** 63, float("nan"), (), {"np": "float64", "v": 1.0},
-              {"np": "int64", "v": 1}, {"torch": T((2, 3))}]
+              {"np": "int64", "v": 1}, {"torch": T((2, 3))}, [[1.0, 2.0], [3.0, 4.0]], (1.0, 2.0), [1, 2, 3],
+              [T((3,))], 1e300, -2 ** 63, [], [[]]]
+# what a dim argument is given instead of an int (or a tuple of ints)
+BAD_DIMS = ["a", 1.5, [0, "a"], (0, 0), None, [0.5], (True,), {"np": "int64", "v": 1}, {"torch0": 0}, -100,
+            (0, 1, 2, 3, 4)]
 
 
 def _bad_tensor(g, a):
@@ -197,9 +218,13 @@ def _bad_value(g, v):
         return _bad_tensor(g, v)
     if isinstance(v, bool):
         return r.choice([None, "abc", 1, 1.5, (1,)])
+    if isinstance(v, int) and r.random() < 0.3:
+        return r.choice(BAD_DIMS)
     if isinstance(v, int):
         return r.choice([v + 0.5, float(v), -v - 7, v + 9, None, "a", True, 2 ** 63, -2 ** 63 - 1,
                          {"np": "int64", "v": v}, {"np": "float64", "v": v}, (v,), {"torch0": v}])
+    if isinstance(v, tuple) and v and all(isinstance(i, int) for i in v) and r.random() < 0.3:
+        return r.choice(BAD_DIMS)
     if isinstance(v, float):
         return r.choice([None, "abc", float("nan"), float("inf"), -v, 1, True, (v,)])
     if isinstance(v, (tuple, list)) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v):
@@ -223,7 +248,7 @@ def generate(seed: int, n: int, mutate_p: float = 0.75):
         name = names[r.randrange(len(names))]
         kind, fn, tname = TEMPLATES[name]
         g = Gen(r)
-        args, kwargs = fn(g)
+        args, kwargs = copy.deepcopy(fn(g))     # the pools' specs are shared: seed copies
         args = list(args)
         mutated = None
         if r.random() < mutate_p:
@@ -274,7 +299,12 @@ def array_of(spec):
         return rng.integers(0, 3, shape).astype(dt)
     if fill == "zeros":
         return np.zeros(shape, dt)
+    if fill == "huge":
+        a = rng.standard_normal(shape) * 1e300 if dt.kind in "fc" else rng.integers(-3, 4, shape)
+        return np.asarray(a).astype(dt) if dt.kind != "b" else np.asarray(a) > 0
     if fill in ("nan", "inf", "ninf"):
+        if dt.kind in "biu":
+            return rng.integers(0 if dt.kind in "bu" else -3, 2 if dt.kind == "b" else 4, shape).astype(dt)
         a = rng.standard_normal(shape)
         if a.size:
             a.flat[rng.integers(0, a.size)] = {"nan": np.nan, "inf": np.inf, "ninf": -np.inf}[fill]

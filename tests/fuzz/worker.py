@@ -109,6 +109,10 @@ def call(case, args, kwargs):
         return args[0] @ args[1]
     if kind == "index":
         return args[0][args[1]]
+    if kind == "setitem":
+        x = args[0].clone()
+        x[args[1]] = args[2]
+        return x
     if kind == "format":
         out = format(args[0], args[1])
         # str() of a bigger tensor is each library's own repr: compare the type only

@@ -816,7 +816,9 @@ def _unary_int_samples(g, **kw):
 
 
 def _atan2_samples(g):
-    return _binary_samples(g, away=0.3, scalar=-1.5)
+    # torch's atan2/maximum/minimum take no number as their input
+    # (Note [Non-Tensor arguments]): no python_scalar_self sample
+    return _binary_samples(g, away=0.3, scalar=-1.5, rscalar=False)
 
 
 def _gelu_samples(g):
@@ -877,7 +879,7 @@ def _torch_clamp(torch, x, min=None, max=None):
 def _max_min_samples(g):
     # ties (the gradient is split half/half) are tested against torch in
     # test_elementwise_ops.py: finite differences of the first gradient jump there
-    return _binary_samples(g) + [SampleInput((g(2, 3), g(2, 3)), desc="same_shape_2")]
+    return _binary_samples(g, rscalar=False) + [SampleInput((g(2, 3), g(2, 3)), desc="same_shape_2")]
 
 
 def _round_samples(g):

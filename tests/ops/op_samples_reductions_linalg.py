@@ -189,6 +189,12 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         return [S((g(2, 3), g(3, 4)), desc="mm"), S((g(1, 5), g(5, 1)), desc="inner"),
                 S((g(4, 1), g(1, 3)), desc="outer_like")]
 
+    def addmm_samples(g):
+        return [S((g(4), g(2, 3), g(3, 4)), desc="row_bias"), S((g(2, 4), g(2, 3), g(3, 4)), desc="full_self"),
+                S((g(2, 1), g(2, 3), g(3, 1)), desc="column"),
+                S((g(4), g(2, 3), g(3, 4)), {"beta": 0.5, "alpha": -2.0}, desc="scaled"),
+                S((g(1, 4), g(3, 2), g(2, 4)), {"beta": 0}, desc="beta_zero")]
+
     def bmm_samples(g):
         return [S((g(2, 2, 3), g(2, 3, 4)), desc="bmm"), S((g(1, 3, 2), g(1, 2, 2)), desc="one_batch")]
 
@@ -320,6 +326,7 @@ def reductions_linalg_ops(OpInfo, SampleInput, torch_dtype):
         OpInfo("_max_dim", dim_samples, op=extreme_dim("max")[0], torch_fn=extreme_dim("max")[1]),
         OpInfo("_min_dim", dim_samples, op=extreme_dim("min")[0], torch_fn=extreme_dim("min")[1]),
         OpInfo("mm", mm_samples),
+        OpInfo("addmm", addmm_samples),
         OpInfo("bmm", bmm_samples),
         OpInfo("dot", dot_samples),
         OpInfo("outer", outer_samples),

@@ -15,7 +15,7 @@ import numpy as np
 from retrograd.core import abi as _abi
 from retrograd.core.abi import Tensor, Edge
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "set_warn_always", "is_warn_always_enabled"]
 
 
 def _tensor_tuple(x, what):
@@ -182,6 +182,45 @@ def _warn_level():
     return level
 
 
+_warn_always = [False]
+_warned_create_graph = [False]
+
+
+def set_warn_always(b):
+    """Issue the warnings that torch gives once per process every time (``torch.set_warn_always``).
+
+    Parameters
+    ----------
+    b : bool
+        True: every time; False (the default): once per process.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.set_warn_always(True)
+    >>> rg.is_warn_always_enabled()
+    True
+    >>> rg.set_warn_always(False)
+    """
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    """Whether :func:`set_warn_always` is on (``torch.is_warn_always_enabled``).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.is_warn_always_enabled()
+    False
+    """
+    return _warn_always[0]
+
+
 def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
              retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables: Tensor | Sequence[Tensor | None] | None = None,
@@ -255,9 +294,11 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
         inputs = ()
     if retain_graph is None:
         retain_graph = create_graph
-    if create_graph:
-        # torch warns on every backward (not grad) that builds a graph of the
-        # gradients it accumulates into .grad.
+    if create_graph and (_warn_always[0] or not _warned_create_graph[0]):
+        # torch warns once per process (every time under set_warn_always) on
+        # a backward (not grad) that builds a graph of the gradients it
+        # accumulates into .grad.
+        _warned_create_graph[0] = True
         _warnings.warn(
             "Using backward() with create_graph=True will create a reference cycle between the "
             "parameter and its gradient which can cause a memory leak. We recommend using "

@@ -34,6 +34,10 @@ cdef int _check_inplace(Tensor self) except -1:
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Do it under `with retrograd.no_grad():` (e.g. an optimizer step), or work on a "
             "clone() of the tensor.")
+    if self._base is not None and self._name is not None and (self.needs_grad() or self._base.needs_grad()):
+        # torch's check_inplace order: how the view was made (inference or
+        # no_grad mode, a multi-output op) is judged before its base's leafness
+        _handle_view_on_rebase(self, False)
     if self._base is not None and self._base._grad_fn is None and self._base._requires_grad:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation. "

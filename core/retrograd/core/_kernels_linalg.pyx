@@ -260,6 +260,30 @@ cdef object k_mm(object a, object b):
     return np.matmul(a, b)
 
 
+cdef object k_addmm(object c, object a, object b, object beta, object alpha):
+    # beta * c + alpha * (a @ b), c broadcast to the product's shape; beta == 0
+    # ignores c's values (torch: NaN in c does not reach the result).
+    _matrix_operands("addmm", a, b, "mat1", "mat2")
+    if np.ndim(a) != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {np.ndim(a)}-D tensor")
+    if np.ndim(b) != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {np.ndim(b)}-D tensor")
+    if np.shape(a)[1] != np.shape(b)[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({np.shape(a)[0]}x{np.shape(a)[1]} "
+                           f"and {np.shape(b)[0]}x{np.shape(b)[1]})")
+    out_shape = (np.shape(a)[0], np.shape(b)[1])
+    cshape = np.shape(c)
+    if len(cshape) > 2 or any(s != 1 and s != o for s, o in zip(cshape[::-1], out_shape[::-1])):
+        raise RuntimeError(f"addmm: the tensor of shape {list(cshape)} (self) does not broadcast to the "
+                           f"product's shape {list(out_shape)}")
+    prod = np.matmul(a, b)
+    if alpha != 1:
+        prod = np.multiply(prod, alpha)
+    if beta == 0:
+        return prod + np.zeros((), np.result_type(c, prod))
+    return np.add(prod, c if beta == 1 else np.multiply(c, beta))
+
+
 cdef object k_bmm(object a, object b):
     _matrix_operands("bmm", a, b, "input", "mat2")
     if np.ndim(a) != 3:

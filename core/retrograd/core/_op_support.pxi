@@ -21,13 +21,19 @@ cdef object _CM_MULTI_OUTPUT_NODE = 3
 cdef object _CM_IN_CUSTOM_FUNCTION = 4
 
 
-cdef inline object _arg_array(object x, str fn=None, str arg=None):
+cdef inline object _arg_array(object x, str fn=None, str arg=None, bint is_input=False):
+    # (is_input: an element of a tensor list, which takes no number either)
     # A non-Tensor argument of a Tensor parameter: Python scalars stay scalars
     # (NumPy's weak promotion: float32 tensor * 2.0 stays float32); anything
     # else becomes an array without copying. An error names the op and the
     # argument where given, as torch's argument parser does
-    # ("exp(): argument 'input'").
-    if type(x) is float or type(x) is int or type(x) is bool or type(x) is ndarray:
+    # ("exp(): argument 'input'"); with the op's name given, lists and tuples
+    # are refused (Note [Non-Tensor arguments]).
+    if type(x) is ndarray:
+        return x
+    if fn is not None:
+        _refuse_non_tensor(x, f"{fn}(): argument '{arg}'", is_input)
+    if type(x) is float or type(x) is int or type(x) is bool:
         return x
     if _cupy_ndarray is not None and type(x) is _cupy_ndarray:
         return x

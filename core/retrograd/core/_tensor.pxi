@@ -11,7 +11,7 @@ from retrograd.core._array_module cimport _cupy_ndarray
 from retrograd.core._ops cimport (
     _rg_inference_mode, _parse_device, _make_accumulate_grad, _note_detached,
     _install_retains_grad_hook, _detach_as, _make_subclass, _any_needs_grad, _arrays_of, _as_tensor_arg,
-    _convert_dtype, _deepcopy_array, _is_device_string, _is_dtype_name, _op_add2, _op_sub2, _shape_args,
+    _convert_dtype, _deepcopy_array, _op_add2, _op_sub2, _shape_args,
     _dtype_arg, _inplace_binary, _inplace_call, _tensor_setitem, _current_grad_fn, _array_ufunc,
     _new_vc, _new_edge, _needs, _op_mul, _op_div, _op_pow, _op_reshape, _op_view, _op_transpose,
     _op_permute, _op_expand, _op_broadcast_to, _op_clone, _op__to_device,
@@ -22,7 +22,7 @@ from retrograd.core._ops import (  # no-cython-lint
     _copy_value, _rebuild_tensor, chunk, flatten, flip, index_select, masked_fill, movedim, narrow, repeat,
     roll, select, split, squeeze, take_along_dim, tile, tril, triu, unbind, unflatten, unsqueeze,
 )
-from retrograd.core._ops import _tensor_backward  # no-cython-lint
+from retrograd.core._ops import _tensor_backward, _to_args  # no-cython-lint
 import builtins as _builtins
 import copy as _copy_mod
 import operator as _operator
@@ -396,7 +396,26 @@ cdef class Tensor:
 
     @property
     def _version(self):
+        if self._is_inference:
+            # torch: inference tensors skip version tracking altogether
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.version
+
+    # torch's complex parts; real tensors are their own real part and have no
+    # imaginary part (torch raises rather than give zeros)
+    @property
+    def real(self):
+        if self._array.dtype.kind != "c":
+            return self
+        raise NotImplementedError("Tensor.real of a complex tensor is not supported yet: take the part from "
+                                  "an array (t.detach().numpy().real)")
+
+    @property
+    def imag(self):
+        if self._array.dtype.kind != "c":
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        raise NotImplementedError("Tensor.imag of a complex tensor is not supported yet: take the part from "
+                                  "an array (t.detach().numpy().imag)")
 
     @property
     def grad(self):
@@ -530,6 +549,12 @@ cdef class Tensor:
     def is_inference(self):
         return self._is_inference
 
+    def is_contiguous(self, memory_format=None):
+        return bool(self._array.flags.c_contiguous)
+
+    def contiguous(self, memory_format=None):
+        return self if self._array.flags.c_contiguous else _op_clone(self)
+
     @property
     def _base(self):
         """The tensor this one is a view of, or None (``torch.Tensor._base``).
@@ -566,36 +591,7 @@ cdef class Tensor:
         return _op_transpose(self, -2, -1)
 
     def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
-        pos = list(args)
-        if pos and isinstance(pos[0], Tensor):
-            if device is not None or dtype is not None:
-                raise TypeError("to(): pass either a tensor or device=/dtype=, not both")
-            other = <Tensor>pos.pop(0)
-            device, dtype = other._device, other._array.dtype
-        else:
-            if pos and (pos[0] is None or isinstance(pos[0], Device) or
-                        (isinstance(pos[0], str) and _is_device_string(pos[0]))):
-                if device is not None:
-                    raise TypeError("to(): got the device both positionally and as device=")
-                device = pos.pop(0)
-            if pos and not isinstance(pos[0], bool) and pos[0] is not None:
-                if dtype is not None:
-                    raise TypeError("to(): got the dtype both positionally and as dtype=")
-                dtype = pos.pop(0)
-                if isinstance(dtype, str) and not _is_dtype_name(dtype):
-                    raise RuntimeError(f"Invalid device string: {dtype!r} (to() takes a device such as "
-                                       "'cpu', 'cpu:1' or 'cuda:0', and/or a dtype such as rg.float32 "
-                                       "or 'float32')")
-        if pos:
-            non_blocking = pos.pop(0)
-        if pos:
-            copy = pos.pop(0)
-        if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
-            raise TypeError(f"to() takes a device and/or a dtype (or a tensor), then non_blocking and copy "
-                            f"(bools); got {args!r}")
-        if pos:
-            raise TypeError(f"to() takes a device and/or dtype (or a tensor), then non_blocking and "
-                            f"copy; got {len(args)} positional arguments")
+        device, dtype, copy = _to_args(args, device, dtype, non_blocking, copy)
         out = self
         if dtype is not None:
             out = _convert_dtype(self, _dtype_arg(dtype, "to"))

@@ -182,6 +182,27 @@ cdef inline bint _is_foreign_tensor(object x):
     return type(x).__name__ == "Tensor" and (type(x).__module__ or "").split(".")[0] == "torch"
 
 
+# Note [Non-Tensor arguments]: what a Tensor parameter takes besides a Tensor.
+# NumPy arrays (and CuPy arrays) are taken as they are: a user's data stays an
+# ndarray. Everything else follows torch's argument parser, whose TypeError a
+# PyTorch program expects: a list or tuple is refused wherever a Tensor is
+# wanted ("argument 'other' must be Tensor, not list"), and a Python or NumPy
+# number is refused as an op's input (its first Tensor parameter, and as an
+# element of a tensor list) but taken elsewhere, as torch's Scalar overloads
+# take it (x + 2, rg.add(2, x), rg.pow(2, x), rg.where(c, x, 0.0)). Converting
+# a list and failing later on its shape gave a RuntimeError where torch's
+# TypeError names the real mistake. Used by the generated ops (_arg_array and
+# the public functions' first parameter), the composites (_as_tensor_arg) and,
+# through extending.tensor_arg, by rg.nn.functional.
+cdef void _refuse_non_tensor(object x, str where, bint is_input) except *:
+    cdef type t = type(x)
+    if t is list or t is tuple:
+        raise TypeError(f"{where} must be Tensor, not {_type_name(x)}; make one with rg.tensor(...) "
+                        "(or pass a NumPy array)")
+    if is_input and (t is float or t is int or t is bool or t is complex or isinstance(x, np.generic)):
+        raise TypeError(f"{where} must be Tensor, not {_type_name(x)}; make one with rg.tensor(...)")
+
+
 cdef object _checked_asarray(object x, str where):
     # A non-Tensor given for a Tensor argument: numbers, sequences of numbers
     # and arrays are taken as arrays (NumPy's semantics); None, strings and
@@ -200,9 +221,56 @@ cdef object _checked_asarray(object x, str where):
     return a
 
 
+def _to_args(tuple args, device, dtype, non_blocking, copy):
+    """Tensor.to's arguments parsed as torch parses them: (device, dtype, copy)."""
+    pos = list(args)
+    if pos and isinstance(pos[0], Tensor):
+        if device is not None or dtype is not None:
+            raise TypeError("to(): pass either a tensor or device=/dtype=, not both")
+        other = <Tensor>pos.pop(0)
+        device, dtype = other._device, other._array.dtype
+    else:
+        if pos and (pos[0] is None or isinstance(pos[0], Device) or
+                    (isinstance(pos[0], str) and _is_device_string(pos[0]))):
+            if device is not None:
+                raise TypeError("to(): got the device both positionally and as device=")
+            device = pos.pop(0)
+        if pos and not isinstance(pos[0], bool) and pos[0] is not None:
+            if dtype is not None:
+                raise TypeError("to(): got the dtype both positionally and as dtype=")
+            dtype = pos.pop(0)
+            if isinstance(dtype, str) and not _is_dtype_name(dtype):
+                raise RuntimeError(f"Invalid device string: {dtype!r} (to() takes a device such as "
+                                   "'cpu', 'cpu:1' or 'cuda:0', and/or a dtype such as rg.float32 "
+                                   "or 'float32')")
+    if pos:
+        non_blocking = pos.pop(0)
+    if pos:
+        copy = pos.pop(0)
+    if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
+        raise TypeError(f"to() takes a device and/or a dtype (or a tensor), then non_blocking and copy "
+                        f"(bools); got {args!r}")
+    if pos:
+        raise TypeError(f"to() takes a device and/or dtype (or a tensor), then non_blocking and "
+                        f"copy; got {len(args)} positional arguments")
+    return device, dtype, copy
+
+
+def _check_tensor_arg(x, str where, bint is_input=True):
+    """Raise TypeError, naming ``where`` (e.g. "mse_loss(): argument
+    'target'"), where torch's argument parser refuses ``x`` for a Tensor
+    parameter and retrograd does too (Note [Non-Tensor arguments])."""
+    if isinstance(x, Tensor):
+        return
+    if x is None or isinstance(x, (str, bytes)) or _is_foreign_tensor(x):
+        _checked_asarray(x, where)
+    _refuse_non_tensor(x, where, is_input)
+
+
 cdef Tensor _as_tensor_arg(object x, str where="argument 'input'"):
     if isinstance(x, Tensor):
         return <Tensor>x
+    _refuse_non_tensor(x, where, where.endswith("'input'") or where.endswith("'self'"))
     return _rg_wrap(_ensure_array(_checked_asarray(x, where)), _CPU)
 
 

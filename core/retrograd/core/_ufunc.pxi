@@ -67,13 +67,31 @@ cdef bint _all_integer(tuple inputs):
     return True
 
 
+cdef tuple _protocol_operands(tuple inputs):
+    # A ufunc's operands as the op takes them (Note [Non-Tensor arguments]):
+    # lists and tuples become arrays (NumPy's meaning), and a number before a
+    # tensor becomes a 0-d array of the dtype NumPy would give the pair, so
+    # np.maximum(2.0, t) promotes as NumPy does and the op, which refuses a
+    # number as its input, gets an array.
+    cdef list out = list(inputs)
+    cdef Py_ssize_t i
+    for i in range(len(out)):
+        a = out[i]
+        if type(a) is list or type(a) is tuple:
+            out[i] = np.asarray(a)
+    if len(out) == 2 and not isinstance(out[0], Tensor) and isinstance(out[1], Tensor) and (
+            type(out[0]) in (float, int, bool, complex) or isinstance(out[0], np.generic)):
+        out[0] = np.asarray(out[0], dtype=np.result_type(out[0], (<Tensor>out[1])._array.dtype))
+    return tuple(out)
+
+
 cdef object _array_ufunc(object ufunc, str method, tuple inputs, dict kwargs):
     name = getattr(ufunc, "__name__", str(ufunc))
     extra = {k: v for k, v in kwargs.items() if not (k == "out" and v is None)}
     opname = _UFUNC_OPS.get(name)
     if method == "__call__" and opname is not None and not extra \
             and not (name in _INT_ARRAY_PATH and _all_integer(inputs)):
-        return _UFUNC_FUNCS[opname](*inputs)
+        return _UFUNC_FUNCS[opname](*_protocol_operands(inputs))
     if method == "__call__" and name in _ARRAY_UFUNCS:
         return _ufunc_on_arrays(ufunc, method, inputs, kwargs)
     if opname is None or method != "__call__":

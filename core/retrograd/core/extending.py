@@ -26,7 +26,7 @@ __all__ = [
     "FunctionBase", "function_apply", "register_function_defaults", "delayed_error",
     "push_saved_tensors_hooks", "pop_saved_tensors_hooks", "saved_tensors_hooks_disabled_message",
     "disable_saved_tensors_hooks", "enable_saved_tensors_hooks", "increment_version",
-    "gradient_edge", "grad_accumulator", "wrap", "composite_op", "max_pool2d_indices",
+    "gradient_edge", "grad_accumulator", "wrap", "check_tensor_arg", "composite_op", "max_pool2d_indices",
     "conv2d", "conv2d_bias",
 ]
 
@@ -68,6 +68,12 @@ grad_accumulator = _abi._grad_accumulator
 #: ``wrap(array, device=None, requires_grad=False)``: a new leaf Tensor around a
 #: NumPy or CuPy array, without a copy.
 wrap = _abi._wrap
+#: ``check_tensor_arg(x, where, is_input=True)``: raise TypeError naming
+#: ``where`` ("mse_loss(): argument 'target'") where torch's argument parser
+#: refuses ``x`` for a Tensor parameter: a list, tuple, None, string or
+#: torch tensor, and for an input (the op's first Tensor) a number. Tensors
+#: and NumPy or CuPy arrays pass.
+check_tensor_arg = _abi._check_tensor_arg
 #: ``@composite_op(name)``: a Python function made of ops, named ``aten::<name>``
 #: in profiles.
 composite_op = _abi.composite_op

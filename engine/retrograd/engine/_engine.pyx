@@ -395,7 +395,8 @@ cdef _annotate(BaseException exc, Node node):
     trace = rg_node_anomaly_trace(node)
     if trace is not None:
         where += f"\nThe forward call that created {node.name()} was:\n{_trace_text(trace)}"
-        where += _parent_traces(node)
+        where += "".join(f"\n\nTraceback of forward call that induced the previous calculation ({name}):\n{tr}"
+                         for name, tr in _parent_chain(node))
     if where not in getattr(exc, "__notes__", ()):
         exc.add_note(where)
 
@@ -407,24 +408,19 @@ cdef str _trace_text(object trace):
 
 cdef _warn_anomaly(Node node):
     # PyTorch warns before re-raising, so that the forward trace shows even
-    # when the error is caught and replaced further up. Where warnings are
-    # errors, torch still shows it: the warning that could not be issued is
-    # written to stderr, and the node's own error goes on to the caller.
-    import warnings
-    msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
-           f"error:\n{_trace_text(rg_node_anomaly_trace(node))}{_parent_traces(node)}")
-    try:
-        warnings.warn(msg, UserWarning, stacklevel=2)
-    except Exception as w:
-        try:
-            _sys.stderr.write(f"{type(w).__name__}: {w}\n")
-        except Exception:
-            pass
+    # when the error is caught and replaced further up: one warning for the
+    # failing node, then one per node whose backward created it
+    # (create_graph), up the chain (torch's AnomalyMetadata::print_stack).
+    _warn_or_write(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                   f"error:\n{_trace_text(rg_node_anomaly_trace(node))}")
+    for name, trace in _parent_chain(node):
+        _warn_or_write(f"\n\nPrevious calculation was induced by {name}. Traceback of forward call that "
+                       f"induced the previous calculation:\n{trace}")
 
 
-cdef str _parent_traces(Node node):
-    # torch's AnomalyMetadata::print_stack: a node created by another node's
-    # backward (create_graph) names that node's forward too, up the chain.
+cdef list _parent_chain(Node node):
+    # (name, forward traceback) of the node whose backward created `node`
+    # (create_graph; metadata["parent_"], as torch), then of its parent, ...
     out = []
     seen = set()
     meta = rg_node_metadata(node)
@@ -434,11 +430,24 @@ cdef str _parent_traces(Node node):
         trace = rg_node_anomaly_trace(<Node>parent)
         if trace is None:
             break
-        out.append(f"\n\nTraceback of forward call that induced the previous calculation "
-                   f"({(<Node>parent).name()}):\n{_trace_text(trace)}")
+        out.append(((<Node>parent).name(), _trace_text(trace)))
         meta = rg_node_metadata(<Node>parent)
         parent = meta.get("parent_") if meta is not None else None
-    return "".join(out)
+    return out
+
+
+cdef _warn_or_write(str msg):
+    # Where warnings are errors, torch still shows the report: the warning
+    # that could not be issued is written to stderr, and the node's own error
+    # goes on to the caller.
+    import warnings
+    try:
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    except Exception as w:
+        try:
+            _sys.stderr.write(f"{type(w).__name__}: {w}\n")
+        except Exception:
+            pass
 
 
 include "_streams.pxi"
@@ -486,9 +495,9 @@ cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulat
     cdef ExecInfo info
     cdef Edge e
     cdef int idx = 0
-    root_info = ExecInfo()
-    root_info.needed = True
-    gt.exec_info[root] = root_info
+    # The root is needed only if it reaches an output, as any node (torch,
+    # since #39784): a custom Function at the root of an unrelated graph
+    # must not run.
     for x in outputs:
         e = <Edge>x
         info = gt.exec_info.get(e.function)
@@ -534,11 +543,16 @@ cdef int _init_to_execute(GraphTask gt, Node root, tuple outputs, bint accumulat
                 _mark_needed(gt, <Node>stack[-1][0])
     # An input the outputs do not reach (backward(inputs=[t]) with t outside
     # the graph) will not run: as in torch, will_engine_execute_node says so
-    # (register_multi_grad_hook then fires without it).
+    # (register_multi_grad_hook then fires without it). Its entry stays, as
+    # one that does not execute: exec_info must not become empty, which would
+    # mean "run everything" (and run a root that reaches no input).
     for x in outputs:
         fn = (<Edge>x).function
         if fn not in seen:
-            gt.exec_info.pop(fn, None)
+            info = gt.exec_info.get(fn)
+            if info is not None:
+                info.needed = False
+                info.captures = None
     return 0
 
 

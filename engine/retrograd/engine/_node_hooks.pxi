@@ -96,6 +96,9 @@ cdef list _call_tensor_pre_hooks(Node node, list inputs, bint create_graph, Py_s
             nr = h[1]
             g = inputs[nr]
             if g is None:
+                # torch calls a tensor's hook even when no gradient reached it
+                # this time (a backward that returned None): with None
+                _check_hook_value(h[2], h[2](None), None, create_graph)
                 continue
             gw = _wrap_for_hook(g, node, nr)
             if batch >= 0:

@@ -160,6 +160,11 @@ KNOWN_KEYS.add("node")
 KNOWN_KEYS.add("fast_kernel")
 # `doc: |` the numpydoc body of the op's docstring (_codegen/docs.py)
 KNOWN_KEYS.add("doc")
+# `scalar_self: true`: the op's first parameter takes a Python or NumPy number
+# too, as torch's Scalar-self overloads do (rg.add(2, x), rg.pow(2, x), and
+# the reflected operators 2 - x); other ops refuse a number there
+# (Note [Non-Tensor arguments], _tensor_args.pxi).
+KNOWN_KEYS.add("scalar_self")
 # `name: op(...) -> (Tensor a, Tensor b)`, `output_differentiability:`, JVP
 # formulas keyed by result name: entries with several results (gen_multi.py)
 KNOWN_KEYS |= gen_multi.KNOWN_KEYS
@@ -872,6 +877,13 @@ def emit_python_wrapper(e, w):
     """The Python-level function `<name>(...)` calling the C-level `_op_<name>`."""
     w(f"def {e.name}({_pyparams(e)}):")
     w(docs.literal(docs.function_doc(e), "    "))
+    first = e.params[0] if e.params else None
+    if first is not None and first in e.tensors and not e.raw.get("scalar_self"):
+        # the user's call: a number (or list) as the op's input is refused as
+        # torch refuses it; internal callers use _op_ directly
+        # (Note [Non-Tensor arguments])
+        w(f"    if not isinstance({first.name}, Tensor):")
+        w(f'        _refuse_non_tensor({first.name}, "{e.name}(): argument \'input\'", True)')
     w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
     w("")
 
@@ -978,7 +990,8 @@ def emit_list_op(e, saved, out):
     w("            carrier = _dev_carrier(carrier, t)")
     w("            needs = needs or _needs(t)")
     w("        else:")
-    w(f'            arrs[i] = _arg_array(x, "{e.name}", "{tl}")')
+    # an element is an input: numbers and lists refused (Note [Non-Tensor arguments])
+    w(f'            arrs[i] = _arg_array(x, "{e.name}", "{tl}", True)')
     w(f"    a_{tl} = arrs")
     for p in e.others:
         w(f"    cdef object v_{p.name} = {p.name}")

@@ -605,13 +605,17 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
         raise NotImplementedError(
             "gradcheck(check_batched_forward_grad=True): retrograd's forward AD has no batched "
             "tangents (vmap); use check_forward_ad=True, which checks every Jacobian column.")
+    # torch's order: the backward Jacobians, then the forward-AD ones, then
+    # the further backward checks (so a function wrong both ways reports its
+    # backward mismatch)
+    if check_backward_ad:
+        check = _fast_gradcheck if fast_mode else _slow_gradcheck
+        check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
     if check_forward_ad:
         _check_forward_ad(_require_forward_ad("check_forward_ad"), func, func_out, tupled_inputs,
                           eps, rtol, atol)
     if not check_backward_ad:
         return True
-    check = _fast_gradcheck if fast_mode else _slow_gradcheck
-    check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
     if check_batched_grad:
         for i, o in enumerate(outputs):
             _test_batched_grad(tupled_inputs, o, i)

@@ -12,7 +12,7 @@ torch's exception classes.
 from __future__ import annotations
 
 from retrograd.core import extending as _ext
-from retrograd.core.extending import composite_op, max_pool2d_indices, wrap as _wrap
+from retrograd.core.extending import check_tensor_arg, composite_op, max_pool2d_indices, wrap as _wrap
 import warnings
 
 import operator
@@ -43,12 +43,9 @@ _Size2 = int | tuple[int, int]
 
 
 def _not_a_tensor(x, what):
-    # None, strings and torch tensors are never array data (torch: TypeError)
-    if x is None or isinstance(x, (str, bytes)):
-        raise TypeError(f"argument '{what}' must be Tensor, not {type(x).__name__}")
-    if type(x).__name__ == "Tensor" and type(x).__module__.split(".")[0] == "torch":
-        raise TypeError(f"argument '{what}' must be a retrograd Tensor, not torch.Tensor: the libraries were "
-                        "mixed; convert it with rg.from_numpy(t.detach().numpy())")
+    # torch's argument parser's refusals (lists, tuples, None, strings, torch
+    # tensors; numbers as the input): retrograd.core's one rule for them
+    check_tensor_arg(x, f"argument '{what}'", what == "input")
 
 
 def _t(x, what="input"):
@@ -153,11 +150,25 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> F.linear(rg.tensor([[1.0, 2.0]]), rg.tensor([[1.0, 1.0], [0.0, 2.0]]), rg.tensor([0.5, 0.0]))
     tensor([[3.5, 4. ]])
     """
-    w = _t(weight)
-    out = _c.matmul(input, _c.transpose(w, 0, 1) if w.ndim == 2 else w)
-    if bias is not None:
-        out = _c.add(out, bias)
-    return out
+    x, w = _t(input), _t(weight, "weight")
+    if w.ndim != 2:
+        out = _c.matmul(x, w)
+        return out if bias is None else _c.add(out, bias)
+    # torch's graph: AddmmBackward0 (or MmBackward0) over TBackward0 of the
+    # weight, with the input folded to a matrix and the result viewed back,
+    # so graph walks and hook orders see torch's nodes
+    wt = _c.t(w)
+    if bias is None:
+        return _c.mm(x, wt) if x.ndim == 2 else _c.matmul(x, wt)
+    b = _t(bias, "bias")
+    if b.ndim > 1 or x.ndim == 0:
+        return _c.add(_c.matmul(x, wt), b)
+    if x.ndim == 2:
+        return _c.addmm(b, x, wt)
+    rows = int(np.prod(x.shape[:-1], dtype=np.int64))
+    fold = _c.view if x.is_contiguous() else _c.reshape      # torch: ViewBackward0 where it can
+    out = _c.addmm(b, fold(x, (rows, x.shape[-1])), wt)
+    return _c.view(out, tuple(x.shape[:-1]) + (w.shape[0],))
 
 
 @composite_op('bilinear')
