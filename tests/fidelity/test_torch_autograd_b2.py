@@ -171,12 +171,10 @@ def _make_view_functions(calls, saw_nonzero):
     return {"one_output": OneOut, "two_output": TwoOut, "view_of_temp": TempView}
 
 
-_BLAME = pytest.mark.xfail(strict=True, reason="retrograd blames the custom Function, not the multiple views, "
-                                                "for an in-place op on output 0")
 _VIEW_CASES = [
     pytest.param(kind, inplace, as_view, id="-".join([kind, "inplace" if inplace else "outplace",
                                                       "view" if as_view else "copy"]),
-                 marks=[_BLAME] if (kind, inplace, as_view) == ("two_output", True, True) else [])
+                 )
     for kind in ("one_output", "two_output", "view_of_temp")
     for inplace in (True, False)
     for as_view in (True, False)

@@ -121,10 +121,7 @@ def test_view_op_on_inference_tensor_inside(requires_grad):
 
 
 @pytest.mark.parametrize("requires_grad", [
-    pytest.param(True, marks=pytest.mark.xfail(
-        strict=True, reason="an op on an inference tensor with requires_grad=True outside the mode raises "
-        "'Inference tensors cannot be saved for backward' (torch: a result that does not require grad)")),
-    False,
+    True, False,
 ])
 def test_functional_op_on_inference_tensor_outside(requires_grad):
     out = _square(_made_inside(requires_grad))
@@ -139,10 +136,7 @@ def test_inplace_op_on_inference_tensor_outside_raises():
 
 
 @pytest.mark.parametrize("requires_grad", [
-    pytest.param(True, marks=pytest.mark.xfail(
-        strict=True, reason="a view, outside the mode, of an inference tensor with requires_grad=True records "
-        "ViewBackward0 and requires grad (torch: a leaf that does not require grad)")),
-    False,
+    True, False,
 ])
 def test_view_op_on_inference_tensor_outside(requires_grad):
     out = _reshape(_made_inside(requires_grad))

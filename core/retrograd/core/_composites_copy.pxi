@@ -40,7 +40,12 @@ def flip(input, dims):
     cdef Tensor t = _as_tensor_arg(input)
     cdef int nd = t._array.ndim
     _check_int_list(_dims_tuple(dims), "dims", "flip")
-    ws = {_wrap_dim(d, nd) for d in _dims_tuple(dims)}
+    ws = set()
+    for d in _dims_tuple(dims):
+        w = _wrap_dim(d, nd)
+        if w in ws:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        ws.add(w)
     if nd == 0 or not ws:
         return _op_clone(t)
     index = tuple(slice(None, None, -1) if i in ws else slice(None) for i in range(nd))
@@ -93,6 +98,8 @@ def roll(input, shifts, dims=None):
         raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(sh)}, dims: {len(ds)}")
     out = t
     for s, d in zip(sh, ds):
+        if not shape:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         w = _wrap_dim(d, len(shape))
         n = shape[w] if shape else 1
         s = _int_arg(s, "shifts", "roll")
@@ -345,13 +352,15 @@ def index_select(input, dim, index):
     """
     cdef Tensor t = _as_tensor_arg(input)
     idx = (<Tensor>index)._array if isinstance(index, Tensor) else \
-        _checked_asarray(index, "index_select(): argument 'index'")
+        _index_array(index, "index_select(): argument 'index'")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if idx.dtype != np.int64 and idx.dtype != np.int32:
         raise RuntimeError(f"index_select(): Expected dtype int32 or int64 for index, got {idx.dtype}")
     nd = t._array.ndim
     d = _wrap_dim(dim, nd)
+    if nd == 0 and idx.size > 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     n = t._array.shape[d] if nd else 1
     flat = idx.reshape(-1)
     if nd and n == 0 and flat.size:
@@ -415,10 +424,15 @@ def masked_fill(input, mask, value):
     """
     cdef Tensor t = _as_tensor_arg(input)
     m = (<Tensor>mask)._array if isinstance(mask, Tensor) else \
-        _checked_asarray(mask, "masked_fill(): argument 'mask'")
+        _index_array(mask, "masked_fill(): argument 'mask'")
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
-    if np.broadcast_shapes(m.shape, t._array.shape) != t._array.shape:
+    try:
+        np.broadcast_shapes(m.shape, t._array.shape)     # out of place, the input broadcasts too (torch)
+        fits = True
+    except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(f"masked_fill: the shape of the mask {list(m.shape)} must be broadcastable "
                            f"to the shape of the input {list(t._array.shape)}")
     if isinstance(value, Tensor):
@@ -439,6 +453,9 @@ cdef object _fill_scalar(object value, object dtype):
     # scalars) and which a compiled program holds as a plain value, not an
     # array constant. What Python cannot convert, NumPy casts.
     kind = dtype.kind
+    if value is None or isinstance(value, (str, bytes, list, tuple)):
+        raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-d Tensor, not "
+                        f"{type(value).__name__}")
     try:
         return bool(value) if kind == "b" else int(value) if kind in "iu" else \
             complex(value) if kind == "c" else float(value)
@@ -483,7 +500,7 @@ def take_along_dim(input, indices, dim=None):
     """
     cdef Tensor t = _as_tensor_arg(input)
     idx = (<Tensor>indices)._array if isinstance(indices, Tensor) else \
-        _checked_asarray(indices, "take_along_dim(): argument 'indices'")
+        _index_array(indices, "take_along_dim(): argument 'indices'")
     if dim is None:
         # (no position counts from the end here, as in torch; rg.compile
         # reads the index tensor itself, as below)

@@ -378,6 +378,7 @@ cdef object _process_outputs(_FunctionBase ctx, tuple inputs, object output, bin
                 _mark_custom_function_view(var)
             results[i] = var
     ctx._is_tensor_output = tuple(is_tensor_out)
+    _mark_multi_output_function_views(ctx, results)
 
     for d in dirty:
         if _index_in(d, outs) < 0:
@@ -401,6 +402,25 @@ cdef inline void _mark_custom_function_view(Tensor t):
     # their history would bypass the Function's backward.
     if t._name is not _CM_INFERENCE_MODE:
         t._name = _CM_IN_CUSTOM_FUNCTION
+
+
+cdef void _mark_multi_output_function_views(object ctx, list results):
+    # torch: a Function with several differentiable outputs that are views is
+    # a multi-output view op (CreationMeta::MULTI_OUTPUT_NODE), whose message
+    # tells to replace the in-place op rather than clone one output.
+    cdef Tensor t
+    cdef Py_ssize_t i, nd = 0
+    for r in results:
+        if isinstance(r, Tensor) and (<Tensor>r)._grad_fn is ctx:
+            nd += 1
+    if nd < 2:
+        return
+    for i in range(len(results)):
+        r = results[i]
+        if isinstance(r, Tensor):
+            t = <Tensor>r
+            if t._grad_fn is ctx and t._base is not None and t._name is _CM_IN_CUSTOM_FUNCTION:
+                t._name = (_CM_MULTI_OUTPUT_NODE, None, t._output_nr)
 
 
 cdef Tensor _alias_of(Tensor var):

@@ -28,6 +28,8 @@ cdef int _check_inplace(Tensor self) except -1:
     if not rg_tls_grad_enabled:
         return 0
     if self._base is not None and isinstance(self._grad_fn, _FunctionBase):
+        if type(self._name) is tuple:
+            _handle_view_on_rebase(self, False)     # one of several view outputs
         _raise_custom_function_view(self)
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError(
@@ -269,6 +271,10 @@ cdef int _tensor_setitem_untraced(Tensor self, object index, object value) excep
     # Tensor.__setitem__: an in-place index_put_ (tracked when self needs grad).
     cdef Tensor t_value = <Tensor>value if isinstance(value, Tensor) else None
     cdef object tok = None
+    if type(value) is list or type(value) is tuple:
+        # torch's TypeError (Note [Non-Tensor arguments]); a NumPy array is taken
+        raise TypeError(f"can't assign a {type(value).__name__} to a tensor; make one with rg.tensor(...) "
+                        "(or assign a NumPy array)")
     if _op_enter_slot != NULL:
         tok = _op_event_enter("aten::index_put_", (self, index, value))    # see _op_events.pxi
     _check_inplace(self)
@@ -283,7 +289,12 @@ cdef int _tensor_setitem_untraced(Tensor self, object index, object value) excep
     if _forward_grad_slot != NULL:
         _fw_inplace_untracked(self, _index_put, (index, value), "__setitem__")
         return 0
-    self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
+    try:
+        self._array[_unwrap_index(index)] = t_value._array if t_value is not None else _arg_array(value)
+    except ValueError as exc:
+        if "broadcast" in str(exc) or "shape mismatch" in str(exc):
+            raise RuntimeError(f"{exc} (the value must broadcast to the indexed shape, as in torch)") from None
+        raise
     self._version_counter.version += 1
     if tok is not None:
         _op_event_exit(tok, None)

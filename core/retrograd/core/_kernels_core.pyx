@@ -43,6 +43,9 @@ cdef object k_sum(object a, object dim, bint keepdim, object dtype):
     # call on small arrays); integer and bool inputs keep np.sum's promotion.
     if type(a) is ndarray and a.ndim > 0 and a.dtype.kind in "fc":
         return np.add.reduce(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+    adt = a.dtype if hasattr(a, "dtype") else np.result_type(a)       # (a CuPy array stays on its device)
+    if dtype is None and adt.kind in "bu" and adt.itemsize < 8:
+        dtype = np.int64                    # torch: sums of bool and small unsigned ints are int64 (NumPy: uint64)
     return np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
 
 
@@ -66,7 +69,13 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
                 return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
         return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
     if dtype is None and _kind_of(a) == 105:
-        # torch has no mean of integers or bools (NumPy's is float64)
+        # torch has no mean of integers or bools (NumPy's is float64); a
+        # malformed dim is its argument parser's TypeError, found first (types
+        # only: a dim out of range is reported after the dtype, as torch)
+        for d in (dim if isinstance(dim, (tuple, list)) else (() if dim is None else (dim,))):
+            if isinstance(d, (bool, np.bool_)) or not hasattr(type(d), "__index__"):
+                raise TypeError(f"mean(): argument 'dim' must be an int or a tuple of ints, but found "
+                                f"element of type {type(d).__name__}")
         raise DtypeRuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {_dtype_str(a)}; convert first (x.float()) or pass dtype=")
@@ -173,6 +182,9 @@ cdef object _raise_dtype_error(object exc, str op, object a):
     # `-` on bools) is torch's NotImplementedError ("trunc" not implemented
     # for complex); never NumPy's "ufunc ... not supported for the input types".
     msg = str(exc)
+    if op == "sub" and "numpy boolean subtract" in msg:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                           "`^` or `logical_xor()` operator instead.") from None
     if ("not supported for the input types" in msg or "did not contain a loop" in msg
             or "numpy boolean" in msg):
         dt = a.dtype if hasattr(a, "dtype") else np.result_type(a)

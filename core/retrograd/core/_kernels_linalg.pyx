@@ -69,16 +69,18 @@ cdef object _check_nonempty(object a, object axis, str name):
 
 
 cdef object k_amax(object a, object dim, bint keepdim):
-    k_real(a, "amax")
+    # torch's order: the dims, an empty reduction, then the dtype
     axis = _axis_of(a, dim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else None
     _check_nonempty(a, axis, "amax")
+    k_real(a, "amax")
     return np.amax(a, axis=axis, keepdims=keepdim)
 
 
 cdef object k_amin(object a, object dim, bint keepdim):
-    k_real(a, "amin")
+    # torch's order: the dims, an empty reduction, then the dtype
     axis = _axis_of(a, dim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else None
     _check_nonempty(a, axis, "amin")
+    k_real(a, "amin")
     return np.amin(a, axis=axis, keepdims=keepdim)
 
 
@@ -201,6 +203,10 @@ cdef object k_cumprod(object a, object dim, object dtype):
 
 cdef object _argext(object a, object dim, bint keepdim, object fn, str name):
     arr = _arr(k_real(a, name, True))
+    if arr.dtype == np.bool_:
+        if dim is not None:
+            _wrap_dim(dim, max(arr.ndim, 1))        # a malformed dim is reported first, as torch
+        raise RuntimeError(f"{name}(): does not support bool input (as torch); convert it first, e.g. x.int()")
     if arr.size == 0:
         # torch's errors (IndexError both); empty non-reduced dims are fine
         if dim is None:
@@ -280,7 +286,8 @@ cdef object k_addmm(object c, object a, object b, object beta, object alpha):
     if alpha != 1:
         prod = np.multiply(prod, alpha)
     if beta == 0:
-        return prod + np.zeros((), np.result_type(c, prod))
+        cdt = c.dtype if hasattr(c, "dtype") else np.result_type(c)
+        return prod.astype(np.result_type(cdt, prod.dtype), copy=False)
     return np.add(prod, c if beta == 1 else np.multiply(c, beta))
 
 

@@ -30,8 +30,10 @@ cdef tuple _max_shifted(object x, object dim, str name):
     # axis), in a float dtype, or (None, an empty copy) for an empty x. The
     # shift is by the max even where it is +inf: torch's softmax of a slice
     # holding +inf is NaN throughout (inf - inf), not [nan, 0, ...].
+    axis = _norm_dims(dim, np.ndim(x))      # torch checks the dim before the dtype
+    if np.size(x) == 0:
+        return None, _arr(x).copy()         # (torch's kernel never runs: no dtype check)
     k_real_float(x, name)
-    axis = _norm_dims(dim, np.ndim(x))
     x = _arr(x)
     if x.dtype.kind not in "fc":
         x = x.astype(np.float64)

@@ -69,11 +69,11 @@ cdef bint _legacy_empty(object a):
 
 cdef object k_stack(list arrs, object dim):
     shape0 = np.shape(arrs[0])
+    cdef int d = _wrap_dim(dim, len(shape0) + 1)       # torch checks the dim first
     for i, a in enumerate(arrs):
         if np.shape(a) != shape0:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape0)} at "
                                f"entry 0 and {list(np.shape(a))} at entry {i}")
-    cdef int d = _wrap_dim(dim, len(shape0) + 1)
     return np.stack(arrs, axis=d)
 
 

@@ -22,7 +22,8 @@ cdef object _CM_IN_CUSTOM_FUNCTION = 4
 
 
 cdef inline object _arg_array(object x, str fn=None, str arg=None, bint is_input=False):
-    # (is_input: an element of a tensor list, which takes no number either)
+    # (is_input: an index, a mask or an element of a tensor list, which take
+    # no number either)
     # A non-Tensor argument of a Tensor parameter: Python scalars stay scalars
     # (NumPy's weak promotion: float32 tensor * 2.0 stays float32); anything
     # else becomes an array without copying. An error names the op and the
@@ -31,6 +32,8 @@ cdef inline object _arg_array(object x, str fn=None, str arg=None, bint is_input
     # are refused (Note [Non-Tensor arguments]).
     if type(x) is ndarray:
         return x
+    if (type(x) is float or type(x) is int or type(x) is bool) and not is_input:
+        return x                    # x * 2.0: the per-op hot path, no message built
     if fn is not None:
         _refuse_non_tensor(x, f"{fn}(): argument '{arg}'", is_input)
     if type(x) is float or type(x) is int or type(x) is bool:

@@ -148,7 +148,9 @@ cdef inline bint _needs(Tensor t):
     # DifferentiableViewMeta::requires_grad: a view whose base joined the
     # graph through an in-place op on another view (before its grad_fn is
     # re-derived), or one made under no_grad of a tensor that requires grad.
-    return t is not None and (t._grad_fn is not None or t._requires_grad or
+    # An inference tensor never joins a graph, even with requires_grad set
+    # (torch: it has no autograd dispatch keys): ops on it record nothing.
+    return t is not None and (t._grad_fn is not None or (t._requires_grad and not t._is_inference) or
                               (t._base is not None and (t._base._grad_fn is not None or
                                                         t._base._requires_grad)))
 

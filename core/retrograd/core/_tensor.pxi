@@ -348,7 +348,7 @@ cdef class Tensor:
     # -- autograd side ----------------------------------------------------
     @property
     def requires_grad(self):
-        return _needs(self)
+        return _needs(self) or (self._is_inference and self._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value):

@@ -256,6 +256,13 @@ def _to_args(tuple args, device, dtype, non_blocking, copy):
     return device, dtype, copy
 
 
+cdef object _index_array(object x, str where):
+    # An index or mask argument that is not a Tensor: an array as it is; a
+    # number, list or tuple is torch's TypeError (Note [Non-Tensor arguments])
+    _refuse_non_tensor(x, where, True)
+    return _checked_asarray(x, where)
+
+
 def _check_tensor_arg(x, str where, bint is_input=True):
     """Raise TypeError, naming ``where`` (e.g. "mse_loss(): argument
     'target'"), where torch's argument parser refuses ``x`` for a Tensor

@@ -375,7 +375,7 @@ cdef int _run_final_callbacks(GraphTask gt) except -1:
 cdef void _thread_on_exception(GraphTask gt, Node node, BaseException exc):
     if gt.has_error:
         return
-    if gt.anomaly_flags and rg_node_anomaly_trace(node) is not None:
+    if gt.anomaly_flags:
         _warn_anomaly(node)
     try:
         _annotate(exc, node)
@@ -411,8 +411,14 @@ cdef _warn_anomaly(Node node):
     # when the error is caught and replaced further up: one warning for the
     # failing node, then one per node whose backward created it
     # (create_graph), up the chain (torch's AnomalyMetadata::print_stack).
+    trace = rg_node_anomaly_trace(node)
+    if trace is None:
+        # the forward ran outside anomaly mode (torch says so in the same words)
+        _warn_or_write(f"Error detected in {node.name()}. No forward pass information available. Enable "
+                       "detect anomaly during forward pass for more information.")
+        return
     _warn_or_write(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                   f"error:\n{_trace_text(rg_node_anomaly_trace(node))}")
+                   f"error:\n{_trace_text(trace)}")
     for name, trace in _parent_chain(node):
         _warn_or_write(f"\n\nPrevious calculation was induced by {name}. Traceback of forward call that "
                        f"induced the previous calculation:\n{trace}")

@@ -702,7 +702,14 @@ def _arg_array_call(e, p):
     # errors for a bad non-Tensor argument name the op and the argument as
     # torch does (its first Tensor parameter is called 'input', not 'self')
     arg = "input" if p.name == "self" else p.name
+    if p.name in INDEX_PARAMS:
+        return f'_arg_array({p.name}, "{e.name}", "{arg}", True)'
     return f'_arg_array({p.name}, "{e.name}", "{arg}")'
+
+
+# Tensor parameters that torch never takes a number for (no Scalar
+# overload): an index, a mask (Note [Non-Tensor arguments])
+INDEX_PARAMS = frozenset({"index", "indices", "mask"})
 
 
 def emit_op(e, saved, uses, out):
@@ -973,7 +980,9 @@ def emit_list_op(e, saved, out):
     w(f'        raise TypeError(f"{e.name}(): argument {tl!r} must be a tuple or list of '
       f'Tensors, not {{type({tl}).__name__}}")')
     w(f"    if len({tl}) == 0:")
-    w(f'        raise RuntimeError("{e.name}(): expected a non-empty list of Tensors")')
+    # torch's classes: cat's ValueError, stack's RuntimeError
+    cls = "ValueError" if e.name == "cat" else "RuntimeError"
+    w(f'        raise {cls}("{e.name}(): expected a non-empty list of Tensors")')
     w("    cdef Py_ssize_t i, n = len(" + tl + ")")
     w("    cdef list ts = [None] * n")
     w("    cdef list arrs = [None] * n")

@@ -44,8 +44,9 @@ _Size2 = int | tuple[int, int]
 
 def _not_a_tensor(x, what):
     # torch's argument parser's refusals (lists, tuples, None, strings, torch
-    # tensors; numbers as the input): retrograd.core's one rule for them
-    check_tensor_arg(x, f"argument '{what}'", what == "input")
+    # tensors, numbers: nn.functional has no Scalar overloads): retrograd.core's
+    # one rule for them
+    check_tensor_arg(x, f"argument '{what}'", True)
 
 
 def _t(x, what="input"):
@@ -1283,6 +1284,25 @@ def _check_class_target(x, t, fn):
             f"target of the input's shape {list(x.shape)}")
 
 
+def _broadcasts(a, b):
+    try:
+        np.broadcast_shapes(tuple(a.shape), tuple(np.shape(b) if not isinstance(b, Tensor) else b.shape))
+        return True
+    except ValueError:
+        return False          # the op's own shape error comes first, as torch's
+
+
+def _float_loss_input(x, kernel, target=None):
+    # torch's loss kernels exist for floating dtypes only: NotImplementedError
+    # naming the kernel, before NumPy would compute in its own promotion
+    dt = getattr(x, "dtype", None)
+    if dt is not None and target is not None and getattr(target, "dtype", None) is not None:
+        dt = np.result_type(dt, target.dtype)           # an integer input with a float target is computed
+    if dt is not None and np.dtype(dt).kind in "biu" and (target is None or _broadcasts(x, target)):
+        raise NotImplementedError(f'"{kernel}" not implemented for {np.dtype(dt)} tensors; convert the input '
+                                  "first, e.g. x.float()")
+
+
 def _nll_parts(x, target, weight, ignore_index):
     """(picked log-probabilities (M,), per-element weights (M,), ignored
     (M,) bool tensor, batch shape, C) for input x (N, C, d...) or (C,) and
@@ -1437,6 +1457,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
                            "'weight'. This input cannot have requires_grad True: pass weight.detach().")
     x = _t(input)
     picked, wv, _, batch, _ = _nll_parts(x, target, weight, ignore_index)
+    _float_loss_input(x, "nll_loss_out_frame")      # after the shapes, as torch
     losses = _c.neg(_c.mul(picked, wv))
     if reduction == "none":
         return _c.reshape(losses, batch)
@@ -1613,6 +1634,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     """
     reduction = _reduction(size_average, reduce, reduction)
     _size_warning(input, target)
+    _float_loss_input(input, "mse_cpu", target)
     d = _c.sub(input, target)
     return _weighted_reduce(_c.mul(d, d), input, weight, reduction, True)
 
