@@ -68,11 +68,14 @@ cdef object k_int_divisor(object a, object b, str name):
     # b as the divisor of an integer division (remainder, floor_divide): torch
     # raises for a zero divisor where both operands are integral (NumPy gives
     # 0 with a warning); a float operand divides in floats (inf / nan).
-    np.broadcast_shapes(np.shape(a), np.shape(b))       # shapes are checked first, as torch
+    if _kind_of(a) != 105 or _kind_of(b) != 105:
+        return b                                        # a float division: nothing to refuse
     if getattr(a, "dtype", None) == np.bool_ and getattr(b, "dtype", None) == np.bool_:
+        np.broadcast_shapes(np.shape(a), np.shape(b))   # a shape error is reported first, as torch
         raise DtypeNotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool' (as torch); convert first, "
                                        "e.g. x.int()")
-    if _kind_of(a) == 105 and _kind_of(b) == 105 and not (b.all() if hasattr(b, "all") else np.all(b)):
+    if not (b.all() if hasattr(b, "all") else np.all(b)):
+        np.broadcast_shapes(np.shape(a), np.shape(b))
         raise RuntimeError(f"ZeroDivisionError: integer {name} by zero (as torch); divide in floats, "
                            "e.g. x.float(), for inf/nan instead")
     return b
