@@ -242,3 +242,23 @@ def test_saved_results_go_through_saved_tensor_hooks_as_torch(case):
     tpacked, tg = run(torch, torch.autograd.graph)
     assert packed == tpacked
     np.testing.assert_allclose(g, tg, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("a", [
+    [[1.0, 2.0], [2.0, 4.0]],
+    [[0.0, 0.0], [0.0, 0.0]],
+    [[0.0, 1.0], [0.0, 1.0]],
+    [[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]],
+], ids=["rank1", "zero", "zero_column", "batch_one_singular"])
+def test_slogdet_gradient_of_a_singular_matrix_is_inf_nan_as_torch(a):
+    # torch solves with the LU factors without checking the pivots: the
+    # gradient is not finite there, and no error is raised. (Which of inf and
+    # nan comes out where a pivot is zero follows LAPACK's order of
+    # operations, which retrograd's elimination does not copy.)
+    x, tx = rg.tensor(a, requires_grad=True), torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    rg.linalg.slogdet(x).logabsdet.sum().backward()
+    torch.linalg.slogdet(tx).logabsdet.sum().backward()
+    got, want = values(x.grad), tx.grad.numpy()
+    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+    np.testing.assert_allclose(got[np.isfinite(got)], want[np.isfinite(want)])
+    assert not np.isfinite(got).all()

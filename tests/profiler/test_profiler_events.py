@@ -171,11 +171,18 @@ def test_memory_sums_up_the_tree():
     x = leaf(4, 4)
     with rg.profiler.profile(profile_memory=True) as prof:
         with rg.profiler.record_function("block"):
-            x.exp()
-            x.sin()
+            kept = [x.exp(), x.sin()]
+        with rg.profiler.record_function("dropped"):
+            x.cos()
     block = next(e for e in prof.events() if e.name == "block")
     assert block.cpu_memory_usage == 2 * 4 * 4 * 8
     assert block.self_cpu_memory_usage == 0
+    # a result freed at once inside the range: its free is charged there too,
+    # so the range holds nothing at its end (as torch counts)
+    dropped = next(e for e in prof.events() if e.name == "dropped")
+    assert dropped.cpu_memory_usage == 0
+    assert dropped.self_cpu_memory_usage == -4 * 4 * 8
+    assert len(kept) == 2
 
 
 def test_with_stack_records_the_callers_frames():

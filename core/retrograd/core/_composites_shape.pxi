@@ -573,10 +573,15 @@ def split(tensor, split_size_or_sections, dim=0):
         out.append(_op_getitem(t, lead + (slice(start, start + s),)))
         start += s
     if rg_tls_grad_enabled:
-        # One op with several view outputs in torch: none of them may be
-        # modified in place (Note [View creation meta]).
-        _mark_multi_output_views(out, "Split" if isinstance(split_size_or_sections, (int, np.integer))
-                                 else "SplitWithSizes")
+        # One op with several view outputs in torch: one node for them all
+        # (Note [Multi-output views]), and none of them may be modified in
+        # place (Note [View creation meta]).
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            _share_multi_view_node(out, t, SplitBackward0, d, False)
+            _mark_multi_output_views(out, "Split")
+        else:
+            _share_multi_view_node(out, t, SplitWithSizesBackward0, d, False)
+            _mark_multi_output_views(out, "SplitWithSizes")
     return tuple(out)
 
 
@@ -591,8 +596,8 @@ cdef _mark_multi_output_views(list outs, str label):
 
 # unbind is a composite, not a table entry: the generator's entries have a
 # fixed number of results, and unbind has as many as the size of `dim`.
-# Each piece is a basic-getitem view (its backward is getitem's), marked as
-# one of several views of one op, as torch's UnbindBackward0 outputs are.
+# Each piece is a basic-getitem view; the pieces share one UnbindBackward0
+# (Note [Multi-output views]).
 def unbind(input, dim=0):
     """The slices of ``input`` along ``dim``, each without that dim, as a tuple of views.
 
@@ -632,6 +637,7 @@ def unbind(input, dim=0):
     lead = (slice(None),) * d
     out = [_op_getitem(t, lead + (i,)) for i in range(shape[d])]
     if rg_tls_grad_enabled:
+        _share_multi_view_node(out, t, UnbindBackward0, d, True)
         _mark_multi_output_views(out, "Unbind")
     return tuple(out)
 

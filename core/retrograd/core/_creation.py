@@ -10,11 +10,14 @@ import operator
 import numpy as np
 
 from retrograd.core import abi as _abi
-from retrograd.core.abi import Tensor
+from retrograd.core.abi import Tensor, composite_op
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
            "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed", "get_rng", "is_tensor"]
+
+# The factories are composite ops: a profile shows them as torch's aten::zeros,
+# aten::rand, ... with the memory their tensor takes (profile_memory).
 
 # Created on first use: importing numpy.random is ~20 ms, most of what
 # `import retrograd` adds to `import numpy` (benchmarks/footprint.py).
@@ -460,6 +463,7 @@ def from_numpy(array) -> Tensor:
     return _abi._wrap(array)
 
 
+@composite_op("zeros")
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with zeros.
 
@@ -505,6 +509,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _factory(_make(_alloc("zeros", make, shape), device, requires_grad), "zeros", make, device)
 
 
+@composite_op("ones")
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with ones.
 
@@ -550,6 +555,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _factory(_make(_alloc("ones", make, shape), device, requires_grad), "ones", make, device)
 
 
+@composite_op("empty")
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` whose values are not initialised.
 
@@ -593,6 +599,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _factory(_make(_alloc("empty", make, shape), device, requires_grad), "empty", make, device)
 
 
+@composite_op("full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` with every element equal to ``fill_value``.
 
@@ -640,6 +647,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _factory(_make(_alloc("full", make, shape), device, requires_grad), "full", make, device)
 
 
+@composite_op("arange")
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The numbers from ``start`` up to (not including) ``end``, ``step`` apart, as a 1-d tensor.
 
@@ -711,6 +719,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _factory(_make(_alloc("arange", make, ["?"]), device, requires_grad), "arange", make, device)
 
 
+@composite_op("linspace")
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced numbers from ``start`` to ``end``, both included.
 
@@ -759,6 +768,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _factory(_make(make(), device, requires_grad), "linspace", make, device)
 
 
+@composite_op("eye")
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A 2-d tensor with ones on the diagonal and zeros elsewhere.
 
@@ -837,6 +847,7 @@ def _like(fn, t, dtype, device, requires_grad, *args):
     return t
 
 
+@composite_op("zeros_like")
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with zeros, of ``t``'s shape, dtype and device.
 
@@ -872,6 +883,7 @@ def zeros_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(np.zeros_like, t, dtype, device, requires_grad)
 
 
+@composite_op("ones_like")
 def ones_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ones, of ``t``'s shape, dtype and device.
 
@@ -906,6 +918,7 @@ def ones_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(np.ones_like, t, dtype, device, requires_grad)
 
 
+@composite_op("empty_like")
 def empty_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``t``'s shape, dtype and device whose values are not initialised.
 
@@ -941,6 +954,7 @@ def empty_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(np.empty_like, t, dtype, device, requires_grad)
 
 
+@composite_op("full_like")
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``t``'s shape, dtype and device with every element equal to ``fill_value``.
 
@@ -997,6 +1011,7 @@ def _proto(arr):
     return lambda: np.broadcast_to(elem, shape)
 
 
+@composite_op("rand")
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """A tensor of shape ``size`` drawn uniformly from ``[0, 1)``.
 
@@ -1050,6 +1065,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
                    "rand", lambda: rand(*size, dtype=dtype, device=device, generator=generator))
 
 
+@composite_op("randn")
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """A tensor of shape ``size`` drawn from the standard normal distribution.
 
@@ -1124,6 +1140,7 @@ def _int_bound(v, fn, arg):
     return operator.index(v)
 
 
+@composite_op("randint")
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Random integers drawn uniformly from ``[low, high)``.
@@ -1205,6 +1222,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
                    lambda: randint(low, high, size, generator=generator, dtype=dtype, device=device))
 
 
+@composite_op("randperm")
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A random permutation of ``0, 1, ..., n - 1``.
 
@@ -1283,6 +1301,7 @@ def _random_like(fn, draw, t, dtype, device, requires_grad, generator, complex_s
                    lambda: _random_like(fn, draw, t, dtype, device, False, generator, complex_scale))
 
 
+@composite_op("rand_like")
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """A tensor shaped like ``input`` of numbers drawn uniformly from [0, 1).
 
@@ -1322,6 +1341,7 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=
     return _random_like("rand_like", lambda g, s: g.random(s), input, dtype, device, requires_grad, generator)
 
 
+@composite_op("randn_like")
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """A tensor shaped like ``input`` of standard normal numbers.
 

@@ -5,7 +5,7 @@ from retrograd.core._arg_checks cimport _wrap_dim
 from retrograd.core._array_module cimport _xp
 from retrograd.core._dtype_rules cimport k_sign
 from retrograd.core._kernels_linalg cimport (
-    _axis_of, _norm_p, k_take_dim, k_take_dim_backward, k_einsum, k_inv, _solve_vector_case,
+    _axis_of, _norm_p, k_take_dim, k_take_dim_backward, k_einsum, k_inv, k_inv_unchecked, _solve_vector_case,
     k_solve,
 )
 
@@ -532,7 +532,9 @@ def slogdet_backward(ns, grad_sign, grad_logabsdet, self):
     # (torch's slogdet_backward); no logabsdet gradient, no gradient
     if grad_logabsdet is None:
         return None
-    return _batch_mat(ns, grad_logabsdet) * ns.mT(_ns_inv(ns, self))
+    # (a singular matrix: inf/nan, as torch's LU solve gives, not an error)
+    inv = k_inv_unchecked(self) if ns is A else _op__linalg_inv(self)
+    return _batch_mat(ns, grad_logabsdet) * ns.mT(inv)
 
 
 def logabsdet_jvp(ns, t, self):

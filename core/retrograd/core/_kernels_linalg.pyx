@@ -370,6 +370,41 @@ cdef object k_inv(object a):
                           "is singular and has no inverse") from None
 
 
+cdef object k_inv_unchecked(object a):
+    # The inverse as LAPACK's LU solve gives it for a singular matrix too:
+    # inf/nan where a pivot is zero, no error. torch's backward formulas that
+    # solve with the input (slogdet's) give that, rather than raising.
+    if _is_cupy(a):
+        return np.linalg.inv(a)         # (CuPy returns nan/inf unless asked to check)
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        pass
+    # Gauss-Jordan elimination with partial pivoting, batched, without the
+    # zero-pivot check.
+    m = np.array(a, dtype=np.result_type(a, np.float64) if a.dtype.kind not in "fc" else a.dtype)
+    cdef Py_ssize_t n = m.shape[-1], k
+    inv = np.broadcast_to(np.eye(n, dtype=m.dtype), m.shape).copy()
+    batch = np.indices(m.shape[:-2]) if m.ndim > 2 else ()
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            p = np.argmax(np.abs(m[..., k:, k]), axis=-1) + k
+            for arr in (m, inv):
+                row_k = arr[..., k, :].copy()
+                arr[..., k, :] = arr[tuple(batch) + (p,)]
+                arr[tuple(batch) + (p,)] = row_k
+            pivot = m[..., k, k][..., None].copy()
+            m[..., k, :] /= pivot
+            inv[..., k, :] /= pivot
+            factor = m[..., :, k:k + 1].copy()
+            for arr in (m, inv):
+                # (row k itself is left out: 0 * inf would make it nan)
+                update = factor * arr[..., k:k + 1, :]
+                update[..., k, :] = 0
+                arr -= update
+    return inv
+
+
 cdef object k_det(object a):
     _check_square(a, "det")
     return np.linalg.det(a)

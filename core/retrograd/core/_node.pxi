@@ -192,7 +192,8 @@ cdef class Node:
     ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``
     and ``_sequence_nr()`` behave as in ``torch.autograd.graph.Node``.
     Calling a node with one gradient per input runs its backward formula
-    alone and returns the gradients of its forward's inputs.
+    alone and returns the gradients of its forward's inputs: a tuple, or the
+    gradient alone where the node has one next edge (as in torch).
 
     Examples
     --------
@@ -206,6 +207,8 @@ cdef class Node:
     >>> mul = y.grad_fn.next_functions[0][0]
     >>> mul(rg.ones(2))
     (tensor([3., 3.]), None)
+    >>> (x ** 2).grad_fn(rg.ones(2))
+    tensor([2., 4.])
     """
 
     cdef list apply(self, list grads, bint create_graph):
@@ -490,6 +493,9 @@ cdef class Node:
                     f"None), got {type(g).__name__}")
         gl = [_unwrap_grad(g, False) for g in grads]
         out = self.apply(gl, False)
+        # torch: a node with one next edge returns its gradient bare
+        if len(out) == 1:
+            return None if out[0] is None else _wrap_grad_value(out[0])
         return tuple(None if g is None else _wrap_grad_value(g) for g in out)
 
     def __repr__(self):

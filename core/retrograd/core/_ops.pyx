@@ -39,6 +39,7 @@ include "_formula_helpers_decompositions.pxi"   # sort/topk, eigh, qr, pinv, lst
 include "_formula_helpers_elementwise.pxi"
 include "_batched_formulas.pxi"    # the table's `batched:` formulas
 include "_generated_ops.pxi"
+include "_multi_view.pxi"            # the one node of split's, chunk's and unbind's views
 include "_composites_shape.pxi"        # shape composites that give views (and cat's aliases)
 include "_composites_copy.pxi"         # shape composites that make copies
 include "_ufunc.pxi"

@@ -23,6 +23,8 @@ from retrograd.core._ops import (  # no-cython-lint
     roll, select, split, squeeze, take_along_dim, tile, tril, triu, unbind, unflatten, unsqueeze,
 )
 from retrograd.core._ops import _tensor_backward, _to_args  # no-cython-lint
+from cpython.object cimport PyTypeObject
+from cpython.type cimport PyType_Modified
 import builtins as _builtins
 import copy as _copy_mod
 import operator as _operator
@@ -513,6 +515,15 @@ cdef class Tensor:
             return _hooks_snapshot(self._hooks)
         return _output_hooks_snapshot(<Node>self._grad_fn, self._output_nr)
 
+    @_backward_hooks.setter
+    def _backward_hooks(self, value):
+        raise AttributeError("Tensor._backward_hooks is read-only: add hooks with register_hook")
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self):
+        raise RuntimeError("Deletion of _backward_hooks is not allowed: remove each hook with the "
+                           "handle its register_hook returned")
+
     @property
     def _post_accumulate_grad_hooks(self):
         return _hooks_snapshot(self._post_acc_hooks)
@@ -601,196 +612,39 @@ cdef class Tensor:
             out = _op_clone(self)
         return out
 
-    # torch's dtype shorthands: float conversions keep the graph (node
-    # ToDtypeBackward0; torch's is ToCopyBackward0), integer and bool ones
-    # give tensors that do not require grad; a tensor already of the dtype is
-    # returned as is.
-    def float(self):
-        return _convert_dtype(self, _F32)
-
-    def double(self):
-        return _convert_dtype(self, _F64)
-
-    def half(self):
-        return _convert_dtype(self, _F16)
-
-    def cfloat(self):
-        return _convert_dtype(self, _C64)
-
-    def cdouble(self):
-        return _convert_dtype(self, _C128)
-
-    def long(self):
-        return _convert_dtype(self, _I64)
-
-    def int(self):
-        return _convert_dtype(self, _I32)
-
-    def short(self):
-        return _convert_dtype(self, _I16)
-
-    def char(self):
-        return _convert_dtype(self, _I8)
-
-    def byte(self):
-        return _convert_dtype(self, _U8)
-
-    def bool(self):
-        return _convert_dtype(self, _BOOL)
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self, device=None):
-        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
-
-    def type_as(self, other):
-        return self.to(dtype=(<Tensor>_as_tensor_arg(other))._array.dtype)
-
-    # -- shape methods taking torch's varargs ---------------------------------
-    def reshape(self, *shape):
-        return _op_reshape(self, _shape_args(shape))
-
-    def view(self, *shape):
-        return _op_view(self, _shape_args(shape))
-
-    def permute(self, *dims):
-        return _op_permute(self, _shape_args(dims))
-
-    def expand(self, *sizes):
-        return _op_expand(self, _shape_args(sizes))
-
-    def broadcast_to(self, shape):
-        return _op_broadcast_to(self, tuple(shape))
-
-    def flatten(self, start_dim=0, end_dim=-1):
-        return flatten(self, start_dim, end_dim)
-
-    # -- in-place ops (see _inplace.pxi) ---------------------------------------
-    def add_(self, other, *, alpha=1):
-        return _inplace_binary(self, other if alpha == 1 else _op_mul(other, alpha), _op_add2, np.add, "add_")
-
-    def sub_(self, other, *, alpha=1):
-        return _inplace_binary(self, other if alpha == 1 else _op_mul(other, alpha), _op_sub2, np.subtract, "sub_")
-
-    def mul_(self, other):
-        return _inplace_binary(self, other, _op_mul, np.multiply, "mul_")
-
-    def div_(self, other):
-        return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
-
-    def pow_(self, exponent):
-        return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
-
-    def copy_(self, src, non_blocking=False):
-        return _inplace_call(self, _copy_value, (src,), "copy_")
-
-    def __iadd__(self, other):
-        return _inplace_binary(self, other, _op_add2, np.add, "add_")
-
-    def __isub__(self, other):
-        return _inplace_binary(self, other, _op_sub2, np.subtract, "sub_")
-
-    def __imul__(self, other):
-        return _inplace_binary(self, other, _op_mul, np.multiply, "mul_")
-
-    def __itruediv__(self, other):
-        return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
-
-    def __ipow__(self, other):
-        return _inplace_binary(self, other, _op_pow, np.power, "pow_")
-
-    def __setitem__(self, index, value):
-        _tensor_setitem(self, index, value)     # _inplace.pxi
-
-    # --- shape and indexing: composites of _composites_shape.pxi ---
-    def squeeze(self, dim=None):
-        return squeeze(self, dim)
-
-    def unsqueeze(self, dim):
-        return unsqueeze(self, dim)
-
-    def swapaxes(self, axis0, axis1):
-        return _op_transpose(self, axis0, axis1)
-
-    def swapdims(self, dim0, dim1):
-        return _op_transpose(self, dim0, dim1)
-
-    def movedim(self, source, destination):
-        return movedim(self, source, destination)
-
-    def moveaxis(self, source, destination):
-        return movedim(self, source, destination)
-
-    def split(self, split_size, dim=0):
-        return split(self, split_size, dim)
-
-    def chunk(self, chunks, dim=0):
-        return chunk(self, chunks, dim)
-
-    def flip(self, *dims):
-        return flip(self, _shape_args(dims))
-
-    def roll(self, shifts, dims=None):
-        return roll(self, shifts, dims)
-
-    def repeat(self, *sizes):
-        return repeat(self, _shape_args(sizes))
-
-    def tile(self, *dims):
-        return tile(self, _shape_args(dims))
-
-    def index_select(self, dim, index):
-        return index_select(self, dim, index)
-
-    def masked_fill(self, mask, value):
-        return masked_fill(self, mask, value)
-
-    def take_along_dim(self, indices, dim=None):
-        return take_along_dim(self, indices, dim)
-
-    def narrow(self, dim, start, length):
-        return narrow(self, dim, start, length)
-
-    def select(self, dim, index):
-        return select(self, dim, index)
-
-    def unflatten(self, dim, sizes):
-        return unflatten(self, dim, sizes)
-
-    def tril(self, diagonal=0):
-        return tril(self, diagonal)
-
-    def triu(self, diagonal=0):
-        return triu(self, diagonal)
-
-    # --- reductions and linear algebra ---
-    # max/min return (values, indices) with a dim: composites (argument
-    # checks, named tuples) over the _max_dim / _min_dim entries.
-    def max(self, dim=None, keepdim=False):
-        from retrograd.core._composites_reductions_linalg import max as _max
-        return _max(self, dim, keepdim)
-
-    def min(self, dim=None, keepdim=False):
-        from retrograd.core._composites_reductions_linalg import min as _min
-        return _min(self, dim, keepdim)
-
-    # sort/topk: composites (named tuples) over the _sort / _topk entries
-    def sort(self, dim=-1, descending=False, *, stable=False):
-        from retrograd.core._composites_reductions_linalg import sort as _sort
-        return _sort(self, dim, descending, stable=stable)
-
-    def topk(self, k, dim=-1, largest=True, sorted=True):
-        from retrograd.core._composites_reductions_linalg import topk as _topk
-        return _topk(self, k, dim, largest, sorted)
-
-    def unbind(self, dim=0):
-        return unbind(self, dim)
+    # @@TENSOR_METHODS@@ gen_ops.py puts here the body of _tensor_methods.pxi: the
+    # dtype and device shorthands, the shape and in-place methods, the
+    # composites' methods.
 
     # @@GENERATED_METHODS@@ gen_ops.py puts here one method per `methods:`/`inplace:` name of
     # derivatives.yaml (each calls its op's _op_<name>). To read them: the entry in
     # derivatives.yaml; typed, in `class Tensor` of the installed abi.pyi (written by
     # _codegen/gen_stubs.py); as code, in the build directory's _tensor_generated.pxi.
+
+
+# torch's Tensor._grad_fn: grad_fn under its private name (read by code written
+# for torch's internals), which may be set to None only (detaching in place)
+# and not deleted. Tensor's C field has that name, so the Python property is
+# put in the class's dict by hand.
+def _private_grad_fn_get(Tensor self):
+    return self.grad_fn
+
+
+def _private_grad_fn_set(Tensor self, value):
+    if value is not None:
+        raise RuntimeError("_grad_fn can be only set to None; to give a tensor a history, compute "
+                           "it from tensors that require grad")
+    self.detach_()
+
+
+def _private_grad_fn_del(Tensor self):
+    raise RuntimeError("Deletion of _grad_fn is not allowed. Detach the tensor instead (detach() "
+                       "or detach_())")
+
+
+(<dict><object>(<PyTypeObject*>Tensor).tp_dict)["_grad_fn"] = property(
+    _private_grad_fn_get, _private_grad_fn_set, _private_grad_fn_del, "grad_fn (torch's private name).")
+PyType_Modified(Tensor)
 
 
 _np_protocol = None

@@ -115,6 +115,7 @@ cdef bint _with_stack = False
 cdef bint _profile_memory = False
 cdef list _events = []              # finished RawEvents, in exit order
 cdef list _allocations = []         # profile_memory: [start_ns, end_ns or -1, nbytes, category]
+cdef list _frees = []               # profile_memory: (time_ns, tid, nbytes) of allocations freed while recording
 cdef dict _pending = {}             # native tid -> node name awaiting its apply event
 cdef object _stack_skip = None      # filename prefixes left out of with_stack
 
@@ -261,9 +262,13 @@ cdef inline object _root(object a):
 
 
 cdef object _free_callback(list alloc):
+    # An array an op allocated is freed: the allocation ends, and the free is
+    # charged (negative bytes) to the innermost range open on the freeing
+    # thread, as torch's memory events are (_events.build_events).
     def freed(ref):
         if alloc[1] < 0:
             alloc[1] = _now()
+            _frees.append((alloc[1], PyThread_get_thread_native_id(), alloc[2]))
     return freed
 
 
@@ -320,7 +325,7 @@ cdef int _op_outputs(object token, object outputs) except -1:
 
 def start(bint record_shapes, bint with_stack, bint profile_memory):
     """Fill core's op-event slot and start recording (one profile at a time)."""
-    global _active, _record_shapes, _with_stack, _profile_memory, _events, _allocations
+    global _active, _record_shapes, _with_stack, _profile_memory, _events, _allocations, _frees
     global _stack_skip, _session
     if _active:
         raise RuntimeError(
@@ -331,6 +336,7 @@ def start(bint record_shapes, bint with_stack, bint profile_memory):
     _profile_memory = profile_memory
     _events = []
     _allocations = []
+    _frees = []
     _pending.clear()
     _session += 1
     if _stack_skip is None:
@@ -344,8 +350,8 @@ def start(bint record_shapes, bint with_stack, bint profile_memory):
 
 
 def stop():
-    """Empty core's slot; return (events, allocations) recorded since start()."""
-    global _active, _events, _allocations
+    """Empty core's slot; return (events, allocations, frees) recorded since start()."""
+    global _active, _events, _allocations, _frees
     if not _active:
         raise RuntimeError("the retrograd profiler is not recording: stop() without start()")
     rg_register_op_outputs(NULL)
@@ -360,7 +366,8 @@ def stop():
             del a[4]                # drop the weak reference: its callback must not fire later
         if a[1] < 0:
             a[1] = t                # still alive when the profile ended
-    return events, allocations
+    frees, _frees = _frees, []
+    return events, allocations, frees
 
 
 def session() -> int:

@@ -164,9 +164,10 @@ class FunctionEventAvg(_NoDeviceFields):
     --------
     >>> import retrograd as rg
     >>> from retrograd.profiler import profile
+    >>> x = rg.ones(2)
     >>> with profile() as prof:
     ...     for _ in range(3):
-    ...         y = rg.ones(2).exp()
+    ...         y = x.exp()
     >>> (avg,) = prof.key_averages()
     >>> avg.key, avg.count
     ('aten::exp', 3)
@@ -213,8 +214,9 @@ class FunctionEventAvg(_NoDeviceFields):
         --------
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile, FunctionEventAvg
+        >>> x = rg.ones(2)
         >>> with profile() as prof:
-        ...     y = rg.ones(2).exp().exp()
+        ...     y = x.exp().exp()
         >>> avg = FunctionEventAvg()
         >>> for event in prof.events():
         ...     _ = avg.add(event)
@@ -274,7 +276,7 @@ class EventList(list):
     ...     y = rg.ones(2).exp().sum()
     >>> events = prof.events()
     >>> isinstance(events, list), [e.name for e in events]
-    (True, ['aten::exp', 'aten::sum'])
+    (True, ['aten::ones', 'aten::exp', 'aten::sum'])
     >>> [e.name for e in EventList(e for e in events if e.name == "aten::sum")]
     ['aten::sum']
     """
@@ -310,8 +312,9 @@ class EventList(list):
         --------
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile
+        >>> x = rg.ones(2)
         >>> with profile() as prof:
-        ...     y = rg.ones(2).exp().exp().sum()
+        ...     y = x.exp().exp().sum()
         >>> [(a.key, a.count) for a in prof.events().key_averages()]
         [('aten::exp', 2), ('aten::sum', 1)]
         """
@@ -342,8 +345,9 @@ class EventList(list):
         --------
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile
+        >>> x = rg.ones(2)
         >>> with profile() as prof:
-        ...     y = rg.ones(2).exp().exp().sum()
+        ...     y = x.exp().exp().sum()
         >>> total = prof.events().total_average()
         >>> total.key, total.count
         ('Total', 3)
@@ -408,8 +412,9 @@ class EventList(list):
         --------
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile
+        >>> x = rg.ones(2)
         >>> with profile() as prof:
-        ...     y = rg.ones(2).exp().exp().sum()
+        ...     y = x.exp().exp().sum()
         >>> table = prof.key_averages().table(sort_by="count", time_unit="us")
         >>> print(table)  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
         ---...
@@ -428,14 +433,24 @@ class EventList(list):
         return self.table()
 
 
-def build_events(raw_events, profile_memory: bool) -> EventList:
+def build_events(raw_events, profile_memory: bool, frees=()) -> EventList:
     """FunctionEvents from a cycle's RawEvents: sorted by start, linked to
-    their parents and children per thread, memory summed up the tree."""
+    their parents and children per thread, memory summed up the tree.
+
+    ``frees``: (time_ns, thread, nbytes) of the arrays freed while the
+    profile recorded; each is charged, negative, to the innermost event open
+    on its thread at that time (torch's memory events)."""
     raws = sorted((r for r in raw_events if r.end_ns >= r.start_ns), key=lambda r: (r.start_ns, -r.end_ns))
     events = EventList((FunctionEvent(i, r, r.start_ns / 1000.0, r.end_ns / 1000.0)
                         for i, r in enumerate(raws)), profile_memory)
     open_by_thread: dict = defaultdict(list)
+    pending = sorted(frees)
+    k = 0
     for e in events:
+        # (the frees before this event starts, with the stacks as they are then)
+        while k < len(pending) and pending[k][0] < e.start_ns:
+            _charge_free(open_by_thread, pending[k])
+            k += 1
         stack = open_by_thread[e.thread]
         while stack and stack[-1].time_range.end < e.time_range.start:
             stack.pop()
@@ -447,11 +462,23 @@ def build_events(raw_events, profile_memory: bool) -> EventList:
             e.cpu_parent = stack[-1]
             stack[-1].cpu_children.append(e)
         stack.append(e)
+    for free in pending[k:]:
+        _charge_free(open_by_thread, free)
     if profile_memory:
         for e in reversed(events):       # children start later: totals flow upward
             if e.cpu_parent is not None:
                 e.cpu_parent.cpu_memory_usage += e.cpu_memory_usage
     return events
+
+
+def _charge_free(open_by_thread, free) -> None:
+    time_ns, thread, nbytes = free
+    stack = open_by_thread.get(thread)
+    while stack and stack[-1].end_ns < time_ns:
+        stack.pop()
+    if stack:
+        stack[-1].own_memory -= nbytes
+        stack[-1].cpu_memory_usage -= nbytes
 
 
 # -- the table (torch's _build_table, CPU columns) ---------------------------

@@ -33,7 +33,7 @@ class ProfilerActivity(enum.Enum):
     >>> with profile(activities=[ProfilerActivity.CPU]) as prof:
     ...     y = rg.ones(2).sum()
     >>> [e.name for e in prof.events()]
-    ['aten::sum']
+    ['aten::ones', 'aten::sum']
     """
     CPU = 0
     CUDA = 1
@@ -482,9 +482,10 @@ class profile:
         --------
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile
+        >>> x = rg.ones(2)
         >>> prof = profile()
         >>> prof.start()
-        >>> y = rg.ones(2).exp()
+        >>> y = x.exp()
         >>> prof.stop()
         >>> [e.name for e in prof.events()]
         ['aten::exp']
@@ -517,7 +518,7 @@ class profile:
         >>> prof.start()
         >>> y = rg.ones(2).sum()
         >>> prof.stop()
-        ready: 1 events
+        ready: 2 events
         """
         if not self._running:
             raise RuntimeError("profile.stop(): this profile is not running (start() it, or use "
@@ -584,9 +585,9 @@ class profile:
         self._recording = record
 
     def _stop_trace(self) -> None:
-        events, allocations = _collector.stop() if self._recording else ([], [])
+        events, allocations, frees = _collector.stop() if self._recording else ([], [], [])
         self._recording = False
-        self._results = _Results(self, events, allocations, self._start_ns, _collector.clock_ns(),
+        self._results = _Results(self, events, allocations, frees, self._start_ns, _collector.clock_ns(),
                                  _thread_names())
 
     def _trace_ready(self) -> None:
@@ -662,9 +663,10 @@ class profile:
         --------
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile
+        >>> xs = [rg.ones(n) for n in (2, 2, 3)]
         >>> with profile(record_shapes=True) as prof:
-        ...     for n in (2, 2, 3):
-        ...         y = rg.ones(n).exp()
+        ...     for x in xs:
+        ...         y = x.exp()
         >>> [(a.key, a.count) for a in prof.key_averages()]
         [('aten::exp', 3)]
         >>> [(a.key, a.count, a.input_shapes) for a in prof.key_averages(group_by_input_shape=True)]
@@ -697,8 +699,9 @@ class profile:
         >>> import json, os, tempfile
         >>> import retrograd as rg
         >>> from retrograd.profiler import profile
+        >>> x = rg.ones(2)
         >>> with profile() as prof:
-        ...     y = rg.ones(2).exp()
+        ...     y = x.exp()
         >>> path = os.path.join(tempfile.mkdtemp(), "trace.json")
         >>> prof.export_chrome_trace(path)
         >>> with open(path) as f:
@@ -761,12 +764,13 @@ class profile:
 class _Results:
     """One finished recording cycle: the events and what the exports need."""
 
-    def __init__(self, prof, raw_events, allocations, start_ns, end_ns, thread_names):
+    def __init__(self, prof, raw_events, allocations, frees, start_ns, end_ns, thread_names):
         self.record_shapes = prof.record_shapes
         self.profile_memory = prof.profile_memory
         self.with_stack = prof.with_stack
         self.raw_events = raw_events
         self.allocations = allocations
+        self.frees = frees
         self.start_ns = start_ns
         self.end_ns = end_ns
         self.thread_names = thread_names
@@ -777,5 +781,5 @@ class _Results:
         # Built on first use, as torch parses its results lazily: a cycle
         # nobody looks at costs only its recording.
         if self._events is None:
-            self._events = build_events(self.raw_events, self.profile_memory)
+            self._events = build_events(self.raw_events, self.profile_memory, self.frees)
         return self._events

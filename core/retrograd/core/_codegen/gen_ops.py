@@ -165,6 +165,11 @@ KNOWN_KEYS.add("doc")
 # the reflected operators 2 - x); other ops refuse a number there
 # (Note [Non-Tensor arguments], _tensor_args.pxi).
 KNOWN_KEYS.add("scalar_self")
+# `scalar_other: true`: given a number as its last tensor parameter, the op is
+# torch's Tensor-Scalar overload (x ** 2 is pow.Tensor_Scalar, x % 2 is
+# remainder.Scalar): its node has an edge for the tensor alone, so
+# next_functions and calling the node see one input, as in torch.
+KNOWN_KEYS.add("scalar_other")
 # `name: op(...) -> (Tensor a, Tensor b)`, `output_differentiability:`, JVP
 # formulas keyed by result name: entries with several results (gen_multi.py)
 KNOWN_KEYS |= gen_multi.KNOWN_KEYS
@@ -584,7 +589,10 @@ def _emit_apply(e, w, method, formulas, per_input, saved, kinds, has_tensor_save
     for i in range(n_out):
         w(f"        cdef object r{i} = None")
     w("        if grad is None:")
-    w(f"            return [{', '.join(['None'] * n_out)}]")
+    if e.raw.get("scalar_other"):
+        w("            return [None] * self._num_edges")
+    else:
+        w(f"            return [{', '.join(['None'] * n_out)}]")
     freed = e.raw.get("freed_after_backward")
     if freed not in (None, "always", "advanced_index"):
         raise TableError(f"derivatives.yaml:{e.line}: freed_after_backward must be `always` or "
@@ -617,6 +625,9 @@ def _emit_apply(e, w, method, formulas, per_input, saved, kinds, has_tensor_save
             w(f"                r{i} = {rewrite(e, formulas[p.name], mode)}")
         if not any_stmt:
             w("            pass")
+    if e.raw.get("scalar_other"):
+        w("        if self._num_edges == 1:")
+        w("            return [r0]")
     w(f"        return [{', '.join(f'r{i}' for i in range(n_out))}]")
     w("")
 
@@ -816,7 +827,15 @@ def emit_op(e, saved, uses, out):
                 w(f"        e{i} = None")
             else:
                 w(f"        e{i} = _edge_fn(t_{p.name})")
-        if len(tensors) <= 2:
+        if e.raw.get("scalar_other"):
+            if len(tensors) != 2:
+                raise TableError(f"derivatives.yaml:{e.line}: scalar_other needs two tensor parameters")
+            last = tensors[1].name
+            w(f"        if t_{last} is None:")
+            w(f"            _set_edges1(node, e0, _edge_nr(t_{tensors[0].name}))")
+            w("        else:")
+            w(f"            _set_edges2(node, e0, _edge_nr(t_{tensors[0].name}), e1, _edge_nr(t_{last}))")
+        elif len(tensors) <= 2:
             args = ", ".join(f"e{i}, _edge_nr(t_{p.name})" for i, p in enumerate(tensors))
             w(f"        _set_edges{len(tensors)}(node, {args})")
         else:
@@ -1210,6 +1229,24 @@ def cimported_names(code):
     return names
 
 
+def splice_members(template, path):
+    """`template` with the class body of the fragment at `path` in place of its
+    `# @@TENSOR_METHODS@@` comment (the comment's lines), and that body."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    head = next((i for i, ln in enumerate(lines) if ln.startswith("cdef class Tensor")), None)
+    if head is None:
+        raise TableError(f"{path}: no `cdef class Tensor` line to take the body of")
+    body = "\n".join(lines[head + 1:]).rstrip("\n")
+    out = template.split("\n")
+    at = next(i for i, ln in enumerate(out) if ln.strip().startswith("# @@TENSOR_METHODS@@"))
+    end = at + 1
+    while end < len(out) and out[end].startswith("    #"):
+        end += 1
+    out[at:end] = body.split("\n")
+    return "\n".join(out), body
+
+
 def main(argv):
     src, out_ops, out_info, tensor_template, out_tensor, out_decls = argv[1:7]
     try:
@@ -1273,6 +1310,16 @@ def main(argv):
         f.write("\n".join(decls) + "\n")
     with open(tensor_template) as f:
         template = f.read()
+    # Tensor's convenience methods: a class fragment beside the template
+    # (_tensor_methods.pxi; a test's scratch template may have none)
+    spliced = ""
+    fragment = os.path.join(os.path.dirname(os.path.abspath(tensor_template)), "_tensor_methods.pxi")
+    if "@@TENSOR_METHODS@@" in template:
+        try:
+            template, spliced = splice_members(template, fragment)
+        except (OSError, TableError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     # the docstrings of Tensor's hand-written members (tensor_docs.yaml,
     # next to the table; a test's scratch table has none)
     member_docs = os.path.join(folder, "tensor_docs.yaml")
@@ -1295,7 +1342,7 @@ def main(argv):
         # the methods' cimports: what they use of the topic modules and of
         # _ops, less what the hand-written template cimports itself
         method_decls = dict(declarations, **ops_declarations(folder, decls))
-        f.write("\n".join(topic_cimports("\n".join(methods), method_decls, cimported_names(template)) + [""]))
+        f.write("\n".join(topic_cimports("\n".join(methods) + spliced, method_decls, cimported_names(template)) + [""]))
         # and the Python-level in-place ops (_ip_<name>) they hand to _inplace_call
         f.write("\n".join(python_imports("\n".join(methods), "\n".join(ops)) + [""]))
         f.write(head + "\n".join(methods[2:]) + "\n" + tail)
