@@ -22,7 +22,7 @@ from retrograd.core._ops import (  # no-cython-lint
     _copy_value, _rebuild_tensor, chunk, flatten, flip, index_select, masked_fill, movedim, narrow, repeat,
     roll, select, split, squeeze, take_along_dim, tile, tril, triu, unbind, unflatten, unsqueeze,
 )
-from retrograd.core._ops import _tensor_backward, _to_args  # no-cython-lint
+from retrograd.core._ops import _tensor_backward, _to_args, _tensor_type  # no-cython-lint
 from cpython.object cimport PyTypeObject
 from cpython.type cimport PyType_Modified
 import builtins as _builtins

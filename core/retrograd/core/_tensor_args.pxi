@@ -308,3 +308,32 @@ cdef object _install_retains_grad_hook(Tensor t):
     if ex.retains_grad_hooks is None:
         ex.retains_grad_hooks = {}
     ex.retains_grad_hooks[t._output_nr] = h
+
+
+# Tensor.type(): torch's legacy type names, by dtype
+_TYPE_NAMES = {
+    np.dtype(np.float32): "FloatTensor", np.dtype(np.float64): "DoubleTensor",
+    np.dtype(np.float16): "HalfTensor", np.dtype(np.int64): "LongTensor", np.dtype(np.int32): "IntTensor",
+    np.dtype(np.int16): "ShortTensor", np.dtype(np.int8): "CharTensor", np.dtype(np.uint8): "ByteTensor",
+    np.dtype(np.bool_): "BoolTensor", np.dtype(np.complex64): "ComplexFloatTensor",
+    np.dtype(np.complex128): "ComplexDoubleTensor",
+}
+
+
+def _tensor_type(Tensor self, dtype):
+    cuda = self._device.type_name == "cuda"
+    if dtype is None:
+        name = _TYPE_NAMES.get(self._array.dtype, f"{self._array.dtype}Tensor")
+        return ("torch.cuda." if cuda else "torch.") + name
+    if isinstance(dtype, str):
+        # 'torch.DoubleTensor', 'torch.cuda.FloatTensor' (any package prefix)
+        parts = dtype.split(".")
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        if parts[-1] not in by_name:
+            raise ValueError(f"invalid type: '{dtype}'; give a dtype or a name such as 'torch.FloatTensor'")
+        out = self.to(dtype=by_name[parts[-1]])
+        want_cuda = len(parts) > 2 and parts[-2] == "cuda"
+        if want_cuda != cuda:
+            out = out.to("cuda" if want_cuda else "cpu")
+        return out
+    return self.to(dtype=dtype)

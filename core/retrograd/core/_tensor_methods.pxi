@@ -193,3 +193,13 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
 
     def unbind(self, dim=0):
         return unbind(self, dim)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        from retrograd.core._sampling import multinomial as _multinomial
+        return _multinomial(self, num_samples, replacement, generator=generator)
+
+    # torch's type(): the type's name without an argument ('torch.FloatTensor',
+    # the string torch code compares against), else a conversion to a dtype
+    # or to a type named so
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        return _tensor_type(self, dtype)

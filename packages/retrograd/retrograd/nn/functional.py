@@ -32,7 +32,7 @@ del TYPE_CHECKING
 
 __all__ = [
     "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "softmax", "log_softmax",
-    "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
+    "logsigmoid", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "dropout", "layer_norm", "embedding", "relu", "relu_", "gelu", "silu", "softplus",
     "sigmoid", "tanh", "pad", "leaky_relu", "leaky_relu_", "elu", "elu_", "batch_norm", "one_hot", "l1_loss",
     "huber_loss", "adaptive_avg_pool2d", "bilinear",
@@ -1769,6 +1769,68 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 
 
 @composite_op('binary_cross_entropy_with_logits')
+@composite_op('binary_cross_entropy')
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross entropy of probabilities ``x`` against targets ``y`` in [0, 1]:
+    ``-weight * (y * log(x) + (1 - y) * log(1 - x))``, each log clamped at -100
+    as in torch (a probability of exactly 0 or 1 gives a loss of 100, not inf).
+
+    For logits, :func:`binary_cross_entropy_with_logits` is the stable form.
+    Inside (0, 1) the gradient is torch's, ``(x - y) / (x (1 - x))``; at
+    exactly 0 or 1, where the clamp holds, it is 0 (torch divides by
+    ``max(x (1 - x), 1e-12)`` there instead).
+
+    Parameters
+    ----------
+    input : Tensor
+        Probabilities, each in [0, 1].
+    target : Tensor
+        Targets of the input's shape, in [0, 1].
+    weight : Tensor, optional
+        An elementwise weight broadcast to the input.
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the elementwise losses combine (default ``'mean'``).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the elementwise losses with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the target's shape is not the input's, or for an unknown reduction.
+    RuntimeError
+        If an input value lies outside [0, 1].
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> F.binary_cross_entropy(rg.tensor([0.5, 0.9]), rg.tensor([1.0, 0.0]), reduction="none")
+    tensor([0.69314718, 2.30258509])
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _t(input), _t(target, "target")
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(f"Using a target size ({list(y.shape)}) that is different to the input size "
+                         f"({list(x.shape)}) is deprecated. Please ensure they have the same size.")
+    values = np.asarray(x.detach())
+    if values.size and not ((values >= 0) & (values <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
+                           "probabilities; for logits use binary_cross_entropy_with_logits)")
+    log_x = _c.clamp(_c.log(x), min=-100.0)
+    log_1mx = _c.clamp(_c.log(_c.sub(1.0, x)), min=-100.0)
+    loss = _c.neg(_c.add(_c.mul(y, log_x), _c.mul(_c.sub(1.0, y), log_1mx)))
+    if weight is not None:
+        loss = _c.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:

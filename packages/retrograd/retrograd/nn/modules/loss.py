@@ -1,4 +1,4 @@
-"""Loss layers: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCEWithLogitsLoss, HuberLoss.
+"""Loss layers: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss, HuberLoss.
 
 Each calls its function of :mod:`rg.nn.functional <retrograd.nn.functional>`
 with the options given at construction; class weights are buffers (they
@@ -12,7 +12,7 @@ from retrograd.core import Tensor
 from retrograd.nn import functional as F
 from retrograd.nn.modules.module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss", "HuberLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss", "HuberLoss"]
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
@@ -231,6 +231,47 @@ class L1Loss(_Loss):
             A scalar, or the elementwise losses with ``reduction='none'``.
         """
         return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities (the output of a sigmoid) against
+    targets in [0, 1]; see :func:`retrograd.nn.functional.binary_cross_entropy`.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        A rescaling weight of each element, broadcast to the input (a buffer).
+    size_average, reduce : bool, optional
+        Deprecated; use ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the elementwise losses combine (default ``'mean'``).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> loss = rg.nn.BCELoss()
+    >>> loss(rg.tensor([0.5, 0.5]), rg.tensor([1.0, 0.0]))
+    tensor(0.69314718)
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """The loss of probabilities ``input`` against targets in [0, 1].
+
+        Parameters
+        ----------
+        input : Tensor
+            Probabilities.
+        target : Tensor
+            Targets of the input's shape.
+
+        Returns
+        -------
+        Tensor
+            A scalar, or the elementwise losses with ``reduction='none'``.
+        """
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
