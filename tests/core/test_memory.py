@@ -164,7 +164,7 @@ def test_million_node_chain(run_python):
         gc.disable()
         N = 1_000_000
         for step in ("mul", "add"):
-            x = rg.tensor([1.0, 2.0], requires_grad=True)
+            x = rg.tensor([1.0, 2.0], dtype=rg.float64, requires_grad=True)
             y = x
             for _ in range(N):
                 y = y * 1.0000001 if step == "mul" else y + 0

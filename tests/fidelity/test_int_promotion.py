@@ -3,8 +3,10 @@ them: in torch's default float dtype (float32), from the integer values
 (sigmoid(uint8 255) is sigmoid(255.0), never sigmoid of a wrapped -255),
 with torch's result dtype. NumPy alone would pick float16 for 8-bit and
 bool inputs and float64 for wider integers. Ops torch does not define for
-integers raise its NotImplementedError (also a TypeError). Arithmetic
-operators keep NumPy's promotion (docs/from_pytorch.md: arrays follow NumPy): int64 / 2 is float64."""
+integers raise its NotImplementedError (also a TypeError). True division of
+integers gives the default float dtype, as torch's (int64 / 2 is float32);
+the other arithmetic operators keep NumPy's promotion (docs/from_pytorch.md).
+Run with the real default dtype, float32, as torch's."""
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ import retrograd.nn.functional as F
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
+
+pytestmark = pytest.mark.float32_default
 
 INT_VALUES = {
     "int8": [2, 0, -3, 127, -128, 5],
@@ -79,12 +83,22 @@ def test_logsumexp_of_integers(dtype):
     _close(rg.logsumexp(rg.tensor(a), 0), torch.logsumexp(torch.tensor(a), 0))
 
 
-def test_integer_division_keeps_numpy_promotion():
-    # arithmetic operators follow NumPy's promotion (docs/from_pytorch.md: arrays follow NumPy): int64 / int
-    # is float64 here (torch: float32), as int64 * 2.5 is
+def test_integer_true_division_gives_the_default_dtype_as_torch():
+    # int / int is a floating-point op on integers: the default dtype, as
+    # torch's; a float operand keeps NumPy's promotion (int64 * 2.5 and
+    # int64 / float64 array are float64)
     i64 = rg.tensor(np.array([1, 2, 3]))
-    assert (i64 / 2).dtype == np.float64
-    assert (i64 / i64).dtype == np.float64
+    t64 = torch.tensor([1, 2, 3])
+    for got, want in [(i64 / 2, t64 / 2), (i64 / i64, t64 / t64), (rg.div(2, i64), torch.div(2, t64)),
+                      (rg.true_divide(i64, 3), torch.true_divide(t64, 3))]:
+        assert got.dtype == np.float32 and want.dtype == torch.float32
+        np.testing.assert_allclose(np.asarray(got), want.numpy())
+    assert (i64 / rg.tensor(np.array([2.0, 2.0, 2.0]))).dtype == np.float64
+    rg.set_default_dtype(rg.float64)
+    try:
+        assert (i64 / 2).dtype == np.float64
+    finally:
+        rg.set_default_dtype(rg.float32)
 
 
 @pytest.mark.parametrize("dtype", sorted(INT_VALUES))

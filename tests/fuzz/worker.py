@@ -40,12 +40,13 @@ def _alarm(signum, frame):
 if LIB == "torch":
     import torch as L
     import torch.nn.functional as F
-    # retrograd's deliberate deviation: NumPy's default float dtype (float64);
-    # torch is run with the same default so dtypes compare one to one.
+    # both libraries run with float64 as the default dtype: the fuzz compares
+    # values to float64 precision, dtypes one to one
     L.set_default_dtype(L.float64)
 else:
     import retrograd as L
     import retrograd.nn.functional as F
+    L.set_default_dtype(L.float64)
 
 
 def _tensor(spec, requires_grad=False):

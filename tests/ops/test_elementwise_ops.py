@@ -21,6 +21,7 @@ def _torch_unary(name):
     return getattr(torch.nn.functional, name) if name in FUNCTIONAL else getattr(torch, name)
 
 
+@pytest.mark.float32_default        # (torch's default dtype: what integer inputs compute in)
 @pytest.mark.parametrize("name", UNARY)
 def test_integer_inputs_work_without_grad(name):
     a = np.array([[1, 2, 3], [4, 5, 7]])

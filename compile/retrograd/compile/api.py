@@ -188,7 +188,7 @@ def compile(fn=None, *, backend="auto", fullgraph=False, cache_size=8):
     >>> x = rg.ones(3, requires_grad=True)
     >>> f(x, rg.full((3,), 2.0)).backward()
     >>> x.grad
-    tensor([-0.83229367, -0.83229367, -0.83229367])
+    tensor([-0.8322936, -0.8322936, -0.8322936])
     >>> f(x, rg.full((3,), 2.0)).grad_fn.name()
     'CompiledFunctionBackward'
     """

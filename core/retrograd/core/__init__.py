@@ -42,6 +42,7 @@ from retrograd.core._autograd import backward, grad, is_warn_always_enabled, set
 from retrograd.core._creation import *  # noqa: F401,F403
 from retrograd.core._creation import __all__ as _creation_all
 from retrograd.core._sampling import multinomial  # noqa: F401
+from retrograd.core._dtype_rules import get_default_dtype, set_default_dtype  # noqa: F401
 from retrograd.core._dlpack import from_dlpack  # noqa: F401
 
 from retrograd.core._version import __version__  # noqa: E402,F401
@@ -202,7 +203,8 @@ __all__ = [
     "set_virtual_cpu_devices", "num_virtual_cpu_devices", "no_grad", "enable_grad",
     "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "backward", "grad", "set_warn_always", "is_warn_always_enabled", "get_include", "check_abi",
-    "import_extension", "sum_to", "from_dlpack", "multinomial", *OPS, *_creation_all,
+    "import_extension", "sum_to", "from_dlpack", "multinomial", "get_default_dtype", "set_default_dtype",
+    *OPS, *_creation_all,
 ]
 
 # --- reductions and linear algebra ---

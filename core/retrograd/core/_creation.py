@@ -11,6 +11,7 @@ import numpy as np
 
 from retrograd.core import abi as _abi
 from retrograd.core.abi import Tensor, composite_op
+from retrograd.core._dtype_rules import _default_complex_dtype, get_default_dtype
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
@@ -258,9 +259,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of ``data``.
 
     ``data`` is a number, a (nested) list or tuple of numbers, a NumPy array
-    or a tensor. The dtype is NumPy's choice for the data unless ``dtype`` is
-    given: Python floats give float64 and Python ints int64 (torch would give
-    float32 for floats). The result never shares memory with ``data``; use
+    or a tensor. Unless ``dtype`` is given, Python floats give the default
+    dtype (:func:`get_default_dtype`, float32 unless set), Python complex
+    numbers the default complex dtype, Python ints int64 and bools bool, as in
+    torch; NumPy arrays and scalars keep their dtype. The result never shares memory with ``data``; use
     :func:`from_numpy` or :func:`as_tensor` to share a NumPy array's memory. A
     tensor or CuPy array argument stays on its device unless ``device`` says
     otherwise.
@@ -300,7 +302,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> rg.tensor([1, 2]).dtype
     dtype('int64')
     >>> rg.tensor([1, 2], dtype=rg.float32)
-    tensor([1., 2.], dtype=float32)
+    tensor([1., 2.])
     >>> rg.tensor(3.0, requires_grad=True)
     tensor(3., requires_grad=True)
     """
@@ -325,6 +327,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             return _abi._wrap(arr, dev, requires_grad)
         data = data.get()                      # to the host, then as any host data
     arr = _checked_data(np.array(data, dtype=_dtype(dtype, "tensor"), copy=True), data, "tensor")
+    if dtype is None:
+        arr = _python_floats_default(arr, data)
     t = _make(arr, device, requires_grad)
     if _abi._trace_slot_filled() and _python_numbers(data):
         # Python numbers: a literal, or values a compiled function's guards
@@ -344,6 +348,37 @@ _NUMBER_KINDS = "biufc"
 _CPU = _abi.device("cpu")
 # (a compiled function's guards hold lists of at most this many numbers)
 _MAX_LITERAL = 64
+
+
+def _default_for(*values):
+    # the dtype torch gives Python numbers: a float the default dtype, a
+    # complex the default complex dtype (Note [Default dtype]); None (NumPy's
+    # choice: int64, bool) for the others
+    if any(isinstance(v, (builtins.complex, np.complexfloating)) for v in values):
+        return _default_complex_dtype()
+    if any(isinstance(v, (builtins.float, np.floating)) for v in values):
+        return get_default_dtype()
+    return None
+
+
+def _has_numpy_values(data):
+    # whether nested data holds NumPy arrays or scalars (whose dtype a tensor
+    # keeps, as torch's) rather than Python numbers only
+    if isinstance(data, (np.ndarray, np.generic)):
+        return True
+    if type(data) in (builtins.list, builtins.tuple):
+        return any(_has_numpy_values(x) for x in data)
+    return False
+
+
+def _python_floats_default(arr, data):
+    # Python floats make the default dtype, not NumPy's float64 (and complex
+    # numbers the default complex dtype); NumPy values keep their dtype.
+    kind = arr.dtype.kind
+    if kind not in "fc" or arr.dtype.itemsize not in (8, 16) or _has_numpy_values(data):
+        return arr
+    want = get_default_dtype() if kind == "f" else _default_complex_dtype()
+    return arr if arr.dtype == want else arr.astype(want)
 
 
 def _python_numbers(data):
@@ -408,9 +443,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     >>> t = rg.as_tensor(a)
     >>> a[0] = 7.0
     >>> t
-    tensor([7., 0., 0.])
+    tensor([7., 0., 0.], dtype=float64)
     >>> rg.as_tensor([1, 2], dtype=rg.float64)
-    tensor([1., 2.])
+    tensor([1., 2.], dtype=float64)
     """
     if isinstance(data, Tensor):
         if device is not None and _abi.device(device) != data.device:
@@ -422,7 +457,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
             arr = data if dtype is None or data.dtype == np.dtype(dtype) else data.astype(dtype)
             return _abi._wrap(arr, dev, False)
         return tensor(data, dtype=dtype, device=device)
-    return _make(_checked_data(np.asarray(data, dtype=_dtype(dtype, "as_tensor")), data, "as_tensor"), device, False)
+    arr = _checked_data(np.asarray(data, dtype=_dtype(dtype, "as_tensor")), data, "as_tensor")
+    if dtype is None:
+        arr = _python_floats_default(arr, data)
+    return _make(arr, device, False)
 
 
 def from_numpy(array) -> Tensor:
@@ -454,7 +492,7 @@ def from_numpy(array) -> Tensor:
     >>> a = np.array([1.0, 2.0], dtype=np.float32)
     >>> t = rg.from_numpy(a)
     >>> t.add_(1)
-    tensor([2., 3.], dtype=float32)
+    tensor([2., 3.])
     >>> a
     array([2., 3.], dtype=float32)
     """
@@ -467,8 +505,8 @@ def from_numpy(array) -> Tensor:
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with zeros.
 
-    The dtype is float64 unless ``dtype`` says otherwise (NumPy's default;
-    torch's is float32).
+    The dtype is the default dtype (:func:`get_default_dtype`, float32
+    unless set) unless ``dtype`` says otherwise.
 
     Parameters
     ----------
@@ -476,7 +514,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         The shape: separate ints (``zeros(2, 3)``) or one tuple or list
         (``zeros((2, 3))``); ``()`` for a 0-d tensor.
     dtype : dtype, optional
-        The dtype (default float64, NumPy's).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -504,7 +542,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     tensor([0, 0])
     """
     shape = _shape(size, "zeros")
-    dt = _dtype(dtype, "zeros") or np.float64
+    dt = _dtype(dtype, "zeros") or get_default_dtype()
     make = lambda: np.zeros(shape, dtype=dt)  # noqa: E731
     return _factory(_make(_alloc("zeros", make, shape), device, requires_grad), "zeros", make, device)
 
@@ -513,8 +551,8 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with ones.
 
-    The dtype is float64 unless ``dtype`` says otherwise (NumPy's default;
-    torch's is float32).
+    The dtype is the default dtype (:func:`get_default_dtype`, float32
+    unless set) unless ``dtype`` says otherwise.
 
     Parameters
     ----------
@@ -522,7 +560,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         The shape: separate ints (``zeros(2, 3)``) or one tuple or list
         (``zeros((2, 3))``); ``()`` for a 0-d tensor.
     dtype : dtype, optional
-        The dtype (default float64, NumPy's).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -550,7 +588,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     tensor([1, 1])
     """
     shape = _shape(size, "ones")
-    dt = _dtype(dtype, "ones") or np.float64
+    dt = _dtype(dtype, "ones") or get_default_dtype()
     make = lambda: np.ones(shape, dtype=dt)  # noqa: E731
     return _factory(_make(_alloc("ones", make, shape), device, requires_grad), "ones", make, device)
 
@@ -568,7 +606,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         The shape: separate ints (``zeros(2, 3)``) or one tuple or list
         (``zeros((2, 3))``); ``()`` for a 0-d tensor.
     dtype : dtype, optional
-        The dtype (default float64, NumPy's).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -591,10 +629,10 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> import retrograd as rg
     >>> t = rg.empty(2, 3)
     >>> t.shape, t.dtype
-    ((2, 3), dtype('float64'))
+    ((2, 3), dtype('float32'))
     """
     shape = _shape(size, "empty")
-    dt = _dtype(dtype, "empty") or np.float64
+    dt = _dtype(dtype, "empty") or get_default_dtype()
     make = lambda: np.empty(shape, dtype=dt)  # noqa: E731
     return _factory(_make(_alloc("empty", make, shape), device, requires_grad), "empty", make, device)
 
@@ -603,8 +641,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` with every element equal to ``fill_value``.
 
-    The dtype is NumPy's for ``fill_value`` unless ``dtype`` is given: a
-    Python float gives float64, an int int64, a bool bool.
+    Unless ``dtype`` is given, a float ``fill_value`` gives the default dtype
+    (:func:`get_default_dtype`), a complex one the default complex dtype, an
+    int int64 and a bool bool, as in torch.
 
     Parameters
     ----------
@@ -642,7 +681,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     """
     shape = _shape((size,), "full")
     fill_value = _number(fill_value, "full", "fill_value")
-    dt = _dtype(dtype, "full")
+    dt = _dtype(dtype, "full") or _default_for(fill_value)
     make = lambda: np.full(shape, fill_value, dtype=dt)  # noqa: E731
     return _factory(_make(_alloc("full", make, shape), device, requires_grad), "full", make, device)
 
@@ -651,8 +690,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The numbers from ``start`` up to (not including) ``end``, ``step`` apart, as a 1-d tensor.
 
-    ``arange(n)`` is ``0, 1, ..., n-1``. The dtype is NumPy's for the
-    arguments: int64 when all are integers, float64 when any is a float. With a
+    ``arange(n)`` is ``0, 1, ..., n-1``. The dtype is int64 when all the
+    arguments are integers, else the default dtype (:func:`get_default_dtype`),
+    as in torch; the values are computed in float64 first. With a
     float step, rounding may make the number of elements differ by one from
     what you expect; :func:`linspace` avoids that.
 
@@ -714,8 +754,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         # NumPy returns an empty array; torch refuses
         raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
                            f"(start={lo}, end={hi}, step={step})")
-    dt = _dtype(dtype, "arange")
-    make = lambda: np.arange(lo, hi, step, dtype=dt)  # noqa: E731
+    dt = _dtype(dtype, "arange") or _default_for(lo, hi, step)
+    # (the length and the values computed as torch does, in double)
+    make = lambda: np.arange(lo, hi, step).astype(dt, copy=False) if dt is not None else np.arange(lo, hi, step)  # noqa: E731,E501
     return _factory(_make(_alloc("arange", make, ["?"]), device, requires_grad), "arange", make, device)
 
 
@@ -732,7 +773,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     steps : int
         How many values (0 gives an empty tensor).
     dtype : dtype, optional
-        The dtype (default float64).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -763,7 +804,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     steps = operator.index(steps)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
-    dt = _dtype(dtype, "linspace")
+    dt = _dtype(dtype, "linspace") or get_default_dtype()
     make = lambda: np.linspace(start, end, steps, dtype=dt)  # noqa: E731
     return _factory(_make(make(), device, requires_grad), "linspace", make, device)
 
@@ -779,7 +820,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     m : int, optional
         The number of columns (default ``n``).
     dtype : dtype, optional
-        The dtype (default float64).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -816,7 +857,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             raise ValueError(f"eye(): Overflow when unpacking long long: {v} does not fit in int64")
         if operator.index(v) < 0:
             raise RuntimeError(f"eye(): {name} must be greater or equal to 0, got {v}")
-    dt = _dtype(dtype, "eye") or np.float64
+    dt = _dtype(dtype, "eye") or get_default_dtype()
     make = lambda: np.eye(n, m, dtype=dt)  # noqa: E731
     return _factory(_make(_alloc("eye", make, [n, m]), device, requires_grad), "eye", make, device)
 
@@ -1025,7 +1066,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
         The shape: separate ints (``zeros(2, 3)``) or one tuple or list
         (``zeros((2, 3))``); ``()`` for a 0-d tensor.
     dtype : dtype, optional
-        The dtype (default float64).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -1059,7 +1100,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     """
     g = _generator(generator, "rand", device)
     shape = _shape(size, "rand")
-    dt = _dtype(dtype, "rand") or np.dtype(np.float64)
+    dt = _dtype(dtype, "rand") or get_default_dtype()
     return _traced(_make(_alloc("rand", lambda: g.random(shape).astype(dt, copy=False), shape), device,
                          requires_grad),
                    "rand", lambda: rand(*size, dtype=dtype, device=device, generator=generator))
@@ -1078,7 +1119,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
         The shape: separate ints (``zeros(2, 3)``) or one tuple or list
         (``zeros((2, 3))``); ``()`` for a 0-d tensor.
     dtype : dtype, optional
-        The dtype (default float64).
+        The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
         Where the tensor lives (default ``"cpu"``).
     requires_grad : bool, optional
@@ -1105,11 +1146,11 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     >>> import numpy as np
     >>> x = rg.randn(3, generator=np.random.default_rng(0))
     >>> x
-    tensor([ 0.12573022, -0.13210486,  0.64042265])
+    tensor([ 0.12573022, -0.13210486,  0.64042264])
     """
     g = _generator(generator, "randn", device)
     shape = _shape(size, "randn")
-    dt = _dtype(dtype, "randn") or np.dtype(np.float64)
+    dt = _dtype(dtype, "randn") or get_default_dtype()
     return _traced(_make(_alloc("randn", lambda: g.standard_normal(shape).astype(dt, copy=False), shape),
                          device, requires_grad),
                    "randn", lambda: randn(*size, dtype=dtype, device=device, generator=generator))

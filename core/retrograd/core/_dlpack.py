@@ -196,7 +196,7 @@ def from_dlpack(ext_tensor) -> Tensor:
     array([10.,  1.,  2.])
     >>> b = np.from_dlpack(rg.tensor([1.0, 2.0]))
     >>> b
-    array([1., 2.])
+    array([1., 2.], dtype=float32)
     """
     if type(ext_tensor).__name__ == "PyCapsule":
         device, host = _from_capsule(ext_tensor)

@@ -4,6 +4,8 @@
 cimport numpy as _cnp
 
 cdef object k_float(object a)
+cdef object k_default_float()
+cdef object k_default_complex()
 cdef str _dtype_str(object a)
 cdef object k_float_only(object a, str name)
 cdef object k_real(object a, str name, bint runtime=*)

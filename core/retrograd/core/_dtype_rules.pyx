@@ -28,11 +28,101 @@ class DtypeRuntimeError(RuntimeError, TypeError):
     pass
 
 
+# Note [Default dtype]
+# ~~~~~~~~~~~~~~~~~~~~
+# torch's default dtype: the dtype of a tensor made from Python floats or by a
+# factory without a dtype (rg.zeros, rg.rand, rg.tensor([1.5])), of nn's
+# parameters, and of a floating-point op on integers (sqrt(int64), int / int).
+# float32 unless set_default_dtype changes it, process-wide as in torch; the
+# default complex dtype follows it (complex64 for float32). Arrays keep their
+# dtype (rg.tensor(np_array), from_numpy), and mixed-dtype arithmetic keeps
+# NumPy's promotion rules.
+cdef object _default_float = np.dtype(np.float32)
+cdef object _default_complex = np.dtype(np.complex64)
+_COMPLEX_OF = {np.dtype(np.float16): np.dtype(np.complex64), np.dtype(np.float32): np.dtype(np.complex64),
+               np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+cdef object k_default_float():
+    return _default_float
+
+
+cdef object k_default_complex():
+    return _default_complex
+
+
+def get_default_dtype():
+    """The default floating-point dtype (float32 unless :func:`set_default_dtype` changed it).
+
+    Tensors made from Python floats and by the factories without a ``dtype``
+    get it, as do ``nn``'s parameters and floating-point ops on integer
+    tensors (``rg.sqrt(int_tensor)``, ``int_tensor / 2``).
+
+    Returns
+    -------
+    numpy.dtype
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.get_default_dtype()
+    dtype('float32')
+    >>> rg.tensor([1.5, 2.0]).dtype, rg.zeros(2).dtype, rg.tensor([1, 2]).dtype
+    (dtype('float32'), dtype('float32'), dtype('int64'))
+    """
+    return _default_float
+
+
+def set_default_dtype(d):
+    """Make ``d`` the default floating-point dtype, for the whole process (as torch).
+
+    The default complex dtype follows: complex128 for float64, complex64
+    otherwise.
+
+    Parameters
+    ----------
+    d : dtype
+        float32, float64 or float16 (a retrograd or NumPy dtype, or its name).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        For a dtype that is not floating-point.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.set_default_dtype(rg.float64)
+    >>> rg.tensor([1.5]).dtype, rg.tensor([1j]).dtype
+    (dtype('float64'), dtype('complex128'))
+    >>> rg.set_default_dtype(rg.float32)
+    """
+    global _default_float, _default_complex
+    try:
+        dt = np.dtype(d)
+    except TypeError:
+        raise TypeError(f"set_default_dtype(): expected a dtype, got {type(d).__name__}") from None
+    if dt not in _COMPLEX_OF:
+        raise TypeError(f"only floating-point types are supported as the default type (got {dt}); "
+                        f"use float32, float64 or float16")
+    _default_float = dt
+    _default_complex = _COMPLEX_OF[dt]
+
+
+def _default_complex_dtype():
+    # (the factories' Python-level access to the default complex dtype)
+    return _default_complex
+
+
 cdef object k_float(object a):
     # the input of a floating-point op: integer and bool arrays in torch's
-    # default float dtype (sqrt(int64) is float32, as torch's), the rest as is
+    # default float dtype (sqrt(int64) is float32 by default), the rest as is
     if _kind_of(a) == 105 and (type(a) is _cnp.ndarray or _is_cupy(a) or isinstance(a, np.generic)):
-        return a.astype(np.float32)
+        return a.astype(_default_float)
     return a
 
 

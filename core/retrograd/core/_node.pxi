@@ -161,7 +161,7 @@ cdef class InputMetadata:
     >>> x = rg.ones(2, 3, requires_grad=True)
     >>> meta = (x * 2).grad_fn.input_metadata[0]
     >>> meta
-    InputMetadata(shape=(2, 3), dtype=float64, device=cpu)
+    InputMetadata(shape=(2, 3), dtype=float32, device=cpu)
     >>> meta.shape, meta.is_cupy, meta.stream
     ((2, 3), False, None)
     """

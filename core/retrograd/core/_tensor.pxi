@@ -7,6 +7,7 @@
 # generated from derivatives.yaml; the autograd API lives here.
 
 from retrograd.core._arg_checks cimport _wrap_dim
+from retrograd.core._dtype_rules cimport k_default_complex, k_default_float
 from retrograd.core._array_module cimport _cupy_ndarray
 from retrograd.core._ops cimport (
     _rg_inference_mode, _parse_device, _make_accumulate_grad, _note_detached,
@@ -76,6 +77,9 @@ cdef class Tensor:
 
     def __init__(self, data=None, *, dtype=None, device=None, bint requires_grad=False):
         arr = np.asarray([] if data is None else data, dtype=dtype)
+        if dtype is None and (data is None or type(data) in (list, tuple, int, float, bool)) and arr.dtype.kind in "biuf":
+            # torch.Tensor(...) of Python data is of the default dtype (Note [Default dtype])
+            arr = arr.astype(k_default_float())
         self._array = arr
         self._device = _parse_device(device)
         self._version_counter = _new_vc()
@@ -323,8 +327,10 @@ cdef class Tensor:
         extras = []
         if self._device is not rg_cpu_device():
             extras.append(f"device='{self._device}'")
-        if self._array.dtype != np.float64 and self._array.dtype != np.int64 and self._array.dtype != np.bool_:
-            extras.append(f"dtype={self._array.dtype}")
+        dt = self._array.dtype
+        # (as torch: the default float and complex dtypes, int64 and bool go unsaid)
+        if dt != k_default_float() and dt != k_default_complex() and dt != np.int64 and dt != np.bool_:
+            extras.append(f"dtype={dt}")
         # As torch's _str_intern: the grad_fn's class name, "Invalid" when
         # reading it raises (a view whose base was modified in a way its
         # creation forbids), and the tangent of a dual tensor.

@@ -758,7 +758,7 @@ def make_dual(tensor, tangent, *, level=None):
     ...     y = dual.exp() * 2
     ...     print(fwAD.unpack_dual(y).tangent)     # 2 exp(x) * v
     tensor([0., 1.], tangent=tensor([1., 1.]))
-    tensor([2.        , 5.43656366])
+    tensor([2.      , 5.436564])
     """
     cdef _Level lvl = _resolve(level, "make_dual")
     if not isinstance(tensor, Tensor):

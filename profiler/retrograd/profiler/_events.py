@@ -85,7 +85,7 @@ class FunctionEvent(_NoDeviceFields):
     ('block', ['aten::exp', 'aten::sum'])
     >>> exp = block.cpu_children[0]
     >>> exp.input_shapes, exp.cpu_memory_usage, exp.cpu_parent.name
-    ([[3]], 24, 'block')
+    ([[3]], 12, 'block')
     >>> block.cpu_time_total >= block.self_cpu_time_total >= 0
     True
     """

@@ -66,7 +66,7 @@ class saved_tensors_hooks:
     >>> y.backward()
     unpack
     >>> x.grad
-    tensor([2.71828183, 7.3890561 ])
+    tensor([2.718282 , 7.3890557])
     """
 
     def __init__(self, pack_hook, unpack_hook):

@@ -177,10 +177,10 @@ def saved_tensors_report(tensor) -> SavedTensorsReport:
     >>> print(saved_tensors_report(loss))
     node             saved   shape   dtype    bytes
     ---------------  ------  ------  -------  -----
-    TanhBackward0    result  (3, 2)  float64     48
-    MatmulBackward0  other   (4, 2)  float64     64
-    MatmulBackward0  self    (3, 4)  float64     96
-    3 saved tensors in 5 nodes; 208 bytes kept alive (shared memory counted once)
+    TanhBackward0    result  (3, 2)  float32     24
+    MatmulBackward0  other   (4, 2)  float32     32
+    MatmulBackward0  self    (3, 4)  float32     48
+    3 saved tensors in 5 nodes; 104 bytes kept alive (shared memory counted once)
     >>> loss.backward()
     >>> saved_tensors_report(loss).total_bytes     # backward released them
     0

@@ -508,12 +508,12 @@ def to_dot(tensor: Tensor | Sequence[Tensor], params: Mapping[str, Tensor] | Non
     digraph {
         graph [rankdir="TB" ordering="in"]
         node [shape="box" style="filled" fillcolor="white" fontname="monospace" fontsize="10" height="0.2"]
-        out0 [label="output\\n() float64" fillcolor="darkolivegreen1"]
+        out0 [label="output\\n() float32" fillcolor="darkolivegreen1"]
         n0 [label="SumBackward0"]
         n1 [label="MatmulBackward0"]
-        s0 [label="other\\n(2, 1) float64\\n16 bytes" fillcolor="orange"]
-        s1 [label="self\\n(1, 2) float64\\n16 bytes" fillcolor="orange"]
-        n2 [label="w\\n(1, 2) float64" fillcolor="lightblue"]
+        s0 [label="other\\n(2, 1) float32\\n8 bytes" fillcolor="orange"]
+        s1 [label="self\\n(1, 2) float32\\n8 bytes" fillcolor="orange"]
+        n2 [label="w\\n(1, 2) float32" fillcolor="lightblue"]
         s0 -> n1 [style="dashed" dir="none"]
         s1 -> n1 [style="dashed" dir="none"]
         n1 -> n0

@@ -84,7 +84,7 @@ class FunctionCtx:
         >>> x = rg.tensor([0.0, 1.0], requires_grad=True)
         >>> Exp.apply(x).sum().backward()
         >>> x.grad
-        tensor([1.        , 2.71828183])
+        tensor([1.      , 2.718282])
         """
         self.to_save = tensors
 
@@ -343,10 +343,10 @@ class Function(metaclass=FunctionMeta):
     >>> x = rg.tensor([0.0, 1.0], requires_grad=True)
     >>> y = Exp.apply(x)
     >>> y
-    tensor([1.        , 2.71828183], grad_fn=<ExpBackward>)
+    tensor([1.      , 2.718282], grad_fn=<ExpBackward>)
     >>> y.sum().backward()
     >>> x.grad
-    tensor([1.        , 2.71828183])
+    tensor([1.      , 2.718282])
     """
 
     def __init__(self, *args, **kwargs):

@@ -700,7 +700,7 @@ def gradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor | S
     Examples
     --------
     >>> import retrograd as rg
-    >>> x = rg.tensor([0.5, 1.5], requires_grad=True)
+    >>> x = rg.tensor([0.5, 1.5], dtype=rg.float64, requires_grad=True)   # (finite differences need float64)
     >>> rg.autograd.gradcheck(lambda x: (x.sin() * x).sum(), (x,))
     True
     """
@@ -794,7 +794,7 @@ def gradgradcheck(func: Callable[..., Tensor | Sequence[Tensor]], inputs: Tensor
     Examples
     --------
     >>> import retrograd as rg
-    >>> x = rg.tensor([0.5, 1.5], requires_grad=True)
+    >>> x = rg.tensor([0.5, 1.5], dtype=rg.float64, requires_grad=True)
     >>> rg.autograd.gradgradcheck(lambda x: (x ** 3).sum(), (x,))
     True
     """

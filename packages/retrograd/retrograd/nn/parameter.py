@@ -34,7 +34,7 @@ class Parameter(Tensor):
     Parameters
     ----------
     data : Tensor, optional
-        The values. ``None`` gives an empty (0-element, float64) parameter.
+        The values. ``None`` gives an empty (0-element) parameter of the default dtype.
     requires_grad : bool, optional
         Whether the parameter requires grad (default True). Grad mode does
         not affect it: a Parameter made under ``rg.no_grad()`` still requires
@@ -63,7 +63,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
-            data = Tensor()            # torch.empty(0): 0 elements, float64 here
+            data = Tensor()            # torch.empty(0): 0 elements, the default dtype
         elif not isinstance(data, Tensor):
             raise TypeError(
                 f"Parameter(): argument 'data' must be a Tensor, not {type(data).__name__}; "

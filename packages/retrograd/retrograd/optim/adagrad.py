@@ -69,7 +69,7 @@ class Adagrad(Optimizer):
     ...     w.grad = rg.tensor([3.0, 4.0])
     ...     opt.step()
     >>> w
-    tensor([0.14644661, 0.14644661], requires_grad=True)
+    tensor([0.14644659, 0.14644662], requires_grad=True)
     >>> opt.state[w]["sum"]
     tensor([18., 32.])
     """

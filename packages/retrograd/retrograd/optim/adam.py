@@ -100,7 +100,7 @@ class Adam(Optimizer):
     ...     (w * w).sum().backward()
     ...     opt.step()
     >>> w
-    tensor([ 0.70158627, -0.70158627], requires_grad=True)
+    tensor([ 0.7015863, -0.7015863], requires_grad=True)
     >>> sorted(opt.state[w])
     ['exp_avg', 'exp_avg_sq', 'step']
     >>> opt.state[w]["step"]
@@ -152,7 +152,7 @@ class Adam(Optimizer):
         >>> p.grad = rg.tensor([5.0])
         >>> rg.optim.Adam([p], lr=0.5).step()
         >>> p
-        tensor([0.5], requires_grad=True)
+        tensor([0.50000006], requires_grad=True)
         """
         loss = self._run_closure(closure)
         with no_grad():

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable
 from copy import deepcopy
 from typing import Any, TypeAlias
 
-from retrograd.core import Tensor, tensor, enable_grad
+from retrograd.core import Tensor, tensor, enable_grad, get_default_dtype
 from retrograd.utils.hooks import RemovableHandle
 from retrograd.core.extending import increment_version as _increment_version
 
@@ -147,9 +147,8 @@ def _hook_step(func: Callable) -> Callable:
 
 
 def _scalar_dtype() -> str:
-    # torch keeps `step` in its default float dtype (float64 when that is the
-    # default); retrograd's default float dtype is float64.
-    return "float64"
+    # torch keeps `step` in its default float dtype (Note [Default dtype])
+    return str(get_default_dtype())
 
 
 def _new_step() -> Tensor:
@@ -235,7 +234,7 @@ class Optimizer:
     ...     loss.backward()
     ...     opt.step()
     >>> w
-    tensor([ 0.512, -1.024], requires_grad=True)
+    tensor([ 0.51199996, -1.0239999 ], requires_grad=True)
 
     Parameter groups with their own options:
 

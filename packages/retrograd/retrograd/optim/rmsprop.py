@@ -75,7 +75,7 @@ class RMSprop(Optimizer):
     >>> w.grad = rg.tensor([2.0, -2.0])
     >>> opt.step()
     >>> w
-    tensor([ 0.96837722, -0.96837722], requires_grad=True)
+    tensor([ 0.96837723, -0.96837723], requires_grad=True)
     >>> opt.state[w]["square_avg"]
     tensor([0.4, 0.4])
     """

@@ -68,7 +68,7 @@ class SGD(Optimizer):
     ...     (w * rg.tensor([1.0, 2.0])).sum().backward()
     ...     opt.step()
     >>> w
-    tensor([0.71, 0.42], requires_grad=True)
+    tensor([0.71      , 0.42000002], requires_grad=True)
     >>> opt.state[w]["momentum_buffer"]
     tensor([1.9, 3.8])
     """

@@ -342,14 +342,14 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     0
     >>> y.backward()                             # reruns block
     >>> x.grad
-    tensor([1.07767242, 2.5305507 ])
+    tensor([1.0776725, 2.5305507])
 
     The gradient is the one without checkpointing:
 
     >>> x2 = rg.tensor([0.5, 1.0], requires_grad=True)
     >>> block(x2).sum().backward()
     >>> x2.grad
-    tensor([1.07767242, 2.5305507 ])
+    tensor([1.0776725, 2.5305507])
     """
     if not callable(function):
         raise TypeError(f"checkpoint(): function must be callable, got {type(function).__name__}")
@@ -436,10 +436,10 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     >>> x = rg.tensor([0.5, 1.0], requires_grad=True)
     >>> out = checkpoint_sequential(layers, 2, x, use_reentrant=False)
     >>> out
-    tensor([ 0.58238102, -0.99212734], grad_fn=<SinBackward0>)
+    tensor([ 0.5823809 , -0.99212736], grad_fn=<SinBackward0>)
     >>> out.sum().backward()
     >>> x.grad
-    tensor([-3.22207296, -0.48248563])
+    tensor([-3.2220733 , -0.48248494])
     """
     if use_reentrant is None:
         _warn_use_reentrant("retrograd.utils.checkpoint.checkpoint_sequential")

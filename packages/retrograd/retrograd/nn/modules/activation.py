@@ -112,7 +112,7 @@ class GELU(Module):
     >>> m
     GELU(approximate='none')
     >>> m(rg.tensor([0.0, 1.0]))
-    tensor([0.        , 0.84134475])
+    tensor([0.       , 0.8413447])
     """
 
     __constants__ = ["approximate"]
@@ -153,7 +153,7 @@ class SiLU(Module):
     >>> import retrograd as rg
     >>> m = rg.nn.SiLU()
     >>> m(rg.tensor([0.0, 1.0]))
-    tensor([0.        , 0.73105858])
+    tensor([0.       , 0.7310586])
     """
 
     __constants__ = ["inplace"]
@@ -189,7 +189,7 @@ class Tanh(Module):
     >>> import retrograd as rg
     >>> m = rg.nn.Tanh()
     >>> m(rg.tensor([0.0, 1.0]))
-    tensor([0.        , 0.76159416])
+    tensor([0.       , 0.7615942])
     """
 
     def forward(self, input: Tensor) -> Tensor:
@@ -293,7 +293,7 @@ class LogSoftmax(Module):
     >>> import retrograd as rg
     >>> m = rg.nn.LogSoftmax(dim=1)
     >>> m(rg.tensor([[0.0, 0.0]]))
-    tensor([[-0.69314718, -0.69314718]])
+    tensor([[-0.6931472, -0.6931472]])
     """
 
     __constants__ = ["dim"]

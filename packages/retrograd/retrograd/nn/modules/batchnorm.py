@@ -161,7 +161,7 @@ class BatchNorm1d(_BatchNorm):
     device : str or Device, optional
         Where the parameters and buffers live (default: the CPU).
     dtype : dtype, optional
-        The parameters' and running statistics' dtype (default: float64).
+        The parameters' and running statistics' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
     bias : bool, optional
         Keyword-only: learn the bias (default True; only with ``affine``).
 
@@ -173,8 +173,8 @@ class BatchNorm1d(_BatchNorm):
     BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> x = rg.tensor([[1.0, 10.0], [3.0, 30.0]])
     >>> m(x).detach()
-    tensor([[-0.999995  , -0.99999995],
-            [ 0.999995  ,  0.99999995]])
+    tensor([[-0.999995  , -0.99999994],
+            [ 0.999995  ,  0.99999994]])
     >>> m.running_mean
     tensor([0.2, 2. ])
     >>> m.eval()(x).shape
@@ -207,7 +207,7 @@ class BatchNorm2d(_BatchNorm):
     device : str or Device, optional
         Where the parameters and buffers live (default: the CPU).
     dtype : dtype, optional
-        The parameters' and running statistics' dtype (default: float64).
+        The parameters' and running statistics' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
     bias : bool, optional
         Keyword-only: learn the bias (default True; only with ``affine``).
 

@@ -181,7 +181,7 @@ class Conv1d(_ConvNd):
     device : str or Device, optional
         Where the parameters live (default: the CPU).
     dtype : dtype, optional
-        The parameters' dtype (default: float64).
+        The parameters' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
 
     Attributes
     ----------
@@ -246,7 +246,7 @@ class Conv2d(_ConvNd):
     device : str or Device, optional
         Where the parameters live (default: the CPU).
     dtype : dtype, optional
-        The parameters' dtype (default: float64).
+        The parameters' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
 
     Attributes
     ----------

@@ -74,7 +74,7 @@ class Linear(Module):
     device : str or Device, optional
         Where the parameters live (default: the CPU).
     dtype : dtype, optional
-        The parameters' dtype (default: float64, retrograd's default).
+        The parameters' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
 
     Attributes
     ----------
@@ -162,7 +162,7 @@ class Bilinear(Module):
     device : str or Device, optional
         Where the parameters live (default: the CPU).
     dtype : dtype, optional
-        The parameters' dtype (default: float64).
+        The parameters' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
 
     Attributes
     ----------

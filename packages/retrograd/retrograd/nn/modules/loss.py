@@ -70,7 +70,7 @@ class CrossEntropyLoss(_WeightedLoss):
     >>> logits = rg.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]], requires_grad=True)
     >>> out = loss(logits, rg.tensor([0, 2]))
     >>> out
-    tensor(0.66907853, grad_fn=<DivBackward0>)
+    tensor(0.6690786, grad_fn=<DivBackward0>)
     >>> out.backward()
     >>> logits.grad.shape
     (2, 3)
@@ -251,7 +251,7 @@ class BCELoss(_WeightedLoss):
     >>> import retrograd as rg
     >>> loss = rg.nn.BCELoss()
     >>> loss(rg.tensor([0.5, 0.5]), rg.tensor([1.0, 0.0]))
-    tensor(0.69314718)
+    tensor(0.6931472)
     """
 
     __constants__ = ["reduction"]
@@ -296,7 +296,7 @@ class BCEWithLogitsLoss(_Loss):
     >>> import retrograd as rg
     >>> loss = rg.nn.BCEWithLogitsLoss(pos_weight=rg.tensor([2.0]))
     >>> loss(rg.tensor([0.0, 0.0]), rg.tensor([1.0, 0.0]))
-    tensor(1.03972077)
+    tensor(1.0397208)
     """
 
     __constants__ = ["reduction"]

@@ -36,7 +36,7 @@ class LayerNorm(Module):
     device : str or Device, optional
         Where the parameters live (default: the CPU).
     dtype : dtype, optional
-        The parameters' dtype (default: float64).
+        The parameters' dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
 
     Examples
     --------
@@ -45,7 +45,7 @@ class LayerNorm(Module):
     >>> m
     LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> m(rg.tensor([[1.0, 2.0, 3.0]])).detach()
-    tensor([[-1.22473569,  0.        ,  1.22473569]])
+    tensor([[-1.2247356,  0.       ,  1.2247356]])
     """
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]

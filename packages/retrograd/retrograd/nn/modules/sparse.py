@@ -44,7 +44,7 @@ class Embedding(Module):
     device : str or Device, optional
         Where the weight lives (default: the CPU).
     dtype : dtype, optional
-        The weight's dtype (default: float64).
+        The weight's dtype (default: the default dtype, :func:`retrograd.get_default_dtype`).
 
     Attributes
     ----------

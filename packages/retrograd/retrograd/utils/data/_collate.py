@@ -58,9 +58,9 @@ def default_convert(data: Any) -> Any:
     >>> default_convert(np.array([1, 2]))
     tensor([1, 2])
     >>> default_convert({"x": np.float32(1.5), "n": 3})
-    {'x': tensor(1.5, dtype=float32), 'n': 3}
+    {'x': tensor(1.5), 'n': 3}
     >>> default_convert((np.zeros(1), "label"))
-    [tensor([0.]), 'label']
+    [tensor([0.], dtype=float64), 'label']
     """
     if isinstance(data, Tensor):
         return data
@@ -260,6 +260,6 @@ def default_collate(batch) -> Any:
     [('a', 'b'), tensor([[0., 0.],
             [1., 1.]])]
     >>> default_collate([{"x": np.float32(1), "y": 0}, {"x": np.float32(2), "y": 1}])
-    {'x': tensor([1., 2.], dtype=float32), 'y': tensor([0, 1])}
+    {'x': tensor([1., 2.]), 'y': tensor([0, 1])}
     """
     return collate(batch, collate_fn_map=default_collate_fn_map)
