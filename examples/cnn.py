@@ -48,7 +48,7 @@ def main(epochs=2, n_train=2000, n_test=500, seed=0):
                        generator=np.random.default_rng(seed))
     x_test, y_test = rg.from_numpy(xte), rg.from_numpy(yte)
 
-    model = SmallCNN().to(rg.float32)     # float32 like the images (rg's default dtype is float64)
+    model = SmallCNN()                    # float32 (the default dtype), like the images
     print(model)
     optimizer = rg.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     losses, accuracies = [], [accuracy(model, x_test, y_test)]

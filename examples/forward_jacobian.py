@@ -32,7 +32,7 @@ def curve(params):
 
 
 def main():
-    x = rg.tensor([1.5, 0.7, 6.0])
+    x = rg.tensor([1.5, 0.7, 6.0], dtype=rg.float64)   # (float64, like the data)
 
     # 1. one call: the Jacobian (50, 3) by forward mode, all 3 tangents batched
     J_fwd = jacobian(curve, x, strategy="forward-mode", vectorize=True)

@@ -16,10 +16,13 @@ pytest_plugins = ["_distributions"]
 def _float64_default(request):
     """Most of the suite checks values and gradients to float64 precision (as
     torch's own tests run in double): it runs with float64 as the default
-    dtype. The tests of the default itself, and the docstrings' examples
-    (tests/docs: what a user sees), run with the real default, float32; mark a
-    test `float32_default` to do the same (Note [Default dtype])."""
-    if request.node.get_closest_marker("float32_default") is not None or "tests/docs/" in str(request.path):
+    dtype. The tests of the default itself, the docstrings' examples and the
+    example programs (tests/docs, tests/examples: what a user sees) run with
+    the real default, float32; mark a test `float32_default` to do the same
+    (Note [Default dtype])."""
+    path = str(request.path)
+    if (request.node.get_closest_marker("float32_default") is not None or "tests/docs/" in path
+            or "tests/examples/" in path):
         yield
         return
     try:

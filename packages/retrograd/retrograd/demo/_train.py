@@ -67,10 +67,10 @@ def build_model(size: int = 16) -> nn.Sequential:
         nn.Linear(32 * (size // 4) ** 2, 64), nn.ReLU(),
         nn.Linear(64, NUM_CLASSES),
     )
-    # the layers are created in float64 (rg's default dtype, as torch's float32
-    # default would be here); the images are float32, and a float64 weight would
-    # silently run the whole network in float64 (NumPy's promotion rules)
-    return model.to(np.float32)
+    # the layers are created in the default dtype, float32 like the images
+    # (a float64 weight would silently run the whole network in float64, by
+    # NumPy's promotion rules)
+    return model
 
 
 def _correct(logits: rg.Tensor, labels: rg.Tensor) -> int:
