@@ -57,3 +57,28 @@ def test_namespaces_load_lazily():
             "assert 'retrograd.accelerator' not in sys.modules; rg.backends.mps.is_available(); "
             "assert 'retrograd.backends' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_onnx_is_importable_and_export_refuses_clearly():
+    import retrograd.onnx
+    assert hasattr(torch.onnx, "export") and hasattr(torch.onnx, "is_in_onnx_export")
+    assert rg.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match="cannot export ONNX"):
+        retrograd.onnx.export(rg.nn.Linear(2, 2), rg.zeros(1, 2), "m.onnx")
+
+
+@pytest.mark.float32_default
+def test_finfo_and_iinfo_as_torch():
+    for rd, td in [(rg.float32, torch.float32), (rg.float64, torch.float64), (rg.float16, torch.float16)]:
+        a, b = rg.finfo(rd), torch.finfo(td)
+        for attr in ("eps", "max", "min", "tiny", "smallest_normal", "resolution", "bits"):
+            assert float(getattr(a, attr)) == pytest.approx(float(getattr(b, attr)), rel=1e-3)   # (float16 rounds resolution), (rd, attr)
+    assert rg.finfo().bits == torch.finfo().bits == 32
+    for rd, td in [(rg.int8, torch.int8), (rg.uint8, torch.uint8), (rg.int64, torch.int64)]:
+        assert (rg.iinfo(rd).min, rg.iinfo(rd).max, rg.iinfo(rd).bits) == \
+               (torch.iinfo(td).min, torch.iinfo(td).max, torch.iinfo(td).bits)
+    for call in (lambda L: L.finfo(L.int64), lambda L: L.iinfo(L.float32), lambda L: L.iinfo(L.bool)):
+        with pytest.raises(TypeError):
+            call(torch)
+        with pytest.raises(TypeError):
+            call(rg)

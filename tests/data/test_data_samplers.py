@@ -119,3 +119,14 @@ def test_batch_sampler_argument_errors_as_torch(bs, drop):
     with pytest.raises(ValueError) as ours:
         BatchSampler(range(4), bs, drop)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_random_sampler_with_replacement_draws_lazily():
+    # torch draws in chunks: an enormous num_samples allocates nothing up front
+    import itertools
+    sampler = RandomSampler(range(7), replacement=True, num_samples=10 ** 10,
+                            generator=np.random.default_rng(0))
+    assert len(sampler) == 10 ** 10
+    first = list(itertools.islice(iter(sampler), 100))
+    assert len(first) == 100 and all(0 <= i < 7 for i in first)
+    assert len(set(first)) == 7

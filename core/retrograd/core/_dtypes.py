@@ -11,7 +11,7 @@ import numpy as _np
 
 __all__ = ["dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64",
            "bool", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
-           "cfloat", "cdouble"]
+           "cfloat", "cdouble", "finfo", "iinfo"]
 
 dtype = _np.dtype
 float16 = half = _np.dtype(_np.float16)
@@ -25,3 +25,71 @@ int64 = long = _np.dtype(_np.int64)
 bool = _np.dtype(_np.bool_)
 complex64 = cfloat = _np.dtype(_np.complex64)
 complex128 = cdouble = _np.dtype(_np.complex128)
+
+
+def finfo(type=None):  # noqa: A002 (torch's parameter name)
+    """The machine limits of a floating-point dtype (``torch.finfo``): NumPy's ``finfo``.
+
+    ``eps``, ``max``, ``min``, ``tiny`` / ``smallest_normal``, ``resolution``
+    and ``bits`` as torch's.
+
+    Parameters
+    ----------
+    type : dtype, optional
+        A floating-point or complex dtype (default: the default dtype).
+
+    Returns
+    -------
+    numpy.finfo
+
+    Raises
+    ------
+    TypeError
+        For an integer or bool dtype (use :func:`iinfo`).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.finfo(rg.float64).bits, rg.finfo().dtype
+    (64, dtype('float32'))
+    >>> bool(rg.finfo(rg.float32).eps == 2.0 ** -23)
+    True
+    """
+    if type is None:
+        from retrograd.core._dtype_rules import get_default_dtype
+        type = get_default_dtype()
+    dt = _np.dtype(type)
+    if dt.kind not in "fc":
+        raise TypeError(f"finfo() requires a floating-point input type (got {dt}); use iinfo for "
+                        "integer types")
+    return _np.finfo(dt)
+
+
+def iinfo(type):  # noqa: A002
+    """The machine limits of an integer dtype (``torch.iinfo``): NumPy's ``iinfo``.
+
+    Parameters
+    ----------
+    type : dtype
+        An integer dtype.
+
+    Returns
+    -------
+    numpy.iinfo
+
+    Raises
+    ------
+    TypeError
+        For a floating-point, complex or bool dtype (use :func:`finfo`).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.iinfo(rg.int8).max, rg.iinfo(rg.uint8).min
+    (127, 0)
+    """
+    dt = _np.dtype(type)
+    if dt.kind not in "iu":
+        raise TypeError(f"iinfo() requires an integer input type (got {dt}); use finfo for "
+                        "floating point types")
+    return _np.iinfo(dt)

@@ -48,7 +48,7 @@ def __getattr__(name: str) -> _ModuleType:
         # torch.compile's place: the module is callable (rg.compile(fn))
         from retrograd import _optional
         return _optional.require("compile", "retrograd-compile")
-    if name in ("backends", "accelerator"):
+    if name in ("backends", "accelerator", "onnx"):
         # torch's switches and device queries, loaded when a program asks
         import importlib
         return importlib.import_module(f"retrograd.{name}")

@@ -169,7 +169,13 @@ class RandomSampler(Sampler[int]):
         n = len(self.data_source)
         rng = _rng(self.generator)
         if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+            # in chunks of 32 draws, as torch: a huge num_samples costs
+            # nothing up front (all at once could not even be allocated)
+            left = self.num_samples
+            while left > 0:
+                k = min(left, 32)
+                yield from rng.integers(0, n, size=k).tolist()
+                left -= k
             return
         for _ in range(self.num_samples // n):
             yield from rng.permutation(n).tolist()
