@@ -1,4 +1,5 @@
-"""Sampling indices from tensors of weights: multinomial (torch.multinomial).
+"""Sampling from distributions given by tensors: multinomial, bernoulli,
+normal and poisson (torch's functions of those names).
 
 The draws come from retrograd's generator (``manual_seed``) or the one passed
 as ``generator=``; their values follow torch's distribution, not its stream.
@@ -10,7 +11,7 @@ import numpy as np
 from retrograd.core import _creation
 from retrograd.core.abi import Tensor, composite_op
 
-__all__ = ["multinomial"]
+__all__ = ["multinomial", "bernoulli", "normal", "poisson"]
 
 
 @composite_op("multinomial")
@@ -95,3 +96,160 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
     if probs.ndim == 1:
         out = out[0]
     return _creation._make(out, input.device, False)
+
+
+def _floating(input, fn):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    arr = np.asarray(input.detach())
+    if arr.dtype.kind != "f":
+        raise NotImplementedError(f"\"{fn}\" not implemented for {arr.dtype} tensors (as torch); convert the "
+                                  f"input first, e.g. x.float()")
+    return arr
+
+
+@composite_op("bernoulli")
+def bernoulli(input, p=None, *, generator=None) -> Tensor:
+    """0/1 draws, each 1 with the probability ``input`` holds there (or ``p``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Probabilities in [0, 1], floating (with ``p``, only its shape and dtype count).
+    p : float, optional
+        One probability for every element instead of ``input``'s values.
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's.
+
+    Returns
+    -------
+    Tensor
+        Of ``input``'s shape and dtype; it does not require grad (torch's
+        gradient of a draw is zero).
+
+    Raises
+    ------
+    RuntimeError
+        For a probability outside [0, 1].
+    NotImplementedError
+        For an integer or bool input.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.bernoulli(rg.tensor([0.0, 1.0, 1.0]))
+    tensor([0., 1., 1.])
+    """
+    arr = _floating(input, "bernoulli")
+    probs = arr if p is None else np.full(arr.shape, float(p))
+    if not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError("bernoulli: expected every probability in [0, 1] (as torch)")
+    g = _creation._generator(generator, "bernoulli")
+    out = (g.random(arr.shape) < probs).astype(arr.dtype)
+    return _creation._make(out, input.device, False)
+
+
+@composite_op("normal")
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Draws from normal distributions: ``mean + std * N(0, 1)``, element by element.
+
+    ``mean`` and ``std`` may be tensors (broadcast together) or numbers; with
+    two numbers, ``size`` gives the shape. As in torch, the draw's gradient
+    with respect to ``mean`` and ``std`` is zero (write ``mean + std *
+    rg.randn_like(mean)`` for the reparameterized one).
+
+    Parameters
+    ----------
+    mean : Tensor or float
+        The means.
+    std : Tensor or float, optional
+        The standard deviations, non-negative (default 1).
+    size : sequence of int, optional
+        The shape, when ``mean`` and ``std`` are both numbers (required then).
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's.
+    dtype, device, requires_grad : optional
+        For two numbers: as the factories (default: the default dtype).
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    RuntimeError
+        For a negative ``std``.
+    TypeError
+        For two numbers without ``size``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.normal(rg.zeros(3), 0.0)
+    tensor([0., 0., 0.])
+    >>> rg.normal(2.0, 0.0, size=(2,))
+    tensor([2., 2.])
+    """
+    g = _creation._generator(generator, "normal")
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: two numbers need size= "
+                            "(normal(0.0, 1.0, size=(2, 3)))")
+        if float(std) < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std)}")
+        shape = tuple(size)
+        dt = _creation._dtype(dtype, "normal") or _creation.get_default_dtype()
+        out = (float(mean) + float(std) * g.standard_normal(shape)).astype(dt)
+        return _creation._make(out, device, requires_grad)
+    like = mean if isinstance(mean, Tensor) else std
+    std_values = np.asarray(std.detach()) if isinstance(std, Tensor) else np.asarray(float(std))
+    if (std_values < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    shape = np.broadcast_shapes(tuple(mean.shape) if isinstance(mean, Tensor) else (),
+                                tuple(std.shape) if isinstance(std, Tensor) else ())
+    eps = _creation._make(g.standard_normal(shape).astype(like.dtype), like.device, False)
+    from retrograd.core import grad_mode, where
+    with grad_mode.no_grad():
+        out = mean + std * eps
+    # torch's gradient of a draw is zero (its NormalBackward gives zeros, it
+    # does not reparameterize): edges to mean and std that carry zeros
+    never = _creation._make(np.zeros((), dtype=bool), like.device, False)
+    for t in (mean, std):
+        if isinstance(t, Tensor) and t.requires_grad:
+            out = out + where(never, t, 0.0)
+    return out
+
+
+@composite_op("poisson")
+def poisson(input, generator=None) -> Tensor:
+    """Draws from Poisson distributions with the rates ``input`` holds.
+
+    Parameters
+    ----------
+    input : Tensor
+        The rates, non-negative, floating.
+    generator : numpy.random.Generator, optional
+        Draw from this generator instead of retrograd's.
+
+    Returns
+    -------
+    Tensor
+        The counts, in ``input``'s dtype; it does not require grad (torch's
+        gradient of a draw is zero).
+
+    Raises
+    ------
+    RuntimeError
+        For a negative rate.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.poisson(rg.tensor([0.0, 0.0]))
+    tensor([0., 0.])
+    """
+    arr = _floating(input, "poisson")
+    if (arr < 0).any() or np.isnan(arr).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    g = _creation._generator(generator, "poisson")
+    return _creation._make(g.poisson(arr).astype(arr.dtype), input.device, False)
