@@ -79,12 +79,13 @@ dist.destroy_process_group()
     for r, out in job.results.items():
         first, second, third, fourth = out["msgs"]
         assert "Detected mismatch between collectives on ranks" in first
-        assert "rank 0: all_reduce SUM float64 (3,)" in first and "rank 1: all_reduce SUM float64 (4,)" in first
+        # (the ranks run with the real default dtype, float32)
+        assert "rank 0: all_reduce SUM float32 (3,)" in first and "rank 1: all_reduce SUM float32 (4,)" in first
         assert "float32" in second and "float64" in second
         assert "broadcast" in third and "all_reduce" in third
         assert "all_gather_into_tensor" in fourth
         assert out["after"] == [2.0, 2.0]
-    assert "holds 40 bytes, but the receiving tensor has 32" in job.results[1]["recv"]
+    assert "holds 20 bytes, but the receiving tensor has 16" in job.results[1]["recv"]
 
 
 def test_mismatch_check_can_be_turned_off(mpi_job):
