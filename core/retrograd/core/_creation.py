@@ -103,6 +103,9 @@ class _CudaGenerator:
     def standard_normal(self, shape):
         return self._call("standard_normal", shape, dtype=np.float64)
 
+    def standard_exponential(self, shape):
+        return self._call("standard_exponential", shape, dtype=np.float64)
+
     def integers(self, low, high, size, dtype=np.int64, endpoint=False):
         return self._call("randint", low, high + 1 if endpoint else high, size=size, dtype=dtype)
 

@@ -337,3 +337,46 @@ def _tensor_type(Tensor self, dtype):
             out = out.to("cuda" if want_cuda else "cpu")
         return out
     return self.to(dtype=dtype)
+
+
+# Tensor's new_* methods: a factory with this tensor's dtype and device as defaults
+def _new_like(Tensor self, str kind, tuple args, dtype, device, requires_grad):
+    from retrograd.core import _creation
+    dtype = self._array.dtype if dtype is None else dtype
+    device = self._device if device is None else device
+    if kind == "tensor":
+        return _creation.tensor(args[0], dtype=dtype, device=device, requires_grad=requires_grad)
+    if kind == "full":
+        return _creation.full(args[0], args[1], dtype=dtype, device=device, requires_grad=requires_grad)
+    return getattr(_creation, kind)(*args, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _strides(Tensor self, dim):
+    # torch's strides count elements (NumPy's count bytes)
+    item = self._array.itemsize
+    steps = tuple(s // item for s in self._array.strides)
+    return steps if dim is None else steps[_wrap_dim(dim, self._array.ndim)]
+
+
+cdef object _address(object a):
+    return a.__array_interface__["data"][0] if type(a) is ndarray else a.data.ptr
+
+
+def _data_ptr(Tensor self):
+    return _address(self._array) if self._array.size else 0
+
+
+def _storage_offset(Tensor self):
+    # elements from the start of the memory the view shares to its first one
+    a = self._array
+    root = a
+    while getattr(root, "base", None) is not None and type(root.base) is type(a):
+        root = root.base
+    if not a.size:
+        return 0
+    return (_address(a) - _address(root)) // a.itemsize
+
+
+def _inplace_random(Tensor self, str kind, a, b, generator):
+    from retrograd.core._pointwise import _draws
+    return _inplace_call(self, lambda s, x, y: _draws(s, kind, x, y, generator), (a, b), kind + "_")

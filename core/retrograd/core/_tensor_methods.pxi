@@ -203,3 +203,103 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
     # or to a type named so
     def type(self, dtype=None, non_blocking=False, **kwargs):
         return _tensor_type(self, dtype)
+
+    # -- torch's conveniences: shapes, new tensors like this one, storage facts
+    def view_as(self, other):
+        return self.view(tuple((<Tensor>_as_tensor_arg(other))._array.shape))
+
+    def expand_as(self, other):
+        return self.expand(tuple((<Tensor>_as_tensor_arg(other))._array.shape))
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _new_like(self, "zeros", size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _new_like(self, "ones", size, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _new_like(self, "empty", size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return _new_like(self, "full", (size, fill_value), dtype, device, requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        return _new_like(self, "tensor", (data,), dtype, device, requires_grad)
+
+    @property
+    def is_xpu(self):
+        return False
+
+    @property
+    def is_mps(self):
+        return False
+
+    @property
+    def itemsize(self):
+        return self._array.itemsize
+
+    @property
+    def nbytes(self):
+        return self._array.nbytes
+
+    def element_size(self):
+        return self._array.itemsize
+
+    def nelement(self):
+        return self._array.size
+
+    def ndimension(self):
+        return self._array.ndim
+
+    def stride(self, dim=None):
+        return _strides(self, dim)
+
+    def storage_offset(self):
+        return _storage_offset(self)
+
+    def data_ptr(self):
+        return _data_ptr(self)
+
+    def get_device(self):
+        return self._device.index if self._device.type_name == "cuda" else -1
+
+    def pin_memory(self, device=None):
+        return self
+
+    def is_pinned(self, device=None):
+        return False
+
+    # -- in-place forms of composites (see _inplace.pxi's _inplace_call)
+    def masked_fill_(self, mask, value):
+        return _inplace_call(self, masked_fill, (mask, value), "masked_fill_")
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        from retrograd.core._pointwise import addcmul as _addcmul
+        return _inplace_call(self, lambda s, a, b: _addcmul(s, a, b, value=value), (tensor1, tensor2), "addcmul_")
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        from retrograd.core._pointwise import addcdiv as _addcdiv
+        return _inplace_call(self, lambda s, a, b: _addcdiv(s, a, b, value=value), (tensor1, tensor2), "addcdiv_")
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        from retrograd.core._pointwise import addcmul as _addcmul
+        return _addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        from retrograd.core._pointwise import addcdiv as _addcdiv
+        return _addcdiv(self, tensor1, tensor2, value=value)
+
+    # -- in-place draws: the new values have no history (their gradient to the
+    # old value is zero), as torch's; a leaf that requires grad is refused
+    # outside no_grad, as for every in-place op
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        return _inplace_random(self, "normal", mean, std, generator)
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None, **kwargs):
+        return _inplace_random(self, "uniform", kwargs.get("from", a), kwargs.get("to", b), generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return _inplace_random(self, "bernoulli", p, None, generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return _inplace_random(self, "exponential", lambd, None, generator)

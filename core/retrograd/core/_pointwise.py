@@ -1,0 +1,71 @@
+"""Pointwise composites of the table's ops: addcmul and addcdiv (torch's
+functions of those names), and the draws that Tensor's in-place random
+methods (normal_, uniform_, bernoulli_, exponential_) write."""
+from __future__ import annotations
+
+from retrograd.core import _creation
+from retrograd.core.abi import Tensor, composite_op
+
+__all__ = ["addcmul", "addcdiv"]
+
+
+_ADDC_DOC = """``input + value * tensor1 {sym} tensor2``, element by element, broadcast.
+
+    Parameters
+    ----------
+    input, tensor1, tensor2 : Tensor
+        The operands.
+    value : number, optional
+        The factor of the {what} (default 1).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.{name}(rg.tensor([1.0, 1.0]), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 6.0]), value=2)
+    {example}
+    """
+
+
+@composite_op("addcmul")
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+    return input + value * (tensor1 * tensor2)
+
+
+@composite_op("addcdiv")
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+    return input + value * (tensor1 / tensor2)
+
+
+addcmul.__doc__ = _ADDC_DOC.format(sym="*", what="product", name="addcmul", example="tensor([17., 37.])")
+addcdiv.__doc__ = _ADDC_DOC.format(sym="/", what="quotient", name="addcdiv", example="tensor([2., 2.])")
+
+
+def _draws(self, kind, a, b, generator):
+    # values of self's shape and dtype for an in-place random method (their
+    # history is none: the method's gradient to self's old value is zero)
+    if self.dtype.kind not in "fc":
+        raise NotImplementedError(f"{kind}_(): not implemented for {self.dtype} tensors (as torch); use a "
+                                  "floating tensor")
+    g = _creation._generator(generator, kind + "_", self.device)
+    shape = tuple(self.shape)
+    if kind == "normal":
+        if b < 0:
+            raise RuntimeError(f"normal_ expects std >= 0.0, but found std {b}")
+        out = a + b * g.standard_normal(shape)
+    elif kind == "uniform":
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+        out = a + (b - a) * g.random(shape)
+    elif kind == "bernoulli":
+        if not 0 <= a <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={a}")
+        out = g.random(shape) < a
+    else:
+        if a <= 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={a}")
+        out = g.standard_exponential(shape) / a
+    return _creation._make(out.astype(self.dtype), self.device, False)
