@@ -43,6 +43,7 @@ from retrograd.core._creation import *  # noqa: F401,F403
 from retrograd.core._creation import __all__ as _creation_all
 from retrograd.core._sampling import bernoulli, multinomial, normal, poisson  # noqa: F401
 from retrograd.core._pointwise import addcdiv, addcmul  # noqa: F401
+from retrograd.core._random_state import Generator, get_rng_state, set_rng_state  # noqa: F401
 from retrograd.core._dtype_rules import get_default_dtype, set_default_dtype  # noqa: F401
 from retrograd.core._dlpack import from_dlpack  # noqa: F401
 
@@ -204,7 +205,8 @@ __all__ = [
     "set_virtual_cpu_devices", "num_virtual_cpu_devices", "no_grad", "enable_grad",
     "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "backward", "grad", "set_warn_always", "is_warn_always_enabled", "get_include", "check_abi",
-    "import_extension", "sum_to", "from_dlpack", "multinomial", "bernoulli", "normal", "poisson", "addcmul", "addcdiv", "get_default_dtype", "set_default_dtype",
+    "import_extension", "sum_to", "from_dlpack", "multinomial", "bernoulli", "normal", "poisson", "addcmul", "addcdiv", "Generator",
+    "get_rng_state", "set_rng_state", "get_default_dtype", "set_default_dtype",
     *OPS, *_creation_all,
 ]
 
