@@ -82,3 +82,16 @@ def test_finfo_and_iinfo_as_torch():
             call(torch)
         with pytest.raises(TypeError):
             call(rg)
+
+
+def test_bfloat16_through_ml_dtypes_or_a_clear_error():
+    import importlib.util
+    if importlib.util.find_spec("ml_dtypes") is None:
+        with pytest.raises(AttributeError, match="ml_dtypes"):
+            rg.bfloat16
+        assert not hasattr(rg, "bfloat16")
+    else:
+        import ml_dtypes
+        assert rg.bfloat16 == ml_dtypes.bfloat16
+        x = rg.tensor([1.5, 2.0], dtype=rg.bfloat16)
+        assert x.dtype == rg.bfloat16 and (x + x).dtype == rg.bfloat16

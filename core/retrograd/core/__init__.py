@@ -269,3 +269,10 @@ from retrograd.core import _dtypes  # noqa: E402
 from retrograd.core._dtypes import *  # noqa: E402,F401,F403
 
 __all__ += _dtypes.__all__
+
+
+def __getattr__(name: str) -> object:
+    # torch.bfloat16, where ml_dtypes provides it (see _dtypes._bfloat16)
+    if name == "bfloat16":
+        return _dtypes._bfloat16()
+    raise AttributeError(f"module 'retrograd.core' has no attribute {name!r}")

@@ -4,8 +4,9 @@
 that takes a dtype (creation functions, `.to`, `sum(dtype=)`, ...) takes
 them. Kept in a module of their own: `float`, `int` and `bool` are torch's
 names (torch.float is float32, torch.int is int32) and must not shadow the
-builtins in code that computes. torch.bfloat16 has no NumPy counterpart and
-is not provided.
+builtins in code that computes. torch.bfloat16 has no NumPy counterpart:
+``rg.bfloat16`` is ml_dtypes' bfloat16 where that package is installed, and
+an AttributeError saying so where it is not.
 """
 import numpy as _np
 
@@ -93,3 +94,15 @@ def iinfo(type):  # noqa: A002
         raise TypeError(f"iinfo() requires an integer input type (got {dt}); use finfo for "
                         "floating point types")
     return _np.iinfo(dt)
+
+
+def _bfloat16():
+    # torch.bfloat16: NumPy has no such dtype; the ml_dtypes package adds it
+    # (with NumPy's ufuncs on it), so retrograd offers it where that is installed.
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise AttributeError(
+            "bfloat16 needs the ml_dtypes package, which gives NumPy a bfloat16 dtype: pip install ml_dtypes "
+            "(or compute in float16 / float32 instead)") from None
+    return _np.dtype(ml_dtypes.bfloat16)

@@ -33,11 +33,11 @@ from retrograd import optim  # noqa: E402,F401
 from retrograd import cuda  # noqa: E402,F401
 from retrograd.serialization import save, load  # noqa: E402,F401
 
-from types import ModuleType as _ModuleType  # noqa: E402
+from typing import Any as _Any  # noqa: E402
 from retrograd._version import __version__  # noqa: E402,F401
 
 
-def __getattr__(name: str) -> _ModuleType:
+def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dtype)
     if name == "profiler":
         from retrograd import _optional
         return _optional.require("profiler", "retrograd-profiler")
@@ -48,7 +48,13 @@ def __getattr__(name: str) -> _ModuleType:
         # torch.compile's place: the module is callable (rg.compile(fn))
         from retrograd import _optional
         return _optional.require("compile", "retrograd-compile")
-    if name in ("backends", "accelerator", "onnx"):
+    if name == "bfloat16":
+        from retrograd.core import _dtypes
+        return _dtypes._bfloat16()
+    if name == "autocast":
+        from retrograd.amp import autocast
+        return autocast
+    if name in ("backends", "accelerator", "onnx", "amp"):
         # torch's switches and device queries, loaded when a program asks
         import importlib
         return importlib.import_module(f"retrograd.{name}")

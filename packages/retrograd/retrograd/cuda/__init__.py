@@ -648,3 +648,11 @@ from retrograd.cuda._memory import (  # noqa: E402,F401
 from retrograd.cuda._random import manual_seed, manual_seed_all  # noqa: E402,F401
 
 del _memory
+
+
+def __getattr__(name: str):
+    # rg.cuda.amp (torch.cuda.amp), loaded when a program first touches it
+    if name == "amp":
+        import importlib
+        return importlib.import_module("retrograd.cuda.amp")
+    raise AttributeError(f"module 'retrograd.cuda' has no attribute {name!r}")
