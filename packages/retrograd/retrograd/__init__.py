@@ -49,8 +49,8 @@ def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dty
         from retrograd import _optional
         return _optional.require("compile", "retrograd-compile")
     if name == "bfloat16":
-        from retrograd.core import _dtypes
-        return _dtypes._bfloat16()
+        import retrograd.core
+        return retrograd.core.bfloat16      # (core's: ml_dtypes' bfloat16, or a clear AttributeError)
     if name == "autocast":
         from retrograd.amp import autocast
         return autocast

@@ -12,7 +12,8 @@
 # the nn.modules package) and added with `__all__ += <file>.__all__`: the form
 # mypy follows, so `rg.nn.Linear` is typed for users.
 from retrograd.nn import parameter, modules  # noqa: F401
-from retrograd.nn.modules import (module, container, linear, conv, pooling, flatten, dropout, normalization, batchnorm, sparse, activation, loss)
+from retrograd.nn.modules import (module, container, linear, conv, pooling, flatten, dropout, normalization, batchnorm, sparse, activation, loss,
+                                activation_more)
 from retrograd.nn.parameter import *  # noqa: F401,F403
 from retrograd.nn.modules.module import *  # noqa: F401,F403
 from retrograd.nn.modules.container import *  # noqa: F401,F403
@@ -26,6 +27,7 @@ from retrograd.nn.modules.batchnorm import *  # noqa: F401,F403
 from retrograd.nn.modules.sparse import *  # noqa: F401,F403
 from retrograd.nn.modules.activation import *  # noqa: F401,F403
 from retrograd.nn.modules.loss import *  # noqa: F401,F403
+from retrograd.nn.modules.activation_more import *  # noqa: F401,F403
 from retrograd.nn import functional, init, utils  # noqa: F401
 from retrograd.nn import parallel  # noqa: F401,E402
 
@@ -43,3 +45,4 @@ __all__ += batchnorm.__all__
 __all__ += sparse.__all__
 __all__ += activation.__all__
 __all__ += loss.__all__
+__all__ += activation_more.__all__

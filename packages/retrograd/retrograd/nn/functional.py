@@ -358,7 +358,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return input
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: F811 (torch's name)
     """``log(1 + exp(beta * x)) / beta``, a smooth ReLU; linear (``x``) where
     ``beta * x > threshold``, for stability.
 
@@ -2323,3 +2323,12 @@ def _embedding_renorm_(w, idx, max_norm, norm_type):
         factor = (max_norm / (norms[big] + 1e-7)).astype(w.dtype).reshape((-1,) + (1,) * (w.ndim - 1))
         with _c.no_grad():
             w[sel] = _c.as_tensor(rows[big] * factor)
+
+
+# more activations, by composition (_activations.py; it imports the helpers above)
+from retrograd.nn._activations import celu, glu, hardshrink, hardsigmoid, hardswish  # noqa: E402,F401
+from retrograd.nn._activations import hardtanh, mish, prelu, relu6, selu, softmin  # noqa: E402,F401
+from retrograd.nn._activations import softshrink, softsign, tanhshrink, threshold  # noqa: E402,F401
+from retrograd.nn import _activations as _more_activations  # noqa: E402
+
+__all__ += _more_activations.__all__

@@ -13,6 +13,7 @@ from retrograd.nn.modules import batchnorm
 from retrograd.nn.modules import sparse
 from retrograd.nn.modules import activation
 from retrograd.nn.modules import loss
+from retrograd.nn.modules import activation_more
 from retrograd.nn.modules.module import *  # noqa: F401,F403
 from retrograd.nn.modules.container import *  # noqa: F401,F403
 from retrograd.nn.modules.linear import *  # noqa: F401,F403
@@ -25,6 +26,7 @@ from retrograd.nn.modules.batchnorm import *  # noqa: F401,F403
 from retrograd.nn.modules.sparse import *  # noqa: F401,F403
 from retrograd.nn.modules.activation import *  # noqa: F401,F403
 from retrograd.nn.modules.loss import *  # noqa: F401,F403
+from retrograd.nn.modules.activation_more import *  # noqa: F401,F403
 
 __all__: list[str] = []
 __all__ += module.__all__
@@ -39,3 +41,4 @@ __all__ += batchnorm.__all__
 __all__ += sparse.__all__
 __all__ += activation.__all__
 __all__ += loss.__all__
+__all__ += activation_more.__all__

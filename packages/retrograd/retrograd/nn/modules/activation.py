@@ -1,4 +1,5 @@
-"""Activation layers: ReLU, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax."""
+"""Activation layers: ReLU, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax,
+LogSoftmax, and (activation_more.py) the others of torch.nn."""
 from __future__ import annotations
 
 from retrograd.core import Tensor
