@@ -70,3 +70,11 @@ def test_errors_as_torch():
             fn.hardtanh(lib.ones(2), 1.0, -1.0)
         with pytest.raises(RuntimeError):
             fn.softshrink(lib.ones(2), -1.0)
+
+
+def test_functional_exports_every_added_activation():
+    # nn.functional lists them literally (a form type checkers follow): the
+    # list must stay _activations.__all__
+    from retrograd.nn import _activations
+    assert set(_activations.__all__) <= set(F.__all__)
+    assert all(getattr(F, n) is getattr(_activations, n) for n in _activations.__all__)

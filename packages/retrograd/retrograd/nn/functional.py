@@ -2329,6 +2329,6 @@ def _embedding_renorm_(w, idx, max_norm, norm_type):
 from retrograd.nn._activations import celu, glu, hardshrink, hardsigmoid, hardswish  # noqa: E402,F401
 from retrograd.nn._activations import hardtanh, mish, prelu, relu6, selu, softmin  # noqa: E402,F401
 from retrograd.nn._activations import softshrink, softsign, tanhshrink, threshold  # noqa: E402,F401
-from retrograd.nn import _activations as _more_activations  # noqa: E402
 
-__all__ += _more_activations.__all__
+__all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "mish", "prelu", "relu6", "selu",
+            "softmin", "softshrink", "softsign", "tanhshrink", "threshold"]
