@@ -12,7 +12,7 @@ from __future__ import annotations
 import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core.extending import composite_op
-from retrograd.nn.functional import _floating, _t
+from retrograd.nn.functional import _elu_like, _floating, _t
 
 __all__ = ["hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "selu", "celu", "glu", "softmin",
            "softsign", "tanhshrink", "threshold", "softshrink", "hardshrink", "prelu"]
@@ -163,14 +163,6 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """
     x = _x(input, "mish")
     return _c.mul(x, _c.tanh(_c.softplus(x)))
-
-
-def _elu_like(x, alpha, inner_scale):
-    # max(0, x) + min(0, alpha * (exp(x / inner_scale) - 1)), with expm1 fed
-    # only the non-positive part (no overflow, no inf * 0 in the gradient)
-    pos = _c.gt(x, 0.0)
-    neg = _c.mul(_c.expm1(_c.div(_c.where(pos, 0.0, x), inner_scale)), alpha)
-    return _c.where(pos, x, neg)
 
 
 @composite_op("selu")

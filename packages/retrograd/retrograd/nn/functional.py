@@ -572,13 +572,20 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     x = _t(input)
     _floating(x, "elu")
     src = x.clone() if inplace else x
-    pos = _arr(src) > 0
-    # expm1 sees only the non-positive part: exp of a large x would overflow,
-    # and inf * 0 in the unused branch's gradient would be NaN. At 0 the
-    # gradient is alpha, as torch's
-    neg = _c.mul(_c.expm1(_c.where(pos, 0.0, src)), alpha)
-    out = _c.where(pos, src, neg)
+    out = _elu_like(src, alpha)
     return _write_back(x, out) if inplace else out
+
+
+def _elu_like(x, alpha, inner_scale=1.0):
+    # max(0, x) + min(0, alpha * (exp(x / inner_scale) - 1)): elu, and celu
+    # and selu (_activations.py). expm1 sees only the non-positive part: exp
+    # of a large x would overflow, and inf * 0 in the unused branch's
+    # gradient would be NaN. At 0 the gradient is alpha, as torch's
+    pos = _arr(x) > 0
+    inner = _c.where(pos, 0.0, x)
+    if inner_scale != 1.0:
+        inner = _c.div(inner, inner_scale)
+    return _c.where(pos, x, _c.mul(_c.expm1(inner), alpha))
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
