@@ -76,6 +76,13 @@ MODULES: tuple[ApiModule, ...] = (
     ApiModule("retrograd.nn.init", "retrograd.nn.init", "Parameter initialisation (``torch.nn.init``)."),
     ApiModule("retrograd.nn.utils", "retrograd.nn.utils",
               "Gradient clipping and parameter vectors (``torch.nn.utils``)."),
+    ApiModule("retrograd.nn.utils.rnn", "retrograd.nn.utils.rnn",
+              "Packed and padded sequences for the recurrent layers (``torch.nn.utils.rnn``)."),
+    ApiModule("retrograd.nn.utils.parametrize", "retrograd.nn.utils.parametrize",
+              "Parametrizations of a module's tensors (``torch.nn.utils.parametrize``)."),
+    ApiModule("retrograd.nn.utils.parametrizations", "retrograd.nn.utils.parametrizations",
+              "Ready-made parametrizations: orthogonal, weight and spectral norm "
+              "(``torch.nn.utils.parametrizations``)."),
     ApiModule("retrograd.optim", "retrograd.optim", "Optimizers (``torch.optim``)."),
     ApiModule("retrograd.optim.lr_scheduler", "retrograd.optim.lr_scheduler",
               "Learning-rate schedules (``torch.optim.lr_scheduler``)."),

@@ -13,7 +13,7 @@
 # mypy follows, so `rg.nn.Linear` is typed for users.
 from retrograd.nn import parameter, modules  # noqa: F401
 from retrograd.nn.modules import (module, container, linear, conv, pooling, flatten, dropout, normalization, batchnorm, sparse, activation, loss,
-                                activation_more)
+                                activation_more, rnn, attention, transformer, upsampling, pixelshuffle, padding, instancenorm, distance, loss_more)
 from retrograd.nn.parameter import *  # noqa: F401,F403
 from retrograd.nn.modules.module import *  # noqa: F401,F403
 from retrograd.nn.modules.container import *  # noqa: F401,F403
@@ -28,6 +28,15 @@ from retrograd.nn.modules.sparse import *  # noqa: F401,F403
 from retrograd.nn.modules.activation import *  # noqa: F401,F403
 from retrograd.nn.modules.loss import *  # noqa: F401,F403
 from retrograd.nn.modules.activation_more import *  # noqa: F401,F403
+from retrograd.nn.modules.rnn import *  # noqa: F401,F403
+from retrograd.nn.modules.attention import *  # noqa: F401,F403
+from retrograd.nn.modules.transformer import *  # noqa: F401,F403
+from retrograd.nn.modules.upsampling import *  # noqa: F401,F403
+from retrograd.nn.modules.pixelshuffle import *  # noqa: F401,F403
+from retrograd.nn.modules.padding import *  # noqa: F401,F403
+from retrograd.nn.modules.instancenorm import *  # noqa: F401,F403
+from retrograd.nn.modules.distance import *  # noqa: F401,F403
+from retrograd.nn.modules.loss_more import *  # noqa: F401,F403
 from retrograd.nn import functional, init, utils  # noqa: F401
 from retrograd.nn import parallel  # noqa: F401,E402
 
@@ -46,3 +55,12 @@ __all__ += sparse.__all__
 __all__ += activation.__all__
 __all__ += loss.__all__
 __all__ += activation_more.__all__
+__all__ += rnn.__all__
+__all__ += attention.__all__
+__all__ += transformer.__all__
+__all__ += upsampling.__all__
+__all__ += pixelshuffle.__all__
+__all__ += padding.__all__
+__all__ += instancenorm.__all__
+__all__ += distance.__all__
+__all__ += loss_more.__all__

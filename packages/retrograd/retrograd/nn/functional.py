@@ -2339,3 +2339,18 @@ from retrograd.nn._activations import softshrink, softsign, tanhshrink, threshol
 
 __all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "mish", "prelu", "relu6", "selu",
             "softmin", "softshrink", "softsign", "tanhshrink", "threshold"]
+
+# more layers as functions, one file per topic (each imports the helpers above).
+# (merged to literal lists once complete)
+from retrograd.nn import _attention  # noqa: E402
+from retrograd.nn._attention import *  # noqa: E402,F401,F403
+__all__ += _attention.__all__
+from retrograd.nn import _conv_pool  # noqa: E402
+from retrograd.nn._conv_pool import *  # noqa: E402,F401,F403
+__all__ += _conv_pool.__all__
+from retrograd.nn import _normalization  # noqa: E402
+from retrograd.nn._normalization import *  # noqa: E402,F401,F403
+__all__ += _normalization.__all__
+from retrograd.nn import _losses  # noqa: E402
+from retrograd.nn._losses import *  # noqa: E402,F401,F403
+__all__ += _losses.__all__

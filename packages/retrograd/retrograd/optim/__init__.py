@@ -6,12 +6,21 @@ optimizer step inside backward (through
 :class:`Optimizer`.
 """
 from retrograd.optim import optimizer, sgd, adam, adamw, rmsprop, adagrad
+from retrograd.optim import adadelta, adamax, nadam, radam, asgd, rprop, sparse_adam, lbfgs
 from retrograd.optim.optimizer import *  # noqa: F401,F403
 from retrograd.optim.sgd import *  # noqa: F401,F403
 from retrograd.optim.adam import *  # noqa: F401,F403
 from retrograd.optim.adamw import *  # noqa: F401,F403
 from retrograd.optim.rmsprop import *  # noqa: F401,F403
 from retrograd.optim.adagrad import *  # noqa: F401,F403
+from retrograd.optim.adadelta import *  # noqa: F401,F403
+from retrograd.optim.adamax import *  # noqa: F401,F403
+from retrograd.optim.nadam import *  # noqa: F401,F403
+from retrograd.optim.radam import *  # noqa: F401,F403
+from retrograd.optim.asgd import *  # noqa: F401,F403
+from retrograd.optim.rprop import *  # noqa: F401,F403
+from retrograd.optim.sparse_adam import *  # noqa: F401,F403
+from retrograd.optim.lbfgs import *  # noqa: F401,F403
 from retrograd.optim import lr_scheduler  # noqa: F401
 
 __all__ = ["lr_scheduler"]
@@ -21,3 +30,11 @@ __all__ += adam.__all__
 __all__ += adamw.__all__
 __all__ += rmsprop.__all__
 __all__ += adagrad.__all__
+__all__ += adadelta.__all__
+__all__ += adamax.__all__
+__all__ += nadam.__all__
+__all__ += radam.__all__
+__all__ += asgd.__all__
+__all__ += rprop.__all__
+__all__ += sparse_adam.__all__
+__all__ += lbfgs.__all__

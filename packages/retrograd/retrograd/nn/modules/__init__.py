@@ -14,6 +14,15 @@ from retrograd.nn.modules import sparse
 from retrograd.nn.modules import activation
 from retrograd.nn.modules import loss
 from retrograd.nn.modules import activation_more
+from retrograd.nn.modules import rnn
+from retrograd.nn.modules import attention
+from retrograd.nn.modules import transformer
+from retrograd.nn.modules import upsampling
+from retrograd.nn.modules import pixelshuffle
+from retrograd.nn.modules import padding
+from retrograd.nn.modules import instancenorm
+from retrograd.nn.modules import distance
+from retrograd.nn.modules import loss_more
 from retrograd.nn.modules.module import *  # noqa: F401,F403
 from retrograd.nn.modules.container import *  # noqa: F401,F403
 from retrograd.nn.modules.linear import *  # noqa: F401,F403
@@ -27,6 +36,15 @@ from retrograd.nn.modules.sparse import *  # noqa: F401,F403
 from retrograd.nn.modules.activation import *  # noqa: F401,F403
 from retrograd.nn.modules.loss import *  # noqa: F401,F403
 from retrograd.nn.modules.activation_more import *  # noqa: F401,F403
+from retrograd.nn.modules.rnn import *  # noqa: F401,F403
+from retrograd.nn.modules.attention import *  # noqa: F401,F403
+from retrograd.nn.modules.transformer import *  # noqa: F401,F403
+from retrograd.nn.modules.upsampling import *  # noqa: F401,F403
+from retrograd.nn.modules.pixelshuffle import *  # noqa: F401,F403
+from retrograd.nn.modules.padding import *  # noqa: F401,F403
+from retrograd.nn.modules.instancenorm import *  # noqa: F401,F403
+from retrograd.nn.modules.distance import *  # noqa: F401,F403
+from retrograd.nn.modules.loss_more import *  # noqa: F401,F403
 
 __all__: list[str] = []
 __all__ += module.__all__
@@ -42,3 +60,12 @@ __all__ += sparse.__all__
 __all__ += activation.__all__
 __all__ += loss.__all__
 __all__ += activation_more.__all__
+__all__ += rnn.__all__
+__all__ += attention.__all__
+__all__ += transformer.__all__
+__all__ += upsampling.__all__
+__all__ += pixelshuffle.__all__
+__all__ += padding.__all__
+__all__ += instancenorm.__all__
+__all__ += distance.__all__
+__all__ += loss_more.__all__

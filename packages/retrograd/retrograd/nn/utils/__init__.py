@@ -1,5 +1,6 @@
 """rg.nn.utils: gradient clipping, and parameters as one flat vector."""
 from retrograd.nn.utils import clip_grad, convert_parameters
+from retrograd.nn.utils import rnn, parametrize, parametrizations, weight_norm as _weight_norm_mod, spectral_norm as _spectral_norm_mod  # noqa: F401
 from retrograd.nn.utils.clip_grad import *  # noqa: F401,F403
 from retrograd.nn.utils.convert_parameters import *  # noqa: F401,F403
 
