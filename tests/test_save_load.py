@@ -1,7 +1,8 @@
-"""rg.save / rg.load: .npz archives with a JSON manifest, never pickle.
+"""rg.save / rg.load in torch's zip format.
 Round trips of dtypes, shapes, devices and flags; nested containers;
-modules' and optimizer-like state dicts; the refusal of pickled files and
-of unsupported objects."""
+modules' and optimizer-like state dicts; weights-only loading and its
+allow-list; the first format's files (.npz with a JSON manifest) still load.
+Exchange with torch itself is in tests/oracle/test_torch_files.py."""
 import io
 import json
 import math
@@ -166,73 +167,126 @@ def test_file_object_and_weights_only_flag(tmp_path):
     assert a["x"].tolist() == b["x"].tolist() == [1.0]
 
 
-def test_the_file_is_an_npz_with_a_json_manifest(tmp_path):
-    path = tmp_path / "m.npz"
+def test_the_file_is_torchs_zip_layout(tmp_path):
+    path = tmp_path / "m.pt"
     rg.save({"w": rg.tensor([1.0, 2.0], dtype=rg.float32, requires_grad=True)}, path)
     with zipfile.ZipFile(path) as z:
-        assert not any(name.endswith(".pkl") for name in z.namelist())
-    with np.load(path, allow_pickle=False) as archive:
-        manifest = json.loads(bytes(archive["__manifest__"]).decode())
-        node = manifest["root"]["items"][0][1]
-        assert node["dtype"] == "<f4" and node["shape"] == [2] and node["device"] == "cpu"
-        assert node["requires_grad"] is True
-        assert archive[node["key"]].tolist() == [1.0, 2.0]
+        names = z.namelist()
+        assert names[0] == "archive/data.pkl" and "archive/data/0" in names
+        assert z.read("archive/byteorder") == b"little" and z.read("archive/version") == b"3\n"
+        info = z.getinfo("archive/data/0")
+        assert np.frombuffer(z.read(info), dtype="<f4").tolist() == [1.0, 2.0]
+        body = z.read("archive/data.pkl")
+    assert b"torch._utils\n_rebuild_tensor_v2" in body and b"torch\nFloatStorage" in body
+    # the storage starts at a multiple of 64 bytes of the file (torch memory-maps it)
+    raw = path.read_bytes()
+    start = info.header_offset + 30 + int.from_bytes(raw[info.header_offset + 26:info.header_offset + 28], "little") \
+        + int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+    assert start % 64 == 0 and np.frombuffer(raw[start:start + 8], dtype="<f4").tolist() == [1.0, 2.0]
 
 
-def test_a_pickled_file_is_refused(tmp_path):
+def test_views_share_their_storage_again():
+    base = rg.arange(12.0).reshape(3, 4)
+    back = round_trip({"base": base, "rows": base[1:], "cols": base[:, ::2], "t": base.t()})
+    back["base"][1, 0] = 100.0
+    assert back["rows"][0, 0].item() == 100.0 and back["cols"][1, 0].item() == 100.0
+    assert back["t"][0, 1].item() == 100.0
+    assert back["cols"].tolist() == [[0.0, 2.0], [100.0, 6.0], [8.0, 10.0]]
+
+
+class _Point:
+    def __init__(self, x):
+        self.x = x
+
+    def __eq__(self, other):
+        return isinstance(other, _Point) and other.x == self.x
+
+
+def test_weights_only_refuses_other_globals_until_allowed(tmp_path):
     class Evil:
         def __reduce__(self):
             return (print, ("pickle code ran",))
-    raw = tmp_path / "raw.pkl"
-    raw.write_bytes(pickle.dumps({"x": Evil()}))
-    with pytest.raises(pickle.UnpicklingError, match="never unpickles"):
-        rg.load(raw)
-    # an .npz holding an object array (pickled inside)
-    obj_npz = tmp_path / "obj.npz"
-    manifest = {"format": "retrograd.save", "version": 1,
-                "root": {"type": "ndarray", "key": "a0", "dtype": "|O", "shape": [1]}}
-    np.savez(obj_npz, a0=np.array([Evil()], dtype=object),
-             __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8))
-    with pytest.raises(pickle.UnpicklingError, match="never unpickles"):
-        rg.load(obj_npz)
-    # a torch-style zip without our manifest
-    zpath = tmp_path / "torch_like.pt"
-    with zipfile.ZipFile(zpath, "w") as z:
-        z.writestr("archive/data.pkl", pickle.dumps({"x": 1}))
-    with pytest.raises(ValueError):
-        rg.load(zpath)
+    buf = io.BytesIO()
+    rg.save({"x": Evil()}, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match=r"unsupported global builtins\.print.*add_safe_globals"):
+        rg.load(buf)
+    buf = io.BytesIO()
+    rg.save({"p": _Point(3), "t": rg.ones(1)}, buf)
+    buf.seek(0)
+    assert rg.serialization.get_unsafe_globals_in_checkpoint(buf) == [f"{__name__}._Point"]
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="_Point"):
+        rg.load(buf)
+    buf.seek(0)
+    with rg.serialization.safe_globals([_Point]):
+        assert rg.load(buf)["p"] == _Point(3)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):       # the context ended
+        rg.load(buf)
+    rg.serialization.add_safe_globals([_Point])
+    try:
+        buf.seek(0)
+        assert rg.load(buf)["p"] == _Point(3) and rg.serialization.get_safe_globals() == [_Point]
+    finally:
+        rg.serialization.clear_safe_globals()
+    buf.seek(0)
+    assert rg.load(buf, weights_only=False)["p"] == _Point(3)
 
 
-def test_unsupported_objects_are_named(tmp_path):
-    class Thing:
-        pass
-    with pytest.raises(TypeError, match=r"Thing object at the top level\['a'\]\[1\].*saves only tensors"):
-        rg.save({"a": [1, Thing()]}, io.BytesIO())
-    with pytest.raises(TypeError, match=r"Module object at the top level.*save its state_dict\(\) instead"):
-        rg.save(rg.nn.Module(), io.BytesIO())
-    with pytest.raises(TypeError, match="set"):
-        rg.save({1, 2}, io.BytesIO())
-    with pytest.raises(TypeError, match="dtype object"):
-        rg.save(np.array([object()]), io.BytesIO())
-    with pytest.raises(TypeError, match="dict key"):
-        rg.save({frozenset(): 1}, io.BytesIO())
-    with pytest.raises(TypeError, match="defaultdict"):
-        from collections import defaultdict
-        rg.save(defaultdict(list), io.BytesIO())
+def test_whole_modules_and_optimizers_with_weights_only_false(tmp_path):
+    net = rg.nn.Sequential(rg.nn.Linear(3, 2), rg.nn.ReLU())
+    opt = rg.optim.Adam(net.parameters(), lr=0.1)
+    net(rg.ones(1, 3)).sum().backward()
+    opt.step()
+    path = tmp_path / "whole.pt"
+    rg.save({"model": net, "opt": opt}, path)
+    with pytest.raises(pickle.UnpicklingError, match="weights_only=False"):
+        rg.load(path)
+    back = rg.load(path, weights_only=False)
+    model, opt2 = back["model"], back["opt"]
+    assert isinstance(model[0], rg.nn.Linear) and isinstance(model[0].weight, rg.nn.Parameter)
+    x = rg.randn(4, 3)
+    np.testing.assert_array_equal(model(x).detach().numpy(), net(x).detach().numpy())
+    # the optimizer's state refers to the loaded model's parameters
+    assert opt2.param_groups[0]["params"][0] is model[0].weight
+    np.testing.assert_array_equal(opt2.state[model[0].weight]["exp_avg"].numpy(),
+                                  opt.state[net[0].weight]["exp_avg"].numpy())
 
 
-def test_damaged_or_foreign_manifest(tmp_path):
-    path = tmp_path / "x.npz"
-    np.savez(path, __manifest__=np.frombuffer(b'{"format": "other", "version": 1, "root": {}}', dtype=np.uint8))
+def test_unpicklable_and_unsupported():
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        rg.save({"f": lambda x: x}, io.BytesIO())
+    with pytest.raises(NotImplementedError, match="zip format"):
+        rg.save({}, io.BytesIO(), _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match="not a zip archive"):
+        rg.load(io.BytesIO(pickle.dumps({"x": 1})))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        rg.load(io.BytesIO(), mystery=1)
+
+
+def _legacy_file(path, manifest, **arrays):
+    # retrograd's first format, as its rg.save wrote it
+    np.savez(path, __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8), **arrays)
+
+
+def test_first_format_files_still_load(tmp_path):
+    path = tmp_path / "old.npz"
+    _legacy_file(path, {"format": "retrograd.save", "version": 1, "root": {"type": "dict", "items": [
+        [{"type": "str", "value": "w"}, {"type": "tensor", "key": "a0", "dtype": "<f4", "shape": [2],
+                                        "device": "cpu", "requires_grad": True, "parameter": True}],
+        [{"type": "str", "value": "step"}, {"type": "int", "value": "3"}]]}},
+        a0=np.array([1.0, 2.0], dtype=np.float32))
+    back = rg.load(path)
+    assert isinstance(back["w"], rg.nn.Parameter) and back["w"].tolist() == [1.0, 2.0] and back["step"] == 3
+    _legacy_file(path, {"format": "other", "version": 1, "root": {}})
     with pytest.raises(ValueError, match="format 'other'"):
         rg.load(path)
-    np.savez(path, __manifest__=np.frombuffer(b'{"format": "retrograd.save", "version": 1, '
-                                              b'"root": {"type": "mystery"}}', dtype=np.uint8))
+    _legacy_file(path, {"format": "retrograd.save", "version": 1, "root": {"type": "mystery"}})
     with pytest.raises(ValueError, match="unknown type 'mystery'"):
         rg.load(path)
-    np.savez(path, a0=np.zeros(3), __manifest__=np.frombuffer(
-        b'{"format": "retrograd.save", "version": 1, "root": {"type": "ndarray", "key": "a0", "dtype": "<f4", '
-        b'"shape": [3]}}', dtype=np.uint8))
+    _legacy_file(path, {"format": "retrograd.save", "version": 1,
+                        "root": {"type": "ndarray", "key": "a0", "dtype": "<f4", "shape": [3]}}, a0=np.zeros(3))
     with pytest.raises(ValueError, match="damaged"):
         rg.load(path)
 
@@ -255,20 +309,42 @@ def test_devices_and_map_location(virtual_cpu_devices):
 def test_unavailable_device_says_to_use_map_location():
     buf = io.BytesIO()
     rg.save({"t": rg.ones(2)}, buf)
-    # rewrite the manifest as if the tensor had been saved from a GPU
+    # rewrite the pickle as if the tensor had been saved from a GPU
     buf.seek(0)
-    with np.load(buf, allow_pickle=False) as archive:
-        entries = {k: archive[k] for k in archive.files}
-    manifest = json.loads(bytes(entries["__manifest__"]).decode())
-    manifest["root"]["items"][0][1]["device"] = "cuda:7"
-    entries["__manifest__"] = np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8)
+    with zipfile.ZipFile(buf) as z:
+        records = {n: z.read(n) for n in z.namelist()}
+    old, new = b"cpu", b"cuda:7"
+    records["archive/data.pkl"] = records["archive/data.pkl"].replace(
+        b"X" + len(old).to_bytes(4, "little") + old, b"X" + len(new).to_bytes(4, "little") + new)
     out = io.BytesIO()
-    np.savez(out, **entries)
+    with zipfile.ZipFile(out, "w") as z:
+        for n, data in records.items():
+            z.writestr(n, data)
     out.seek(0)
     with pytest.raises(RuntimeError, match="map_location='cpu'"):
         rg.load(out)
     out.seek(0)
     assert str(rg.load(out, map_location="cpu")["t"].device) == "cpu"
+    out.seek(0)
+    seen = []
+    assert rg.load(out, map_location=lambda t, loc: seen.append(loc) or t)["t"].tolist() == [1.0, 1.0]
+    assert seen == ["cuda:7"]
+
+
+def test_mmap_maps_the_storages(tmp_path):
+    path = tmp_path / "big.pt"
+    rg.save({"a": rg.arange(1000.0), "b": rg.ones(3, dtype=rg.int64)}, path)
+    back = rg.load(path, mmap=True)
+    arr = back["a"].numpy()
+    base = arr
+    while not isinstance(base, np.memmap) and getattr(base, "base", None) is not None:
+        base = base.base
+    assert isinstance(base, np.memmap)
+    assert back["a"][999].item() == 999.0 and back["b"].tolist() == [1, 1, 1]
+    back["a"][0] = 5.0                        # copy-on-write: the file keeps its values
+    assert rg.load(path)["a"][0].item() == 0.0
+    with pytest.raises(ValueError, match="path"):
+        rg.load(io.BytesIO(path.read_bytes()), mmap=True)
 
 
 @pytest.mark.oracle

@@ -109,6 +109,12 @@ MODULES: tuple[ApiModule, ...] = (
               "The current accelerator, device-agnostic (``torch.accelerator``)."),
     ApiModule("retrograd.onnx", "retrograd.onnx",
               "torch.onnx's names; exporting is not supported (``torch.onnx``)."),
+    ApiModule("retrograd.serialization", "retrograd.serialization",
+              "Saving and loading in torch's file format, and the allow-list of weights-only loading "
+              "(``torch.serialization``)."),
+    ApiModule("retrograd.utils.tensorboard", "retrograd.utils.tensorboard",
+              "Logging for TensorBoard: SummaryWriter (``torch.utils.tensorboard``; needs the ``tensorboard`` "
+              "package)."),
     ApiModule("retrograd.utils.dlpack", "retrograd.utils.dlpack",
               "Zero-copy exchange with NumPy, CuPy, torch and JAX arrays (``torch.utils.dlpack``)."),
     ApiModule("retrograd.linalg", "retrograd.linalg", "Linear algebra (``torch.linalg``)."),
