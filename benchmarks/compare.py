@@ -108,27 +108,30 @@ def main(argv=None):
           + (f" | torch {__import__('torch').__version__}" if "torch" in fws else ""))
     rows = []
 
-    def timed(name, per, unit, builder, *bargs, number=5, **bkw):
+    def timed(name, per, unit, builder, *bargs, number=5, frameworks=None, **bkw):
         if only and name.split("[")[0].strip() not in only and not name.startswith("  "):
             return
+        fws_here = [fw for fw in fws if frameworks is None or fw in frameworks]
         # Interleave the frameworks, repeat by repeat, and keep each one's best:
         # the machine's speed drifts (shared cores), and a ratio of two bests
         # taken minutes apart would measure the drift.
-        fns = {fw: builder(fw, *bargs, **bkw) for fw in fws}
-        times = {fw: float("inf") for fw in fws}
-        for fw in fws:
+        fns = {fw: builder(fw, *bargs, **bkw) for fw in fws_here}
+        times = {fw: float("inf") for fw in fws_here}
+        for fw in fws_here:
             fns[fw]()                          # warm-up
         for _ in range(rep):
-            for fw in fws:
+            for fw in fws_here:
                 times[fw] = min(times[fw], best_time(fns[fw], 1, number, warm=False) / per)
         scale = 1e6 if unit == "us/op" else 1e3
-        line = f"{name:<24}" + "".join(f"{fw}={times[fw] * scale:9.2f} " for fw in fws) + unit
-        line += f" | retrograd/numpy {fmt_ratio(times['retrograd'], times['numpy'])}"
+        line = f"{name:<26}" + "".join(f"{fw}={times[fw] * scale:9.2f} " for fw in fws_here) + unit
+        if "numpy" in times:
+            line += f" | retrograd/numpy {fmt_ratio(times['retrograd'], times['numpy'])}"
         if "torch" in times:
-            line += f" | torch/numpy {fmt_ratio(times['torch'], times['numpy'])}"
+            if "numpy" in times:
+                line += f" | torch/numpy {fmt_ratio(times['torch'], times['numpy'])}"
             line += f" | retrograd/torch {fmt_ratio(times['retrograd'], times['torch'])}"
         print(line, flush=True)
-        rows.append({"name": name, "unit": unit, **{fw: times[fw] for fw in fws}})
+        rows.append({"name": name, "unit": unit, **{fw: times[fw] for fw in fws_here}})
 
     timed("overhead_chain", W.CHAIN_OPS, "us/op", W.overhead_chain, number=20)
     timed("overhead_wide", W.wide_op_count(), "us/op", W.overhead_wide, number=5)
@@ -144,6 +147,13 @@ def main(argv=None):
     timed("conv2d_step[float32]", 1, "ms/step", W.conv2d_step, "float32", number=2)
     timed("cnn_step[float32]", 1, "ms/step", W.cnn_step, "float32", number=2)
     timed("index_backward[float32]", 1, "ms/step", W.index_backward, "float32", number=2)
+    # --- model training steps, float32, against torch only (model_workloads.py) ---
+    import model_workloads as M
+    both = ("retrograd", "torch")
+    timed("lstm_lm_step", 1, "ms/step", M.lstm_lm_step, number=1, frameworks=both)
+    timed("transformer_encoder_step", 1, "ms/step", M.transformer_encoder_step, number=1, frameworks=both)
+    timed("gan_step", 1, "ms/step", M.gan_step, number=1, frameworks=both)
+    timed("dataloader_cnn_epoch", 1, "ms/epoch", M.dataloader_cnn_epoch, number=1, frameworks=both)
     if not only or "deep_chain" in only:
         timed("deep_chain", deep_ops, "us/op", W.deep_chain, ops=deep_ops, number=1)
 
