@@ -27,7 +27,7 @@ __all__ = [
     "push_saved_tensors_hooks", "pop_saved_tensors_hooks", "saved_tensors_hooks_disabled_message",
     "disable_saved_tensors_hooks", "enable_saved_tensors_hooks", "increment_version",
     "gradient_edge", "grad_accumulator", "wrap", "check_tensor_arg", "composite_op", "max_pool2d_indices",
-    "conv2d", "conv2d_bias",
+    "conv2d", "conv2d_bias", "conv2d_input_grad",
 ]
 
 # -- custom autograd Functions (rg.autograd.Function) -------------------------------
@@ -87,3 +87,8 @@ conv2d = _abi._conv2d
 #: ``conv2d_bias(input, weight, bias, stride, padding, dilation, groups)``: the
 #: same with a bias of the input's dtype added in the kernel.
 conv2d_bias = _abi._conv2d_bias
+#: ``conv2d_input_grad(grad_out, weight, input_shape, stride, padding, dilation,
+#: groups)``: conv2d's input gradient as an op of the table, which is the
+#: transposed 2-D convolution (its double backward goes through the table);
+#: what ``rg.nn.functional.conv_transpose2d`` builds on.
+conv2d_input_grad = _abi._conv2d_input_grad
