@@ -1076,3 +1076,12 @@ class ReduceLROnPlateau(LRScheduler):
         """
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+
+
+# The more recent schedules live in their own module (this one is long enough).
+from retrograd.optim._lr_scheduler_more import (  # noqa: E402
+    ChainedScheduler, ConstantLR, CosineAnnealingWarmRestarts, CyclicLR, LinearLR, MultiplicativeLR, PolynomialLR,
+    SequentialLR)
+
+__all__ += ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "CyclicLR", "CosineAnnealingWarmRestarts",
+            "SequentialLR", "ChainedScheduler"]
