@@ -17,7 +17,7 @@ import numpy as np
 
 from retrograd.core import Tensor, no_grad, stack
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
 _tensor_or_tensors = Union[Tensor, Iterable[Tensor]]
 
@@ -190,6 +190,41 @@ def clip_grad_norm_(parameters: _tensor_or_tensors, max_norm: float, norm_type: 
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
     return total_norm
+
+
+def clip_grad_norm(parameters: _tensor_or_tensors, max_norm: float, norm_type: float | str = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The deprecated name of :func:`clip_grad_norm_` (it clips in place too).
+
+    Parameters
+    ----------
+    parameters, max_norm, norm_type, error_if_nonfinite, foreach
+        As for :func:`clip_grad_norm_`.
+
+    Returns
+    -------
+    Tensor
+        The total norm of the gradients before clipping.
+
+    Warns
+    -----
+    FutureWarning
+        Always: call ``clip_grad_norm_``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import warnings
+    >>> w = rg.tensor([0.0, 0.0], requires_grad=True)
+    >>> w.grad = rg.tensor([3.0, 4.0])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.nn.utils.clip_grad_norm([w], 1.0)
+    tensor(5.)
+    """
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: _tensor_or_tensors, clip_value: float, foreach: bool | None = None) -> None:
