@@ -75,7 +75,8 @@ MODULES: tuple[ApiModule, ...] = (
               "Layers and losses as functions (``torch.nn.functional``)."),
     ApiModule("retrograd.nn.init", "retrograd.nn.init", "Parameter initialisation (``torch.nn.init``)."),
     ApiModule("retrograd.nn.utils", "retrograd.nn.utils",
-              "Gradient clipping and parameter vectors (``torch.nn.utils``)."),
+              "Gradient clipping, parameter vectors, weight and spectral normalisation, and fusing batch norm "
+              "(``torch.nn.utils``)."),
     ApiModule("retrograd.nn.utils.rnn", "retrograd.nn.utils.rnn",
               "Packed and padded sequences for the recurrent layers (``torch.nn.utils.rnn``)."),
     ApiModule("retrograd.nn.utils.parametrize", "retrograd.nn.utils.parametrize",

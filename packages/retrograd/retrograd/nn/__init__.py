@@ -13,7 +13,7 @@
 # mypy follows, so `rg.nn.Linear` is typed for users.
 from retrograd.nn import parameter, modules  # noqa: F401
 from retrograd.nn.modules import (module, container, linear, conv, pooling, flatten, dropout, normalization, batchnorm, sparse, activation, loss,
-                                activation_more, rnn, attention, transformer, upsampling, pixelshuffle, padding, instancenorm, distance, loss_more)
+                                activation_more, rnn, attention, transformer, upsampling, pixelshuffle, padding, instancenorm, distance, loss_more, fold, lazy, adaptive, channelshuffle)
 from retrograd.nn.parameter import *  # noqa: F401,F403
 from retrograd.nn.modules.module import *  # noqa: F401,F403
 from retrograd.nn.modules.container import *  # noqa: F401,F403
@@ -37,6 +37,10 @@ from retrograd.nn.modules.padding import *  # noqa: F401,F403
 from retrograd.nn.modules.instancenorm import *  # noqa: F401,F403
 from retrograd.nn.modules.distance import *  # noqa: F401,F403
 from retrograd.nn.modules.loss_more import *  # noqa: F401,F403
+from retrograd.nn.modules.fold import *  # noqa: F401,F403
+from retrograd.nn.modules.lazy import *  # noqa: F401,F403
+from retrograd.nn.modules.adaptive import *  # noqa: F401,F403
+from retrograd.nn.modules.channelshuffle import *  # noqa: F401,F403
 from retrograd.nn import functional, init, utils  # noqa: F401
 from retrograd.nn import parallel  # noqa: F401,E402
 
@@ -64,3 +68,7 @@ __all__ += padding.__all__
 __all__ += instancenorm.__all__
 __all__ += distance.__all__
 __all__ += loss_more.__all__
+__all__ += fold.__all__
+__all__ += lazy.__all__
+__all__ += adaptive.__all__
+__all__ += channelshuffle.__all__

@@ -2354,3 +2354,9 @@ __all__ += _normalization.__all__
 from retrograd.nn import _losses  # noqa: E402
 from retrograd.nn._losses import *  # noqa: E402,F401,F403
 __all__ += _losses.__all__
+from retrograd.nn import _vision  # noqa: E402
+from retrograd.nn._vision import *  # noqa: E402,F401,F403
+__all__ += _vision.__all__
+from retrograd.nn import _dropout  # noqa: E402
+from retrograd.nn._dropout import *  # noqa: E402,F401,F403
+__all__ += _dropout.__all__

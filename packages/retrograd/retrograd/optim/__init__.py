@@ -21,9 +21,12 @@ from retrograd.optim.asgd import *  # noqa: F401,F403
 from retrograd.optim.rprop import *  # noqa: F401,F403
 from retrograd.optim.sparse_adam import *  # noqa: F401,F403
 from retrograd.optim.lbfgs import *  # noqa: F401,F403
-from retrograd.optim import lr_scheduler  # noqa: F401
+from retrograd.optim import _adafactor, _muon
+from retrograd.optim._adafactor import *  # noqa: F401,F403
+from retrograd.optim._muon import *  # noqa: F401,F403
+from retrograd.optim import lr_scheduler, swa_utils  # noqa: F401
 
-__all__ = ["lr_scheduler"]
+__all__ = ["lr_scheduler", "swa_utils"]
 __all__ += optimizer.__all__
 __all__ += sgd.__all__
 __all__ += adam.__all__
@@ -38,3 +41,5 @@ __all__ += asgd.__all__
 __all__ += rprop.__all__
 __all__ += sparse_adam.__all__
 __all__ += lbfgs.__all__
+__all__ += _adafactor.__all__
+__all__ += _muon.__all__

@@ -23,6 +23,10 @@ from retrograd.nn.modules import padding
 from retrograd.nn.modules import instancenorm
 from retrograd.nn.modules import distance
 from retrograd.nn.modules import loss_more
+from retrograd.nn.modules import fold
+from retrograd.nn.modules import lazy
+from retrograd.nn.modules import adaptive
+from retrograd.nn.modules import channelshuffle
 from retrograd.nn.modules.module import *  # noqa: F401,F403
 from retrograd.nn.modules.container import *  # noqa: F401,F403
 from retrograd.nn.modules.linear import *  # noqa: F401,F403
@@ -45,6 +49,10 @@ from retrograd.nn.modules.padding import *  # noqa: F401,F403
 from retrograd.nn.modules.instancenorm import *  # noqa: F401,F403
 from retrograd.nn.modules.distance import *  # noqa: F401,F403
 from retrograd.nn.modules.loss_more import *  # noqa: F401,F403
+from retrograd.nn.modules.fold import *  # noqa: F401,F403
+from retrograd.nn.modules.lazy import *  # noqa: F401,F403
+from retrograd.nn.modules.adaptive import *  # noqa: F401,F403
+from retrograd.nn.modules.channelshuffle import *  # noqa: F401,F403
 
 __all__: list[str] = []
 __all__ += module.__all__
@@ -69,3 +77,7 @@ __all__ += padding.__all__
 __all__ += instancenorm.__all__
 __all__ += distance.__all__
 __all__ += loss_more.__all__
+__all__ += fold.__all__
+__all__ += lazy.__all__
+__all__ += adaptive.__all__
+__all__ += channelshuffle.__all__
