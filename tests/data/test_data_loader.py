@@ -265,11 +265,8 @@ def test_iterable_dataset_without_len():
         len(loader)
 
 
-def test_num_workers_raises_not_implemented_with_reasons():
-    with pytest.raises(NotImplementedError) as info:
-        DataLoader(list(range(4)), num_workers=2)
-    msg = str(info.value)
-    assert "num_workers=2" in msg and "num_workers must be 0" in msg and "NumPy" in msg
+def test_num_workers_loads_in_worker_processes():
+    assert [b.tolist() for b in DataLoader(list(range(4)), batch_size=2, num_workers=2)] == [[0, 1], [2, 3]]
     assert get_worker_info() is None
 
 
