@@ -87,6 +87,8 @@ MODULES: tuple[ApiModule, ...] = (
     ApiModule("retrograd.optim", "retrograd.optim", "Optimizers (``torch.optim``)."),
     ApiModule("retrograd.optim.lr_scheduler", "retrograd.optim.lr_scheduler",
               "Learning-rate schedules (``torch.optim.lr_scheduler``)."),
+    ApiModule("retrograd.optim.swa_utils", "retrograd.optim.swa_utils",
+              "Weight averaging: SWA and EMA (``torch.optim.swa_utils``)."),
     ApiModule("retrograd.utils.data", "retrograd.utils.data",
               "Datasets, samplers and the DataLoader (``torch.utils.data``)."),
     ApiModule("retrograd.utils.checkpoint", "retrograd.utils.checkpoint",
