@@ -1,5 +1,6 @@
 """Datasets (``torch.utils.data.dataset``): Dataset, IterableDataset,
-TensorDataset, ConcatDataset, ChainDataset, Subset and random_split.
+TensorDataset, StackDataset, ConcatDataset, ChainDataset, Subset and
+random_split.
 
 A *map-style* dataset answers ``dataset[i]`` and ``len(dataset)``; an
 *iterable-style* dataset (IterableDataset) is read by iterating over it.
@@ -17,7 +18,7 @@ import numpy as np
 
 from retrograd.core import Tensor, get_rng
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split"]
 
 
@@ -208,6 +209,119 @@ class TensorDataset(Dataset):
         # does, so a batch never aliases the dataset.
         idx = np.asarray(indices, dtype=np.intp)
         return [t[idx] for t in self.tensors]
+
+
+class StackDataset(Dataset):
+    """Several datasets side by side: sample ``i`` gathers each one's sample ``i``.
+
+    Given positionally, the datasets make tuple samples,
+    ``(datasets[0][i], datasets[1][i], ...)``; given by keyword, dict
+    samples, ``{name: dataset[i], ...}``. Use it to put together the parts
+    of a complex input held in separate datasets (images and captions,
+    say). All the datasets must have the same length.
+
+    Parameters
+    ----------
+    *args : Dataset
+        Datasets whose samples form tuples, in this order.
+    **kwargs : Dataset
+        Datasets whose samples form dicts under these keys.
+
+    Attributes
+    ----------
+    datasets : tuple or dict
+        The datasets, as given.
+
+    Raises
+    ------
+    ValueError
+        When no dataset is given, when datasets are given both positionally
+        and by keyword, or when their lengths differ.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> from retrograd.utils.data import StackDataset, TensorDataset
+    >>> x = TensorDataset(rg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> names = ["cat", "dog"]
+    >>> StackDataset(x, names)[1]
+    ((tensor([3., 4.]),), 'dog')
+    >>> StackDataset(image=x, label=names)[0]
+    {'image': (tensor([1., 2.]),), 'label': 'cat'}
+    """
+
+    datasets: tuple | dict
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset supports either tuple-like samples (datasets passed positionally) "
+                             "or dict-like samples (datasets passed by keyword), but both types are given")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = args if args else tuple(kwargs.values())
+        self._length = len(parts[0])  # type: ignore[arg-type]
+        if any(self._length != len(d) for d in parts):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets: their lengths are "
+                             f"{[len(d) for d in parts]}, and must all be equal")  # type: ignore[arg-type]
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        """Sample ``index`` of every dataset, as a tuple or a dict."""
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at several indices, as a list (the DataLoader's batch fetch).
+
+        A dataset with its own ``__getitems__`` fetches its part of the whole
+        batch at once; the others are indexed one sample at a time.
+
+        Parameters
+        ----------
+        indices : list of int
+            The indices of the batch.
+
+        Returns
+        -------
+        list of tuple or list of dict
+            One sample per index.
+
+        Raises
+        ------
+        ValueError
+            When a dataset's ``__getitems__`` returns a number of samples other
+            than ``len(indices)``.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> from retrograd.utils.data import StackDataset
+        >>> StackDataset(a=[10, 11, 12], b="xyz").__getitems__([2, 0])
+        [{'a': 12, 'b': 'z'}, {'a': 10, 'b': 'x'}]
+        """
+        named = isinstance(self.datasets, dict)
+        keys = list(self.datasets) if named else []
+        datasets = list(self.datasets.values()) if named else list(self.datasets)  # type: ignore[union-attr]
+        columns = []
+        for d in datasets:
+            getitems = getattr(d, "__getitems__", None)
+            if callable(getitems):
+                items = getitems(indices)
+                if len(items) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
+                                     f"got {len(items)}")
+                columns.append(items)
+            else:
+                columns.append([d[i] for i in indices])
+        rows = zip(*columns)
+        if named:
+            return [dict(zip(keys, row)) for row in rows]
+        return [tuple(row) for row in rows]
+
+    def __len__(self) -> int:
+        """The common length of the datasets."""
+        return self._length
 
 
 class ConcatDataset(Dataset):
