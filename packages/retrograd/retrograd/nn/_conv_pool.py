@@ -22,14 +22,15 @@ import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core import extending as _ext
 from retrograd.core.extending import composite_op, wrap as _wrap
-from retrograd.nn.functional import (_check_positive, _conv2d_biased, _conv_padding, _floating, _int_tuple,
-                                     _ntuple, _on_device, _t, adaptive_avg_pool2d, avg_pool2d, max_pool2d)
+from retrograd.nn.functional import (_check_positive, _conv2d_biased, _conv_padding, _floating,
+                                     _int_tuple, _ntuple, _on_device, _t, adaptive_avg_pool2d, avg_pool2d,
+                                     max_pool2d)
 
-__all__ = ["conv_transpose1d", "conv_transpose2d", "conv3d", "max_pool1d", "max_pool1d_with_indices",
-           "max_pool2d_with_indices", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
-           "lp_pool1d", "lp_pool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-           "pixel_shuffle", "pixel_unshuffle", "unfold", "fold"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv3d", "max_pool1d",
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "adaptive_avg_pool1d",
+           "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
+           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "interpolate", "upsample",
+           "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "unfold", "fold"]
 
 # core's transposed 2-d convolution (the input gradient of conv2d as an op: GEMM and col2im); it covers
 # output_padding < stride, the compositions below the rest
@@ -111,7 +112,10 @@ def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, 
         x = _reshape(x, (x.shape[0], cin, 1, x.shape[2]))
         w = _reshape(w, (cin, w.shape[1], 1, ks[0]))
         st, pd, op, dl = (1,) + st, (0,) + pd, (0,) + op, (1,) + dl
-    y = _conv_transpose2d(x, w, bias, st, pd, op, dl, g)
+    if n == 3:
+        y = _conv_transpose3d(x, w, bias, st, pd, op, dl, g, out[0])
+    else:
+        y = _conv_transpose2d(x, w, bias, st, pd, op, dl, g)
     if n == 1:
         y = _reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     if unbatched:
@@ -134,6 +138,39 @@ def _conv_transpose2d(x, w, bias, st, pd, op, dl, g):
     if st == (1, 1):
         return _conv_transpose2d_unstrided(x, w, bias, pd, op, dl, g)
     return _conv_transpose2d_phases(x, w, bias, st, pd, op, dl, g)
+
+
+def _conv_transpose3d(x, w, bias, st, pd, op, dl, g, d_out):
+    """The kernel's depth taps become output channels of one transposed
+    conv2d over height and width (each input depth slice a batch element);
+    each tap's slices are spread out by the depth stride, moved to depth
+    ``tap * dilation - padding`` and summed."""
+    N, cin, D = x.shape[:3]
+    cpg, kd = w.shape[1], w.shape[2]
+    cout = cpg * g
+    x2 = _reshape(_c.permute(x, (0, 2, 1, 3, 4)), (N * D, cin) + tuple(x.shape[3:]))
+    w2 = _reshape(w, (cin, cpg * kd) + tuple(w.shape[3:]))
+    y = _conv_transpose2d(x2, w2, None, st[1:], pd[1:], op[1:], dl[1:], g)       # (N * D, cout * kd, Ho, Wo)
+    ho, wo = y.shape[2:]
+    y = _reshape(y, (N, D, cout, kd, ho, wo))
+    sd, n_full = st[0], D * st[0]
+    if sd > 1:
+        # input depth i lands on depth i * stride: stride - 1 zeros after each
+        y = _c.pad(_c.unsqueeze(y, 2), (0, 0, 0, 0, 0, 0, 0, 0, 0, sd - 1))
+        y = _reshape(y, (N, n_full, cout, kd, ho, wo))
+    total = None
+    for j in range(kd):
+        tap = _c.getitem(y, (slice(None), slice(None), slice(None), j))          # (N, D * stride, cout, Ho, Wo)
+        start = j * dl[0] - pd[0]
+        lo, hi = max(0, -start), min(n_full, d_out - start)
+        if hi > lo:
+            tap = _c.pad(_c.getitem(tap, (slice(None), slice(lo, hi))),
+                         (0, 0, 0, 0, 0, 0, start + lo, d_out - start - hi))
+        else:       # the tap misses the output (heavy padding): it contributes zeros
+            tap = _c.mul(_c.pad(_c.getitem(tap, (slice(None), slice(0, 1))), (0, 0, 0, 0, 0, 0, 0, d_out - 1)), 0.0)
+        total = tap if total is None else _c.add(total, tap)
+    y = _c.permute(total, (0, 2, 1, 3, 4))
+    return y if bias is None else _c.add(y, _reshape(_t(bias), (-1, 1, 1, 1)))
 
 
 def _dilate_kernel(w, dl):
@@ -290,8 +327,62 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            dilation, 2)
 
 
+@composite_op('conv_transpose3d')
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: int | tuple[int, int, int] = 1, padding: int | tuple[int, int, int] = 0,
+                     output_padding: int | tuple[int, int, int] = 0, groups: int = 1,
+                     dilation: int | tuple[int, int, int] = 1) -> Tensor:
+    """A 3-d transposed convolution: the gradient of :func:`conv3d` with
+    respect to its input (sometimes called a "deconvolution").
+
+    The kernel's depth taps are computed as extra output channels of one
+    :func:`conv_transpose2d` over height and width, then shifted along the
+    depth and summed.
+
+    Parameters
+    ----------
+    input : Tensor
+        Of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``.
+    weight : Tensor
+        Of shape ``(C_in, C_out / groups, kD, kH, kW)``.
+    bias : Tensor, optional
+        Of shape ``(C_out,)``.{transposed}
+
+    Returns
+    -------
+    Tensor
+        Of shape ``(N, C_out, D_out, H_out, W_out)``, ``D_out = (D - 1) *
+        stride - 2 * padding + dilation * (kD - 1) + output_padding + 1``
+        (likewise H and W).
+
+    Raises
+    ------
+    RuntimeError
+        For inputs or weights of the wrong rank or channels, negative
+        padding, non-positive strides, dilations or groups, too large an
+        ``output_padding``, or an empty output.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.nn.functional as F
+    >>> y = F.conv_transpose3d(rg.ones(1, 1, 2, 2, 2), rg.ones(1, 1, 2, 2, 2))
+    >>> y.shape
+    (1, 1, 3, 3, 3)
+    >>> y[0, 0, 1]
+    tensor([[2., 4., 2.],
+            [4., 8., 4.],
+            [2., 4., 2.]])
+    >>> F.conv_transpose3d(rg.ones(2, 4, 3, 3, 3), rg.ones(4, 1, 4, 4, 4), stride=2, padding=1, groups=2).shape
+    (2, 2, 6, 6, 6)
+    """
+    return _conv_transpose("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3)
+
+
 conv_transpose1d.__doc__ = (conv_transpose1d.__doc__ or "").replace("{transposed}", _TRANSPOSED_DOC)
 conv_transpose2d.__doc__ = (conv_transpose2d.__doc__ or "").replace("{transposed}", _TRANSPOSED_DOC)
+conv_transpose3d.__doc__ = (conv_transpose3d.__doc__ or "").replace("{transposed}", _TRANSPOSED_DOC)
 
 
 @composite_op('conv3d')
@@ -639,27 +730,28 @@ def _adaptive_windows(n, m):
 
 def _adaptive_max(x: Tensor, sizes: tuple[int, ...], fn: str) -> tuple[Tensor, Tensor]:
     """Max over torch's adaptive windows of the last len(sizes) dims; the
-    gradient goes to the argmax (the first on ties) through take_along_dim."""
+    gradient goes to the argmax (the first on ties, in row-major order)
+    through take_along_dim."""
     nd = len(sizes)
-    spatial = x.shape[x.ndim - nd:]
+    spatial = tuple(x.shape[x.ndim - nd:])
     lead = tuple(x.shape[:x.ndim - nd])
     arr = x._array
-    hidx = _adaptive_windows(spatial[-1], sizes[-1])
-    if nd == 1:
-        win = arr[..., _on_device(hidx, arr)]                                   # (.., m, K)
-        k = win.argmax(-1) if win.size else np.zeros(win.shape[:-1], np.int64)
-        flat = _on_device(hidx, arr)[_on_device(np.arange(sizes[0]), arr), k]
-    else:
-        ridx = _adaptive_windows(spatial[0], sizes[0])
-        kh, kw = ridx.shape[1], hidx.shape[1]
-        win = arr[..., _on_device(ridx[:, :, None, None], arr), _on_device(hidx[None, None], arr)]
-        win = win.swapaxes(-3, -2).reshape(lead + (sizes[0], sizes[1], kh * kw))
-        k = win.argmax(-1) if win.size else np.zeros(win.shape[:-1], np.int64)
-        rows = _on_device(ridx, arr)[_on_device(np.arange(sizes[0])[:, None], arr), k // kw]
-        cols = _on_device(hidx, arr)[_on_device(np.arange(sizes[1])[None, :], arr), k % kw]
-        flat = rows * spatial[1] + cols
-    flat = flat.astype(np.int64)
-    idx = _wrap(flat, device=x.device)
+    wins = [_adaptive_windows(n, m) for n, m in zip(spatial, sizes)]          # per dim (m, K)
+    index = []
+    for i, w in enumerate(wins):
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = w.shape
+        index.append(_on_device(w.reshape(shape), arr))
+    ks = tuple(w.shape[1] for w in wins)
+    win = arr[(Ellipsis,) + tuple(index)].reshape(lead + sizes + (int(np.prod(ks)),))
+    k = win.argmax(-1) if win.size else np.zeros(win.shape[:-1], np.int64)
+    taps = [(k // int(np.prod(ks[i + 1:]))) % ks[i] for i in range(nd)]
+    flat: Any = 0
+    for i, w in enumerate(wins):
+        shape = [1] * nd
+        shape[i] = sizes[i]
+        flat = flat * spatial[i] + _on_device(w, arr)[_on_device(np.arange(sizes[i]).reshape(shape), arr), taps[i]]
+    idx = _wrap(flat.astype(np.int64), device=x.device)
     plane = _reshape(x, lead + (int(np.prod(spatial)),))
     out = _c.take_along_dim(plane, _reshape(idx, lead + (-1,)), dim=-1)
     return _reshape(out, lead + sizes), idx
@@ -1451,8 +1543,10 @@ def unfold(input: Tensor, kernel_size: int | tuple[int, int], dilation: int | tu
 
     Raises
     ------
+    IndexError
+        For an input of fewer than 3 dims (as torch's).
     RuntimeError
-        For an input that is not 3-D or 4-D, bad sizes, or no block.
+        For an input of more than 4 dims, bad sizes, or no block.
 
     Examples
     --------
@@ -1465,7 +1559,12 @@ def unfold(input: Tensor, kernel_size: int | tuple[int, int], dilation: int | tu
              [4., 5., 7., 8.]]])
     """
     x = _t(input)
-    if x.ndim not in (3, 4):
+    if x.ndim < 3:
+        # torch's im2col reads a channel dim that is not there
+        n = max(x.ndim, 1)
+        raise IndexError(f"unfold: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+                         f"{x.ndim}): a 3-D (unbatched) or 4-D (batched) input is needed")
+    if x.ndim > 4:
         raise RuntimeError(f"unfold: expected a 3-D (unbatched) or 4-D (batched) input, but got input of size "
                            f"{list(x.shape)}")
     k, d, p, s = _fold_args(kernel_size, dilation, padding, stride, "unfold")

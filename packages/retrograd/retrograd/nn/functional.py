@@ -2336,9 +2336,12 @@ def _embedding_renorm_(w, idx, max_norm, norm_type):
 from retrograd.nn._activations import celu, glu, hardshrink, hardsigmoid, hardswish  # noqa: E402,F401
 from retrograd.nn._activations import hardtanh, mish, prelu, relu6, selu, softmin  # noqa: E402,F401
 from retrograd.nn._activations import softshrink, softsign, tanhshrink, threshold  # noqa: E402,F401
+from retrograd.nn._activations import celu_, hardtanh_, selu_, threshold_, rrelu, rrelu_  # noqa: E402,F401
+from retrograd.nn._activations import gumbel_softmax, channel_shuffle, native_channel_shuffle  # noqa: E402,F401
 
 __all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "mish", "prelu", "relu6", "selu",
-            "softmin", "softshrink", "softsign", "tanhshrink", "threshold"]
+            "softmin", "softshrink", "softsign", "tanhshrink", "threshold", "celu_", "hardtanh_", "selu_", "threshold_",
+            "rrelu", "rrelu_", "gumbel_softmax", "channel_shuffle", "native_channel_shuffle"]
 
 # more layers as functions, one file per topic (each imports the helpers above).
 # (merged to literal lists once complete)
@@ -2348,6 +2351,9 @@ __all__ += _attention.__all__
 from retrograd.nn import _conv_pool  # noqa: E402
 from retrograd.nn._conv_pool import *  # noqa: E402,F401,F403
 __all__ += _conv_pool.__all__
+from retrograd.nn import _pool_more  # noqa: E402
+from retrograd.nn._pool_more import *  # noqa: E402,F401,F403
+__all__ += _pool_more.__all__
 from retrograd.nn import _normalization  # noqa: E402
 from retrograd.nn._normalization import *  # noqa: E402,F401,F403
 __all__ += _normalization.__all__

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -25,8 +26,10 @@ from retrograd.core import Tensor
 from retrograd.core.extending import wrap as _wrap
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
-    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
+    "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+    "kaiming_normal", "orthogonal", "sparse",
 ]
 
 _Nonlinearity = Literal["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -654,8 +657,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: np.random.Generator 
     >>> import retrograd as rg
     >>> import numpy as np
     >>> w = rg.nn.init.orthogonal_(rg.empty(3, 5))
-    >>> np.allclose(w.numpy() @ w.numpy().T, np.eye(3))
-    False
+    >>> np.allclose(w.numpy() @ w.numpy().T, np.eye(3), atol=1e-6)      # orthonormal rows
+    True
     """
     _check_tensor(tensor, "orthogonal_")
     if tensor.ndim < 2:
@@ -675,3 +678,162 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: np.random.Generator 
     if wide:
         q = q.T
     return _fill(tensor, q * gain)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: the
+    convolution then passes its input channels through unchanged (as many of
+    them as it has output channels; with ``groups``, in each group).
+
+    Output channel ``d`` of each group gets a 1 at input channel ``d`` and the
+    kernel's centre; everything else is 0.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        Of shape ``(out_channels, in_channels / groups, *kernel)``, filled in place.
+    groups : int, optional
+        The convolution's groups (default 1); must divide dim 0.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        For a tensor of another rank, or a dim 0 not divisible by ``groups``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> w = rg.nn.init.dirac_(rg.empty(2, 2, 3))
+    >>> w
+    tensor([[[0., 1., 0.],
+             [0., 0., 0.]],
+    <BLANKLINE>
+            [[0., 0., 0.],
+             [0., 1., 0.]]])
+    >>> x = rg.randn(1, 2, 5)
+    >>> bool((rg.nn.functional.conv1d(x, w, padding=1) == x).all())
+    True
+    """
+    _check_tensor(tensor, "dirac_")
+    dims = tensor.ndim
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    values = np.zeros(sizes)
+    centre = tuple(n // 2 for n in sizes[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, sizes[1])):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: np.random.Generator | None = None) -> Tensor:
+    """Fill a 2-D ``tensor`` as a sparse matrix: samples of N(0, std**2), with
+    ``ceil(sparsity * rows)`` entries of each column set to zero (Martens, 2010).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        A 2-D floating-point tensor, filled in place.
+    sparsity : float
+        The fraction of each column's entries that are zero.
+    std : float, optional
+        The standard deviation of the other entries (default 0.01).
+    generator : np.random.Generator, optional
+        Where the samples and the zeros' positions come from (default:
+        ``rg.core.get_rng()``; torch draws the positions from its global
+        generator whatever ``generator`` is).
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` is not 2-D.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> w = rg.nn.init.sparse_(rg.empty(10, 4), sparsity=0.3)
+    >>> (w == 0).sum(0)
+    tensor([3, 3, 3, 3])
+    """
+    _check_tensor(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    _check_floating(tensor, "sparse_")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, values)
+
+
+# --- torch's deprecated names, without the trailing underscore ---------------------------
+
+_DEPRECATED_DOC = """Deprecated: :func:`{new}` (with a FutureWarning, as torch's ``nn.init.{old}``).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Passed to :func:`{new}`.
+
+    Returns
+    -------
+    Tensor
+        The tensor, filled in place.
+
+    Warns
+    -----
+    FutureWarning
+        Always: use :func:`{new}`.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     w = rg.nn.init.{old}({example})
+    >>> caught[0].category.__name__, str(caught[0].message)
+    ('FutureWarning', '`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.')
+    """
+
+
+def _make_deprecate(meth: Callable[..., Tensor], example: str) -> Callable[..., Tensor]:
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return meth(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = _DEPRECATED_DOC.format(old=old_name, new=new_name, example=example)
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_, "rg.empty(2)")
+normal = _make_deprecate(normal_, "rg.empty(2)")
+constant = _make_deprecate(constant_, "rg.empty(2), 0.5")
+eye = _make_deprecate(eye_, "rg.empty(2, 2)")
+dirac = _make_deprecate(dirac_, "rg.empty(2, 2, 3)")
+xavier_uniform = _make_deprecate(xavier_uniform_, "rg.empty(2, 3)")
+xavier_normal = _make_deprecate(xavier_normal_, "rg.empty(2, 3)")
+kaiming_uniform = _make_deprecate(kaiming_uniform_, "rg.empty(2, 3)")
+kaiming_normal = _make_deprecate(kaiming_normal_, "rg.empty(2, 3)")
+orthogonal = _make_deprecate(orthogonal_, "rg.empty(2, 3)")
+sparse = _make_deprecate(sparse_, "rg.empty(4, 3), 0.5")

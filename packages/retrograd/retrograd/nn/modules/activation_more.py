@@ -1,7 +1,7 @@
 """More of torch.nn's activation layers, each applying its function of
 ``retrograd.nn.functional``: PReLU, ReLU6, Hardtanh, Hardsigmoid, Hardswish,
 Mish, Softplus, ELU, SELU, CELU, GLU, LogSigmoid, Softmin, Softsign,
-Tanhshrink, Threshold, Softshrink, Hardshrink."""
+Tanhshrink, Threshold, Softshrink, Hardshrink, RReLU, Softmax2d."""
 from __future__ import annotations
 
 from retrograd.core import Tensor, full
@@ -10,7 +10,8 @@ from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
 __all__ = ["PReLU", "ReLU6", "Hardtanh", "Hardsigmoid", "Hardswish", "Mish", "Softplus", "ELU", "SELU", "CELU",
-           "GLU", "LogSigmoid", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Softshrink", "Hardshrink"]
+           "GLU", "LogSigmoid", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Softshrink", "Hardshrink",
+           "RReLU", "Softmax2d"]
 
 
 class _Pointwise(Module):
@@ -446,3 +447,86 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """The randomized leaky ReLU (:func:`retrograd.nn.functional.rrelu`): in
+    training mode each negative element gets a slope drawn from U(lower,
+    upper); in eval mode the slope is ``(lower + upper) / 2``.
+
+    Parameters
+    ----------
+    lower, upper : float, optional
+        The slopes' range (default 1/8 and 1/3).
+    inplace : bool, optional
+        Overwrite the input (default False).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> m = rg.nn.RReLU(0.1, 0.3)
+    >>> m
+    RReLU(lower=0.1, upper=0.3)
+    >>> m.eval()(rg.tensor([-1.0, 2.0]))
+    tensor([-0.2,  2. ])
+    """
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Apply the activation (random slopes in training mode).
+
+        Parameters
+        ----------
+        input : Tensor
+            A floating-point tensor.
+
+        Returns
+        -------
+        Tensor
+        """
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each spatial position: of a ``(N, C, H,
+    W)`` or ``(C, H, W)`` input, along dim -3.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> y = rg.nn.Softmax2d()(rg.zeros(1, 2, 1, 3))
+    >>> y[0, :, 0, 0]
+    tensor([0.5, 0.5])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Apply the softmax along the channels (dim -3).
+
+        Parameters
+        ----------
+        input : Tensor
+            Of shape ``(N, C, H, W)`` or ``(C, H, W)``.
+
+        Returns
+        -------
+        Tensor
+            Of the input's shape; sums to 1 over the channels.
+
+        Raises
+        ------
+        ValueError
+            For an input that is neither 3-D nor 4-D.
+        """
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)

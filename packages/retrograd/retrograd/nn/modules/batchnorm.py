@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d."""
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,12 +12,12 @@ from retrograd.nn import init
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class _BatchNorm(Module):
-    """What BatchNorm1d and BatchNorm2d share; they differ only in the input
-    ranks they accept (``_check_input_dim``)."""
+    """What the BatchNorm layers share; they differ only in the input ranks
+    they accept (``_check_input_dim``)."""
 
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
@@ -226,3 +226,48 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of an input of shape ``(N, C, D, H, W)``, per
+    channel ``C``, the statistics over the batch and the three spatial dims
+    (volumetric or spatio-temporal batch normalisation).
+
+    Parameters
+    ----------
+    num_features : int
+        The channels ``C``.
+    eps : float, optional
+        Added to the variance for stability (default 1e-5).
+    momentum : float or None, optional
+        The running statistics' update factor (default 0.1); None for a
+        cumulative moving average.
+    affine : bool, optional
+        Learn a per-channel ``weight`` (ones) and ``bias`` (zeros) (default True).
+    track_running_stats : bool, optional
+        Keep ``running_mean``, ``running_var`` and ``num_batches_tracked``
+        (default True).
+    device : str or Device, optional
+        Where the parameters and buffers live (default: the CPU).
+    dtype : dtype, optional
+        The parameters' and running statistics' dtype (default: the default dtype,
+        :func:`retrograd.get_default_dtype`).
+    bias : bool, optional
+        Keyword-only: learn the bias (default True; only with ``affine``).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> m = rg.nn.BatchNorm3d(4)
+    >>> m
+    BatchNorm3d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> y = m(rg.randn(2, 4, 3, 5, 5))
+    >>> y.shape
+    (2, 4, 3, 5, 5)
+    >>> bool(abs(float(y[:, 0].mean())) < 1e-5)
+    True
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")

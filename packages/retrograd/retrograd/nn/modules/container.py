@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict (torch.nn's)."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (torch.nn's)."""
 from __future__ import annotations
 
 import operator
@@ -8,9 +8,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain, islice
 from typing import Any, TypeVar
 
+from retrograd.core import Tensor
 from retrograd.nn.modules.module import Module, _addindent
+from retrograd.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 _V = TypeVar("_V")
 
@@ -652,3 +654,472 @@ class ModuleDict(Module):
             if len(m) != 2:
                 raise ValueError(f"ModuleDict update sequence element #{j} has length {len(m)}; 2 is required")
             self[m[0]] = m[1]
+
+
+def _entry_repr(key: Any, value: Any) -> str:
+    # one line of a ParameterList's or ParameterDict's repr
+    if isinstance(value, Tensor):
+        size = "x".join(str(n) for n in value.shape)
+        device = "" if str(value.device) == "cpu" else f" ({value.device})"
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        return f"  ({key}): {kind} containing: [{value.dtype} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list whose tensors are registered parameters (named ``"0"``, ``"1"``, ...).
+
+    Index, iterate, append and extend it as a Python list. A tensor put in
+    it (by the constructor, ``append``, ``extend`` or ``pl[i] = t``) becomes a
+    :class:`~retrograd.nn.Parameter` (a Parameter is kept as it is), so the
+    owner's ``parameters()`` and state dict see it; other objects are kept
+    as they are, as torch's.
+
+    Parameters
+    ----------
+    values : iterable, optional
+        The initial entries.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> pl = rg.nn.ParameterList([rg.ones(2), rg.zeros(1, 3)])
+    >>> pl.append(rg.ones(4))
+    ParameterList(
+        (0): Parameter containing: [float32 of size 2]
+        (1): Parameter containing: [float32 of size 1x3]
+        (2): Parameter containing: [float32 of size 4]
+    )
+    >>> list(pl.state_dict()), isinstance(pl[0], rg.nn.Parameter)
+    (['0', '1', '2'], True)
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _get_abs_string_index(self, idx: Any) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx + len(self) if idx < 0 else idx)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._get_abs_string_index(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        # every way in (append, extend, the constructor) ends here: the one
+        # place where a plain tensor becomes a Parameter
+        name = self._get_abs_string_index(idx)
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, name, param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([self[i] for i in range(len(self))])
+
+    def __iadd__(self, parameters: Iterable[Any]) -> "ParameterList":
+        return self.extend(parameters)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+    def append(self, value: Any) -> "ParameterList":
+        """Add ``value`` at the end (a tensor becomes a Parameter).
+
+        Parameters
+        ----------
+        value : object
+            A tensor, or any object.
+
+        Returns
+        -------
+        ParameterList
+            ``self``.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pl = rg.nn.ParameterList()
+        >>> len(pl.append(rg.ones(2)))
+        1
+        """
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> "ParameterList":
+        """Append each entry of ``values``.
+
+        Parameters
+        ----------
+        values : iterable
+            Not a tensor (whose rows would be appended one by one).
+
+        Returns
+        -------
+        ParameterList
+            ``self``.
+
+        Raises
+        ------
+        TypeError
+            If ``values`` is a tensor or not iterable.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pl = rg.nn.ParameterList([rg.ones(1)])
+        >>> len(pl.extend([rg.ones(2), rg.ones(3)]))
+        3
+        """
+        if not isinstance(values, container_abcs.Iterable) or isinstance(values, Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_entry_repr(i, p) for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """An ordered dict whose tensors are registered parameters, under their keys.
+
+    Use it as a Python dict with string keys. A tensor put in it (by the
+    constructor, ``update``, ``setdefault`` or ``pd[key] = t``) becomes a
+    :class:`~retrograd.nn.Parameter`; other objects are kept as they are.
+    ``update`` (and the constructor) keeps the order of an ``OrderedDict``, a
+    ParameterDict or a sequence of pairs, and sorts a plain dict's keys, as
+    torch's.
+
+    Parameters
+    ----------
+    parameters : mapping or iterable of (str, object) pairs, optional
+        The initial entries.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> pd = rg.nn.ParameterDict({"weight": rg.ones(2, 2), "bias": rg.zeros(2)})
+    >>> pd
+    ParameterDict(
+        (bias): Parameter containing: [float32 of size 2]
+        (weight): Parameter containing: [float32 of size 2x2]
+    )
+    >>> [name for name, _ in pd.named_parameters()]
+    ['bias', 'weight']
+    >>> "bias" in pd, pd.get("scale", 1.0)
+    (True, 1.0)
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key_to_attr(self, key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string "
+                            f"(type is '{type(key).__name__}'). Use string keys.")
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        # every way in ends here: the one place a plain tensor becomes a
+        # Parameter. (The key is checked before it is recorded; torch records
+        # a non-string key first, which then breaks the dict's repr.)
+        attr = self._key_to_attr(key)
+        self._keys[key] = None
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: "ParameterDict") -> "ParameterDict":
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: "ParameterDict") -> "ParameterDict":
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: "ParameterDict") -> "ParameterDict":
+        self.update(other)
+        return self
+
+    def copy(self) -> "ParameterDict":
+        """A new ParameterDict holding the same entries (not copies of the tensors).
+
+        Returns
+        -------
+        ParameterDict
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pd = rg.nn.ParameterDict({"w": rg.ones(1)})
+        >>> pd.copy()["w"] is pd["w"]
+        True
+        """
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, first set to ``default`` when the key is absent.
+
+        Parameters
+        ----------
+        key : str
+        default : object, optional
+            A tensor becomes a Parameter.
+
+        Returns
+        -------
+        object
+            The entry under ``key``.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pd = rg.nn.ParameterDict()
+        >>> type(pd.setdefault("w", rg.ones(1))).__name__
+        'Parameter'
+        """
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        """Remove every entry.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pd = rg.nn.ParameterDict({"w": rg.ones(1)})
+        >>> pd.clear()
+        >>> len(pd), list(pd.parameters())
+        (0, [])
+        """
+        for k in list(self._keys):
+            del self[k]
+
+    def pop(self, key: str) -> Any:
+        """Remove the entry under ``key`` and return it.
+
+        Parameters
+        ----------
+        key : str
+
+        Returns
+        -------
+        object
+
+        Raises
+        ------
+        AttributeError
+            If ``key`` is absent (as torch's).
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pd = rg.nn.ParameterDict({"w": rg.ones(1)})
+        >>> pd.pop("w").shape, len(pd)
+        ((1,), 0)
+        """
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple[str, Any]:
+        """Remove the last inserted entry and return it as ``(key, value)``.
+
+        Returns
+        -------
+        tuple
+
+        Raises
+        ------
+        KeyError
+            If the dict is empty.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pd = rg.nn.ParameterDict([("a", rg.ones(1)), ("b", rg.zeros(1))])
+        >>> pd.popitem()[0], list(pd)
+        ('b', ['a'])
+        """
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
+        k = next(reversed(self._keys))
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]`` if present, else ``default``.
+
+        Parameters
+        ----------
+        key : str
+        default : object, optional
+
+        Returns
+        -------
+        object
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> rg.nn.ParameterDict().get("w") is None
+        True
+        """
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> "ParameterDict":
+        """A new ParameterDict with each key of ``keys`` set to ``default``.
+
+        Parameters
+        ----------
+        keys : iterable of str
+        default : object, optional
+            A tensor becomes a Parameter for each key (sharing its data).
+
+        Returns
+        -------
+        ParameterDict
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> list(rg.nn.ParameterDict().fromkeys(["a", "b"], rg.ones(1)))
+        ['a', 'b']
+        """
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self) -> container_abcs.KeysView[str]:
+        """The keys, in order.
+
+        Returns
+        -------
+        KeysView
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> list(rg.nn.ParameterDict([("b", rg.ones(1)), ("a", rg.ones(1))]).keys())
+        ['b', 'a']
+        """
+        return self._keys.keys()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        """The ``(key, value)`` pairs, in order.
+
+        Returns
+        -------
+        iterable of tuple
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> [k for k, v in rg.nn.ParameterDict({"w": rg.ones(1)}).items()]
+        ['w']
+        """
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterable[Any]:
+        """The values, in key order.
+
+        Returns
+        -------
+        iterable
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> [v.shape for v in rg.nn.ParameterDict({"w": rg.ones(2)}).values()]
+        [(2,)]
+        """
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters: Any) -> None:
+        """Add or overwrite entries from a mapping or an iterable of ``(key, value)`` pairs.
+
+        An ``OrderedDict``, a ParameterDict or a sequence of pairs keeps its
+        order; a plain mapping's entries are added in sorted key order, as
+        torch's.
+
+        Parameters
+        ----------
+        parameters : mapping or iterable of pairs
+
+        Raises
+        ------
+        TypeError
+            If ``parameters`` (or one of its elements) is not iterable.
+        ValueError
+            For an element that is not a pair.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> pd = rg.nn.ParameterDict()
+        >>> pd.update({"b": rg.ones(1), "a": rg.ones(1)})
+        >>> list(pd)
+        ['a', 'b']
+        """
+        if not isinstance(parameters, container_abcs.Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, container_abcs.Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, container_abcs.Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is "
+                                    f"{type(p).__name__}")
+                p = list(p)
+                if len(p) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length {len(p)}; 2 is required")
+                self[p[0]] = p[1]
+
+    def extra_repr(self) -> str:
+        return "\n".join(_entry_repr(k, p) for k, p in self.items())

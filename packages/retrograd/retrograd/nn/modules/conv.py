@@ -1,4 +1,4 @@
-"""The convolution layers: Conv1d, Conv2d, Conv3d, ConvTranspose1d and ConvTranspose2d."""
+"""The convolution layers: Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d and ConvTranspose3d."""
 from __future__ import annotations
 
 import math
@@ -8,12 +8,12 @@ import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.nn import functional as F
 from retrograd.nn import init
-from retrograd.nn._conv_pool import conv3d, conv_transpose1d, conv_transpose2d
+from retrograd.nn._conv_pool import conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from retrograd.nn.modules.linear import _uniform_bias
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 # lists, not sets as torch's, so that the error messages keep one order
 _PADDING_STRINGS = ["same", "valid"]
@@ -355,7 +355,7 @@ class Conv3d(_ConvNd):
 
 
 class _ConvTransposeNd(_ConvNd):
-    """What ConvTranspose1d and ConvTranspose2d share: zero padding only,
+    """What the transposed convolution layers share: zero padding only,
     and the output_padding an ``output_size`` asks for."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any, padding: Any,
@@ -413,7 +413,7 @@ class _ConvTransposeNd(_ConvNd):
             For an ``output_size`` of the wrong length or out of range.
         """
         op = self._output_padding(input, output_size)
-        fn = conv_transpose2d if self._n == 2 else conv_transpose1d
+        fn = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}[self._n]
         return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
 
 
@@ -558,6 +558,80 @@ class ConvTranspose2d(_ConvTransposeNd):
                  stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
                  output_padding: int | tuple[int, int] = 0, groups: int = 1, bias: bool = True,
                  dilation: int | tuple[int, int] = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, device, dtype)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """A 3-d transposed convolution over an input of shape ``(N, C_in, D,
+    H, W)`` or ``(C_in, D, H, W)``: the gradient of :class:`Conv3d` with
+    respect to its input, which upsamples volumes by ``stride``.
+
+    ``D_out = (D - 1) * stride - 2 * padding + dilation * (kernel - 1) +
+    output_padding + 1`` (likewise H and W).
+
+    Parameters
+    ----------
+    in_channels : int
+        The input's channels.
+    out_channels : int
+        The output's channels.
+    kernel_size : int or tuple of int
+        The kernel's (depth, height, width).
+    stride : int or tuple of int, optional
+        The upsampling step (default 1).
+    padding : int or tuple of int, optional
+        Elements cropped from each side of the output (default 0).
+    output_padding : int or tuple of int, optional
+        Elements added after the output in each dim (default 0); less
+        than ``stride`` or ``dilation``.
+    groups : int, optional
+        Blocked connections between input and output channels (default 1).
+    bias : bool, optional
+        Whether the layer learns an additive bias (default True).
+    dilation : int or tuple of int, optional
+        The spacing between kernel elements (default 1).
+    padding_mode : {'zeros'}, optional
+        Only zeros, as torch's.
+    device : str or Device, optional
+        Where the parameters live (default: the CPU).
+    dtype : dtype, optional
+        The parameters' dtype (default: the default dtype).
+
+    Attributes
+    ----------
+    weight : Parameter
+        Of shape ``(in_channels, out_channels / groups, kD, kH, kW)``, from
+        U(-k, k), ``k = 1 / sqrt(out_channels / groups * kD * kH * kW)``.
+    bias : Parameter or None
+        Of shape ``(out_channels,)``, from U(-k, k).
+
+    Raises
+    ------
+    ValueError
+        For non-positive ``groups``, channel counts not divisible by it, or
+        a padding mode other than zeros.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> m = rg.nn.ConvTranspose3d(16, 8, (3, 5, 2), stride=(2, 1, 1), padding=(0, 4, 2))
+    >>> m
+    ConvTranspose3d(16, 8, kernel_size=(3, 5, 2), stride=(2, 1, 1), padding=(0, 4, 2))
+    >>> m(rg.randn(2, 16, 5, 10, 6)).shape
+    (2, 8, 11, 6, 3)
+    >>> up = rg.nn.ConvTranspose3d(4, 4, 3, stride=2, padding=1)
+    >>> up(rg.randn(4, 3, 3, 3), output_size=(6, 6, 6)).shape
+    (4, 6, 6, 6)
+    """
+
+    _n = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int, int],
+                 stride: int | tuple[int, int, int] = 1, padding: int | tuple[int, int, int] = 0,
+                 output_padding: int | tuple[int, int, int] = 0, groups: int = 1, bias: bool = True,
+                 dilation: int | tuple[int, int, int] = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
                          dilation, padding_mode, device, dtype)

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from retrograd.core import Device, Tensor, no_grad
-from retrograd.nn.parameter import Parameter
+from retrograd.nn.parameter import Buffer, Parameter
 from retrograd.nn.modules._hooks import BackwardHook
 from retrograd.utils.hooks import RemovableHandle
 
@@ -1168,11 +1168,13 @@ class Module:
             modules[name] = value
             return
         buffers = self.__dict__.get("_buffers")
-        if buffers is not None and name in buffers:
+        if isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(rg.Tensor or None expected)")
-            self.register_buffer(name, value, name not in self._non_persistent_buffers_set)
+            # an nn.Buffer carries its own persistence; a plain tensor keeps the name's
+            persistent = value.persistent if isinstance(value, Buffer) else name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
             return
         super().__setattr__(name, value)
 
