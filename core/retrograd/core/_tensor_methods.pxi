@@ -86,6 +86,16 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
     def div_(self, other):
         return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
 
+    # torch's other names of the in-place arithmetic
+    def subtract_(self, other, *, alpha=1):
+        return self.sub_(other, alpha=alpha)
+
+    def multiply_(self, other):
+        return self.mul_(other)
+
+    def divide_(self, other):
+        return self.div_(other)
+
     def pow_(self, exponent):
         return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
 
@@ -170,6 +180,12 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
 
     def triu(self, diagonal=0):
         return triu(self, diagonal)
+
+    def tril_(self, diagonal=0):
+        return _inplace_call(self, tril, (diagonal,), "tril_")
+
+    def triu_(self, diagonal=0):
+        return _inplace_call(self, triu, (diagonal,), "triu_")
 
     # --- reductions and linear algebra ---
     # max/min return (values, indices) with a dim: composites (argument

@@ -1076,3 +1076,12 @@ class ReduceLROnPlateau(LRScheduler):
         """
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+
+
+import typing as _typing  # noqa: E402
+if not _typing.TYPE_CHECKING:   # (type checkers keep flagging unknown names)
+    def __getattr__(name: str) -> _typing.NoReturn:
+        # a torch name retrograd deliberately lacks says so (the omissions
+        # table, loaded on a miss only)
+        import importlib
+        raise importlib.import_module("retrograd._omissions").missing("torch.optim.lr_scheduler", __name__, name)
