@@ -131,17 +131,15 @@ def xlogy(input, other) -> Tensor:
             raise TypeError("xlogy(): one of 'input' and 'other' must be a Tensor")
         input = _creation.as_tensor(input, device=other.device)
     y = _operand(other, input)
-    zero = input == 0
-    # log(1) = 0 where input is 0: that branch's gradient stays finite
-    safe = _abi.where(zero, 1.0, y)
-    out = _abi.where(zero, 0.0, input * _abi.log(safe))
-    # a nan in other wins, as torch's
-    return _abi.where(_abi.isnan(y), y, out) if y._array.dtype.kind in "fc" else out
+    # torch's rule: the gradient for input is log(other), but 0 where input is
+    # 0 and other <= 0 (where the value is 0 too): log(1) there
+    safe = _abi.where((input == 0) & (y <= 0), 1.0, y)
+    return input * _abi.log(safe)
 
 
 xlogy.__doc__ = _doc("``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is ``nan``).",
-                     "The gradient for ``input`` is ``log(other)`` (0 where ``input`` is 0), for ``other``\n"
-                     "    ``input / other``.", _TWO_ARGS, "The broadcast result.",
+                     "The gradient for ``input`` is ``log(other)`` (0 where ``input`` is 0 and ``other`` is\n"
+                     "    not positive), for ``other`` ``input / other``.", _TWO_ARGS, "The broadcast result.",
                      ">>> rg.xlogy(rg.tensor([0.0, 2.0]), rg.tensor([0.0, 3.0]))\n"
                      "    tensor([0.       , 2.1972246])")
 
@@ -180,8 +178,8 @@ def logaddexp2(input, other) -> Tensor:
 logaddexp.__doc__ = _doc("``log(exp(input) + exp(other))``, computed without overflow.",
                          "``max(input, other) + log1p(exp(-|input - other|))``; where the two are equal each\n"
                          "    gets half the gradient.", _TWO_ARGS, "The broadcast result.",
-                         ">>> rg.logaddexp(rg.tensor([0.0, 1000.0]), rg.tensor([0.0, 1000.0]))\n"
-                         "    tensor([   0.6931472, 1000.6931   ])")
+                         ">>> rg.logaddexp(rg.tensor([0.0, 1.0]), rg.tensor([0.0, -1.0]))\n"
+                         "    tensor([0.6931472, 1.126928 ])")
 logaddexp2.__doc__ = _doc("``log2(2**input + 2**other)``, computed without overflow.",
                           "The base-2 form of :func:`retrograd.logaddexp`.", _TWO_ARGS, "The broadcast result.",
                           ">>> rg.logaddexp2(rg.tensor([1.0, 3.0]), rg.tensor([1.0, 3.0]))\n"
@@ -213,7 +211,7 @@ def sinc(input) -> Tensor:
 
 sinc.__doc__ = _doc("The normalized sinc ``sin(pi * x) / (pi * x)`` of each element, 1 at 0.",
                     "Its gradient at 0 is 0.", _ONE_ARG, "The sinc values.",
-                    ">>> rg.sinc(rg.tensor([0.0, 0.5, 1.0]))\n    tensor([1.0000000e+00, 6.3661975e-01, 3.8981718e-17])")
+                    ">>> rg.sinc(rg.tensor([0.0, 0.5, -0.5]))\n    tensor([1.       , 0.63661975, 0.63661975])")
 
 
 @composite_op("heaviside")
@@ -256,7 +254,7 @@ isneginf = _predicate("isneginf", np.isneginf, "Whether each element is negative
                       "    tensor([False,  True, False])")
 isreal = _predicate("isreal", lambda a: np.imag(a) == 0 if a.dtype.kind == "c" else np.ones(a.shape, bool),
                     "Whether each element is real (a zero imaginary part; always for real dtypes).",
-                    ">>> rg.isreal(rg.tensor([1.0, 2.0]))\n    tensor([True, True])")
+                    ">>> rg.isreal(rg.tensor([1.0, 2.0]))\n    tensor([ True,  True])")
 
 
 @composite_op("nan_to_num")
@@ -551,3 +549,68 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """
     return _creation.tensor(s, dtype=get_default_dtype() if dtype is None else dtype, device=device,
                             requires_grad=requires_grad)
+
+
+def _no_lazy_bit(name: str, what: str, returns: str, example: str, identity: bool):
+    def fn(input):
+        x = _t(input, name)
+        return x if identity else False
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{what}\n\n    torch marks conjugated and negated views with lazy bits that a later op\n"
+                  f"    resolves; retrograd computes ``conj`` and ``neg`` at once, so no tensor\n"
+                  f"    carries such a bit.\n\n    Parameters\n    ----------\n    input : Tensor\n"
+                  f"        The tensor.\n\n    Returns\n    -------\n    {returns}\n\n    Examples\n"
+                  f"    --------\n    >>> import retrograd as rg\n    {example}\n    ")
+    return fn
+
+
+is_conj = _no_lazy_bit("is_conj", "Whether the tensor is a lazily conjugated view: never, in retrograd.", "bool",
+                       ">>> rg.is_conj(rg.tensor([1.0]))\n    False", False)
+is_neg = _no_lazy_bit("is_neg", "Whether the tensor is a lazily negated view: never, in retrograd.", "bool",
+                      ">>> rg.is_neg(rg.tensor([1.0]))\n    False", False)
+resolve_conj = _no_lazy_bit("resolve_conj", "The tensor with its lazy conjugation applied: ``input`` itself here.",
+                            "Tensor\n        ``input``.",
+                            ">>> rg.resolve_conj(rg.tensor([1.0, 2.0]))\n    tensor([1., 2.])", True)
+resolve_neg = _no_lazy_bit("resolve_neg", "The tensor with its lazy negation applied: ``input`` itself here.",
+                           "Tensor\n        ``input``.",
+                           ">>> rg.resolve_neg(rg.tensor([1.0, 2.0]))\n    tensor([1., 2.])", True)
+__all__ += ["is_conj", "is_neg", "resolve_conj", "resolve_neg"]
+
+
+def sum_to_size(input, *size) -> Tensor:
+    """``input`` summed down to ``size``, which must broadcast to its shape.
+
+    torch's ``Tensor.sum_to_size``: the inverse of broadcasting (leading
+    dimensions are summed away, dimensions of size 1 summed with keepdim).
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor.
+    *size : int or sequence of int
+        The shape to reduce to.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    RuntimeError
+        If ``size`` does not expand to ``input``'s shape.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    x = _t(input, "sum_to_size")
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
+    try:
+        ok = np.broadcast_shapes(shape, tuple(x.shape)) == tuple(x.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(x.shape)}.")
+    return _abi.sum_to(x, shape)

@@ -367,15 +367,12 @@ def meshgrid(*tensors, indexing=None) -> tuple:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
-    swap = indexing == "xy" and len(ts) >= 2
-    if swap:
-        ts[0], ts[1] = ts[1], ts[0]
     shape = tuple(t.numel() for t in ts)
     out = [_abi.expand(_abi.reshape(t, tuple(-1 if j == i else 1 for j in range(len(ts)))), shape)
            for i, t in enumerate(ts)]
-    if swap:
+    if indexing == "xy" and len(ts) >= 2:
+        # Cartesian indexing: the first two dimensions of the 'ij' grids swapped
         out = [_abi.transpose(o, 0, 1) for o in out]
-        out[0], out[1] = out[1], out[0]
     return tuple(out)
 
 

@@ -181,7 +181,7 @@ KNOWN_KEYS |= gen_multi.KNOWN_KEYS
 KNOWN_KEYS.add("aliases")
 # `inplace_function: true`: torch also has the in-place forms as functions
 # (torch.sin_(x) is x.sin_()): one module-level function per in-place name
-# (aliases' included), operators left out.
+# (aliases' included), operators left out; a list names those torch has.
 KNOWN_KEYS.add("inplace_function")
 
 
@@ -367,10 +367,19 @@ def _alias_names(raw, name, methods, inplace, where):
 
 
 def inplace_function_names(e):
-    """The module-level in-place functions of an entry (`inplace_function:`)."""
-    if not e.raw.get("inplace_function"):
+    """The module-level in-place functions of an entry (`inplace_function:`
+    true: one per in-place method; a list: those of them that torch has)."""
+    spec = e.raw.get("inplace_function")
+    names = [m for m in e.raw.get("__inplace__", []) if not m.startswith("__")]
+    if not spec:
         return []
-    return [m for m in e.raw.get("__inplace__", []) if not m.startswith("__")]
+    if isinstance(spec, list):
+        unknown = [m for m in spec if m not in names]
+        if unknown:
+            raise TableError(f"line {e.line}: {e.name}: inplace_function names {unknown} are not in-place "
+                             "methods of the entry")
+        return list(spec)
+    return names
 
 
 def emit_alias_functions(e, w):
