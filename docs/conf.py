@@ -39,6 +39,7 @@ extensions = [
     "numpydoc",
     "sphinx.ext.graphviz",
     "rg_graph",
+    "rg_omissions",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -965,6 +965,10 @@ OP_DB += [
     OpInfo("_zero", _unary_samples, op=_rg_zero, torch_fn=lambda torch, x: (x * 1.0).zero_()),
 ]
 
+# --- the entries added for torch's names (issue 41) --- (op_samples_coverage.py)
+OP_DB += __import__("op_samples_coverage").coverage_ops(OpInfo, SampleInput, _binary_samples, _unary_samples,
+                                                        _away_from, _torch_binary_tensors)
+
 OPS_BY_NAME = {o.name: o for o in OP_DB}
 
 # Table ops that are checked through another op rather than sampled directly

@@ -56,7 +56,10 @@ if TYPE_CHECKING:   # type checkers see the ops through abi.pyi (a generated stu
 del TYPE_CHECKING
 OPS = tuple(_abi.GENERATED_OPS) + tuple(_abi.SHAPE_COMPOSITES)
 SHAPE_COMPOSITES = tuple(_abi.SHAPE_COMPOSITES)
-for _name in OPS:
+# torch's other names of the ops (arccos, multiply, clip, ...) and the
+# in-place functions (sin_, ...): `aliases:`/`inplace_function:` of the table
+ALIASES = tuple(_abi.GENERATED_ALIASES)
+for _name in OPS + ALIASES:
     globals()[_name] = getattr(_abi, _name)
 del _name
 
@@ -207,7 +210,7 @@ __all__ = [
     "backward", "grad", "set_warn_always", "is_warn_always_enabled", "get_include", "check_abi",
     "import_extension", "sum_to", "from_dlpack", "multinomial", "bernoulli", "normal", "poisson", "addcmul", "addcdiv", "Generator",
     "get_rng_state", "set_rng_state", "get_default_dtype", "set_default_dtype",
-    *OPS, *_creation_all,
+    *OPS, *ALIASES, *_creation_all,
 ]
 
 # --- reductions and linear algebra ---
@@ -220,9 +223,13 @@ from retrograd.core import linalg  # noqa: E402,F401
 __all__ += ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types", "linalg"]
 
 # --- elementwise ops -------------------------------------------------------------
-# torch's alias: clip is clamp (same op, same ClampBackward0 node).
-clip = clamp  # noqa: F405,F821 (a generated op, set in globals() above)
-__all__.append("clip")
+# torch's functions that are composites of the ops, for NumPy-minded programs
+from retrograd.core import _numpy_like, _numpy_like_shape, _config  # noqa: E402
+from retrograd.core._config import *  # noqa: E402,F401,F403
+from retrograd.core._numpy_like import *  # noqa: E402,F401,F403
+from retrograd.core._numpy_like_shape import *  # noqa: E402,F401,F403
+
+__all__ += _numpy_like.__all__ + _numpy_like_shape.__all__ + _config.__all__
 
 
 def detach(input):

@@ -15,7 +15,8 @@ from retrograd.core._dtype_rules import _default_complex_dtype, get_default_dtyp
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
-           "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed", "get_rng", "is_tensor"]
+           "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed", "get_rng", "is_tensor",
+           "initial_seed", "seed"]
 
 # The factories are composite ops: a profile shows them as torch's aten::zeros,
 # aten::rand, ... with the memory their tensor takes (profile_memory).
@@ -23,6 +24,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 # Created on first use: importing numpy.random is ~20 ms, most of what
 # `import retrograd` adds to `import numpy` (benchmarks/footprint.py).
 _rng = None
+_initial_seed = None      # the seed of _rng (torch.initial_seed)
 
 
 def manual_seed(seed: int) -> np.random.Generator:
@@ -58,10 +60,56 @@ def manual_seed(seed: int) -> np.random.Generator:
     >>> bool((rg.rand(3) == a).numpy().all())
     True
     """
-    global _rng
+    global _rng, _initial_seed
     _rng = np.random.default_rng(seed)
+    _initial_seed = int(seed)
     _seed_cuda(seed, all_devices=True)      # as torch.manual_seed, every device's generator
     return _rng
+
+
+def _fresh_seed() -> int:
+    # a seed from the OS's entropy, in torch's range (63 bits)
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def initial_seed() -> int:
+    """The seed of retrograd's global generator (the one :func:`manual_seed` set).
+
+    Returns
+    -------
+    int
+        The last seed given to :func:`manual_seed` or drawn by :func:`seed`
+        (or, before either, the random one the generator started from).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(42)
+    >>> rg.initial_seed()
+    42
+    """
+    get_rng()
+    return _initial_seed
+
+
+def seed() -> int:
+    """Seed the global generator with a fresh random seed, and return it.
+
+    Returns
+    -------
+    int
+        The new seed (63 bits, from the OS's entropy).
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> s = rg.seed()
+    >>> s == rg.initial_seed()
+    True
+    """
+    s = _fresh_seed()
+    manual_seed(s)
+    return s
 
 
 def _seed_cuda(seed, all_devices=True):
@@ -135,9 +183,10 @@ def get_rng() -> np.random.Generator:
     >>> g is rg.get_rng()
     True
     """
-    global _rng
+    global _rng, _initial_seed
     if _rng is None:
-        _rng = np.random.default_rng()
+        _initial_seed = _fresh_seed()
+        _rng = np.random.default_rng(_initial_seed)
     return _rng
 
 

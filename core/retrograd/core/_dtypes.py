@@ -10,7 +10,8 @@ an AttributeError saying so where it is not.
 """
 import numpy as _np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64",
+__all__ = ["dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "uint16",
+           "uint32", "uint64",
            "bool", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
            "cfloat", "cdouble", "finfo", "iinfo"]
 
@@ -20,6 +21,10 @@ float32 = float = _np.dtype(_np.float32)
 float64 = double = _np.dtype(_np.float64)
 int8 = _np.dtype(_np.int8)
 uint8 = _np.dtype(_np.uint8)
+# torch's "shell" unsigned dtypes (few torch ops take them; NumPy's all do)
+uint16 = _np.dtype(_np.uint16)
+uint32 = _np.dtype(_np.uint32)
+uint64 = _np.dtype(_np.uint64)
 int16 = short = _np.dtype(_np.int16)
 int32 = int = _np.dtype(_np.int32)
 int64 = long = _np.dtype(_np.int64)

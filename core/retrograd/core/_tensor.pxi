@@ -73,6 +73,37 @@ _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
 
 
+# What explains a Tensor attribute that retrograd deliberately lacks: a
+# callable(name) that raises AttributeError saying why and what to use
+# instead, or returns for a name it does not know. The umbrella package
+# registers it (core never imports the umbrella); only a failed lookup
+# reaches it, so attribute access itself pays nothing.
+cdef object _missing_attribute_hook = None
+
+
+def _register_missing_attribute_hook(hook):
+    """Set (or, with None, clear) the explanation of missing Tensor attributes."""
+    global _missing_attribute_hook
+    if hook is not None and not callable(hook):
+        raise TypeError(f"the missing-attribute hook must be callable or None, not {type(hook).__name__}")
+    _missing_attribute_hook = hook
+
+
+# The composites of _numpy_like.py and _numpy_like_shape.py behind Tensor's
+# methods of the same names (deg2rad, kron, index_add, ...): imported on
+# first use, as those modules import abi themselves.
+cdef dict _numpy_like_fns = {}
+
+
+cdef object _numpy_like_fn(str name):
+    fn = _numpy_like_fns.get(name)
+    if fn is None:
+        from retrograd.core import _numpy_like, _numpy_like_shape
+        fn = getattr(_numpy_like, name, None) or getattr(_numpy_like_shape, name)
+        _numpy_like_fns[name] = fn
+    return fn
+
+
 @cython.trashcan(True)
 cdef class Tensor:
 
@@ -285,6 +316,12 @@ cdef class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         for i in range(self._array.shape[0]):
             yield self[i]
+
+    def __getattr__(self, str name):
+        # reached only when the normal lookup failed
+        if _missing_attribute_hook is not None and not name.startswith("__"):
+            _missing_attribute_hook(name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     def __reduce__(self):
         # pickle and copy.copy, as torch: the copy is a leaf (a non-leaf or a

@@ -86,6 +86,16 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
     def div_(self, other):
         return _inplace_binary(self, other, _op_div, np.true_divide, "div_")
 
+    # torch's other names of the in-place arithmetic
+    def subtract_(self, other, *, alpha=1):
+        return self.sub_(other, alpha=alpha)
+
+    def multiply_(self, other):
+        return self.mul_(other)
+
+    def divide_(self, other):
+        return self.div_(other)
+
     def pow_(self, exponent):
         return _inplace_binary(self, exponent, _op_pow, np.power, "pow_")
 
@@ -170,6 +180,12 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
 
     def triu(self, diagonal=0):
         return triu(self, diagonal)
+
+    def tril_(self, diagonal=0):
+        return _inplace_call(self, tril, (diagonal,), "tril_")
+
+    def triu_(self, diagonal=0):
+        return _inplace_call(self, triu, (diagonal,), "triu_")
 
     # --- reductions and linear algebra ---
     # max/min return (values, indices) with a dim: composites (argument
@@ -303,3 +319,246 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
 
     def exponential_(self, lambd=1.0, *, generator=None):
         return _inplace_random(self, "exponential", lambd, None, generator)
+
+    # -- torch's functions of _numpy_like.py and _numpy_like_shape.py, as methods
+    # (_numpy_like_fn looks each up once; their in-place forms go through
+    # _inplace_call as the table's do, the tensor arguments in its tuple)
+    def deg2rad(self):
+        return _numpy_like_fn("deg2rad")(self)
+
+    def deg2rad_(self):
+        return _inplace_call(self, _numpy_like_fn("deg2rad"), (), "deg2rad_")
+
+    def rad2deg(self):
+        return _numpy_like_fn("rad2deg")(self)
+
+    def rad2deg_(self):
+        return _inplace_call(self, _numpy_like_fn("rad2deg"), (), "rad2deg_")
+
+    def frac(self):
+        return _numpy_like_fn("frac")(self)
+
+    def frac_(self):
+        return _inplace_call(self, _numpy_like_fn("frac"), (), "frac_")
+
+    def logit(self, eps=None):
+        return _numpy_like_fn("logit")(self, eps)
+
+    def logit_(self, eps=None):
+        return _inplace_call(self, _numpy_like_fn("logit"), (eps,), "logit_")
+
+    def xlogy(self, other):
+        return _numpy_like_fn("xlogy")(self, other)
+
+    def xlogy_(self, other):
+        return _inplace_call(self, _numpy_like_fn("xlogy"), (other,), "xlogy_")
+
+    def hypot(self, other):
+        return _numpy_like_fn("hypot")(self, other)
+
+    def hypot_(self, other):
+        return _inplace_call(self, _numpy_like_fn("hypot"), (other,), "hypot_")
+
+    def logaddexp(self, other):
+        return _numpy_like_fn("logaddexp")(self, other)
+
+    def logaddexp2(self, other):
+        return _numpy_like_fn("logaddexp2")(self, other)
+
+    def copysign(self, other):
+        return _numpy_like_fn("copysign")(self, other)
+
+    def copysign_(self, other):
+        return _inplace_call(self, _numpy_like_fn("copysign"), (other,), "copysign_")
+
+    def sinc(self):
+        return _numpy_like_fn("sinc")(self)
+
+    def sinc_(self):
+        return _inplace_call(self, _numpy_like_fn("sinc"), (), "sinc_")
+
+    def heaviside(self, values):
+        return _numpy_like_fn("heaviside")(self, values)
+
+    def heaviside_(self, values):
+        return _inplace_call(self, _numpy_like_fn("heaviside"), (values,), "heaviside_")
+
+    def signbit(self):
+        return _numpy_like_fn("signbit")(self)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return _numpy_like_fn("nan_to_num")(self, nan, posinf, neginf)
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return _inplace_call(self, _numpy_like_fn("nan_to_num"), (nan, posinf, neginf), "nan_to_num_")
+
+    def isposinf(self):
+        return _numpy_like_fn("isposinf")(self)
+
+    def isneginf(self):
+        return _numpy_like_fn("isneginf")(self)
+
+    def isreal(self):
+        return _numpy_like_fn("isreal")(self)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _numpy_like_fn("isclose")(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _numpy_like_fn("allclose")(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other):
+        return _numpy_like_fn("equal")(self, other)
+
+    def float_power(self, exponent):
+        return _numpy_like_fn("float_power")(self, exponent)
+
+    def positive(self):
+        return _numpy_like_fn("positive")(self)
+
+    def count_nonzero(self, dim=None):
+        return _numpy_like_fn("count_nonzero")(self, dim)
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        return _numpy_like_fn("nansum")(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        return _numpy_like_fn("nanmean")(self, dim, keepdim, dtype=dtype)
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        return _numpy_like_fn("aminmax")(self, dim=dim, keepdim=keepdim)
+
+    def is_complex(self):
+        return _numpy_like_fn("is_complex")(self)
+
+    def is_floating_point(self):
+        return _numpy_like_fn("is_floating_point")(self)
+
+    def is_signed(self):
+        return _numpy_like_fn("is_signed")(self)
+
+    def is_nonzero(self):
+        return _numpy_like_fn("is_nonzero")(self)
+
+    def is_same_size(self, other):
+        return _numpy_like_fn("is_same_size")(self, other)
+
+    def ravel(self):
+        return _numpy_like_fn("ravel")(self)
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        return _numpy_like_fn("tensor_split")(self, indices_or_sections, dim)
+
+    def hsplit(self, indices_or_sections):
+        return _numpy_like_fn("hsplit")(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections):
+        return _numpy_like_fn("vsplit")(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections):
+        return _numpy_like_fn("dsplit")(self, indices_or_sections)
+
+    def fliplr(self):
+        return _numpy_like_fn("fliplr")(self)
+
+    def flipud(self):
+        return _numpy_like_fn("flipud")(self)
+
+    def rot90(self, k=1, dims=(0, 1)):
+        return _numpy_like_fn("rot90")(self, k, dims)
+
+    def diag(self, diagonal=0):
+        return _numpy_like_fn("diag")(self, diagonal)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        return _numpy_like_fn("diag_embed")(self, offset, dim1, dim2)
+
+    def diagflat(self, offset=0):
+        return _numpy_like_fn("diagflat")(self, offset)
+
+    def trace(self):
+        return _numpy_like_fn("trace")(self)
+
+    def kron(self, other):
+        return _numpy_like_fn("kron")(self, other)
+
+    def take(self, index):
+        return _numpy_like_fn("take")(self, index)
+
+    def masked_select(self, mask):
+        return _numpy_like_fn("masked_select")(self, mask)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        return _numpy_like_fn("repeat_interleave")(self, repeats, dim, output_size=output_size)
+
+    def cummax(self, dim):
+        return _numpy_like_fn("cummax")(self, dim)
+
+    def cummin(self, dim):
+        return _numpy_like_fn("cummin")(self, dim)
+
+    def logcumsumexp(self, dim):
+        return _numpy_like_fn("logcumsumexp")(self, dim)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return _numpy_like_fn("index_add")(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        fn = _numpy_like_fn("index_add")
+        return _inplace_call(self, lambda s, a0, a1, a2: fn(s, a0, a1, a2, alpha=alpha),
+                             (dim, index, source), "index_add_")
+
+    def index_copy(self, dim, index, source):
+        return _numpy_like_fn("index_copy")(self, dim, index, source)
+
+    def index_copy_(self, dim, index, source):
+        return _inplace_call(self, _numpy_like_fn("index_copy"), (dim, index, source), "index_copy_")
+
+    def index_fill(self, dim, index, value):
+        return _numpy_like_fn("index_fill")(self, dim, index, value)
+
+    def index_fill_(self, dim, index, value):
+        return _inplace_call(self, _numpy_like_fn("index_fill"), (dim, index, value), "index_fill_")
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        return _numpy_like_fn("diff")(self, n, dim, prepend, append)
+
+    def argwhere(self):
+        return _numpy_like_fn("argwhere")(self)
+
+    def nonzero(self, *, as_tuple=False):
+        return _numpy_like_fn("nonzero")(self, as_tuple=as_tuple)
+
+    def msort(self):
+        return _numpy_like_fn("msort")(self)
+
+    def inner(self, other):
+        return _numpy_like_fn("inner")(self, other)
+
+    def mv(self, vec):
+        return _numpy_like_fn("mv")(self, vec)
+
+    def bincount(self, weights=None, minlength=0):
+        return _numpy_like_fn("bincount")(self, weights, minlength)
+
+    def is_conj(self):
+        return _numpy_like_fn("is_conj")(self)
+
+    def is_neg(self):
+        return _numpy_like_fn("is_neg")(self)
+
+    def resolve_conj(self):
+        return _numpy_like_fn("resolve_conj")(self)
+
+    def resolve_neg(self):
+        return _numpy_like_fn("resolve_neg")(self)
+
+    def sum_to_size(self, *size):
+        return _numpy_like_fn("sum_to_size")(self, *size)
+
+    def reshape_as(self, other):
+        return _op_reshape(self, tuple((<Tensor>_as_tensor_arg(other))._array.shape))
+
+    @property
+    def is_cpu(self):
+        return self._device.type_name == "cpu"

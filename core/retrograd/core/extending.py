@@ -27,7 +27,7 @@ __all__ = [
     "push_saved_tensors_hooks", "pop_saved_tensors_hooks", "saved_tensors_hooks_disabled_message",
     "disable_saved_tensors_hooks", "enable_saved_tensors_hooks", "increment_version",
     "gradient_edge", "grad_accumulator", "wrap", "check_tensor_arg", "composite_op", "max_pool2d_indices",
-    "conv2d", "conv2d_bias", "conv2d_input_grad",
+    "conv2d", "conv2d_bias", "conv2d_input_grad", "register_missing_attribute_hook",
 ]
 
 # -- custom autograd Functions (rg.autograd.Function) -------------------------------
@@ -77,6 +77,11 @@ check_tensor_arg = _abi._check_tensor_arg
 #: ``@composite_op(name)``: a Python function made of ops, named ``aten::<name>``
 #: in profiles.
 composite_op = _abi.composite_op
+#: ``register_missing_attribute_hook(hook)``: ``hook(name)`` runs when a Tensor
+#: attribute lookup fails (never on a hit): it raises AttributeError explaining
+#: a name retrograd deliberately lacks, or returns. ``None`` clears it. The
+#: umbrella registers its table of omissions (docs: omissions page).
+register_missing_attribute_hook = _abi._register_missing_attribute_hook
 #: ``max_pool2d_indices(x, kernel_size, stride, padding, dilation, ceil_mode)``:
 #: the flat indices max_pool2d picks (return_indices=True), as an int64 array.
 max_pool2d_indices = _kernels_nn._max_pool2d_indices

@@ -58,4 +58,20 @@ def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dty
         # torch's switches and device queries, loaded when a program asks
         import importlib
         return importlib.import_module(f"retrograd.{name}")
-    raise AttributeError(f"module 'retrograd' has no attribute {name!r}")
+    # a torch name retrograd deliberately lacks says so (the omissions table,
+    # loaded on a miss only; imported by name: `from retrograd import` would
+    # come back here)
+    import importlib
+    raise importlib.import_module("retrograd._omissions").missing("torch", "retrograd", name)
+
+
+def _tensor_attribute_hook(name: str) -> None:
+    # core's Tensor calls this when an attribute lookup fails (a registration:
+    # core never imports this package)
+    import importlib
+    importlib.import_module("retrograd._omissions").tensor_attribute(name)
+
+
+from retrograd.core.extending import register_missing_attribute_hook as _register  # noqa: E402
+_register(_tensor_attribute_hook)
+del _register

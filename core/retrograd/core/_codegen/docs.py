@@ -276,3 +276,59 @@ def inject_member_docs(template: str, table: dict, where: str) -> str:
     for at, text in sorted(inserts, reverse=True):
         lines[at:at] = text.split("\n")
     return "\n".join(lines)
+
+
+def _rename_calls(lines: list, op: str, new: str) -> list:
+    """`lines` with each ``rg.<op>(`` call spelled ``rg.<new>(``."""
+    import re
+    pat = re.compile(rf"\brg\.{re.escape(op)}\(")
+    return [pat.sub(f"rg.{new}(", ln) for ln in lines]
+
+
+def alias_doc(e, alias: str) -> str:
+    """The docstring of `alias`, another name of op `e` (`aliases:`): the
+    op's, introduced as an alias, its examples calling the alias."""
+    doc = e.raw.get("doc")
+    if not doc:
+        return f"Alias of :func:`retrograd.{e.name}`."
+    head, body, tail = _examples(doc.rstrip("\n"))
+    intro = [f"Alias of :func:`retrograd.{e.name}` (PyTorch's ``torch.{alias}``).", ""]
+    return "\n".join(intro + head + _rename_calls(body, e.name, alias) + tail)
+
+
+def inplace_function_doc(e, mname: str) -> str:
+    """The docstring of the module-level in-place function `mname`
+    (`inplace_function:`): torch.sin_(x) is x.sin_()."""
+    doc = e.raw.get("doc")
+    base = mname[:-1]
+    out = [f"In-place version of :func:`retrograd.{base}`, as a function.", ""]
+    out += _wrap(f"``rg.{mname}(x, ...)`` is ``x.{mname}(...)``: the result of ``rg.{base}(x, ...)`` is "
+                 "written into ``x``, which is returned. The result must keep ``x``'s shape and be castable "
+                 "to its dtype.") + [""]
+    if not doc:
+        return "\n".join(out).rstrip("\n")
+    sections = {t: doc.rstrip("\n").split("\n")[s + 2:end] for t, s, end in _sections(doc.rstrip("\n"))}
+    if "Parameters" in sections:
+        out += ["Parameters", "----------"] + sections["Parameters"]
+    out += ["Returns", "-------", "Tensor", "    The first argument, holding the result.", ""]
+    out += ["Raises", "------", "RuntimeError"]
+    out += ["    " + ln for ln in _wrap(
+        "If the result's shape or dtype does not fit the tensor, or if grad mode is on and it is a "
+        "leaf that requires grad (or a view of one).")]
+    out += ["TypeError", "    If the first argument is not a Tensor.", ""]
+    # the op's examples up to its first call, that call made in place
+    body = sections.get("Examples", [])
+    import re
+    pat = re.compile(rf"\brg\.{re.escape(e.name)}\(")
+    kept = []
+    for i, ln in enumerate(body):
+        if ln.lstrip().startswith(">>> ") and pat.search(ln):
+            kept.append(pat.sub(f"rg.{mname}(", ln))
+            for nxt in body[i + 1:]:
+                if not nxt.strip() or nxt.lstrip().startswith(">>>"):
+                    break
+                kept.append(nxt)
+            break
+        kept.append(ln)
+    out += ["Examples", "--------"] + kept
+    return "\n".join(out).rstrip("\n")

@@ -114,6 +114,8 @@ PRIMITIVES.update({
     "sign": ("k_sign", "_op_sign"),
     "erf": ("k_erf", "_op_erf"),
     "floor_divide": ("np.floor_divide", "_op_floor_divide"),
+    # fmod's gradient for its divisor (a constant: never differentiated)
+    "trunc": ("np.trunc", "_op_trunc"),
     # zeros shaped like its argument: a constant, never differentiated
     "zeros_like": ("k_zeros_like", "_op_zeros_like"),
 })

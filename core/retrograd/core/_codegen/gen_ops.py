@@ -173,6 +173,16 @@ KNOWN_KEYS.add("scalar_other")
 # `name: op(...) -> (Tensor a, Tensor b)`, `output_differentiability:`, JVP
 # formulas keyed by result name: entries with several results (gen_multi.py)
 KNOWN_KEYS |= gen_multi.KNOWN_KEYS
+# `aliases: [arccos]`: torch's other names for the op (the one mechanism for
+# aliases). Each alias gets a module-level function (when the entry is
+# public), the Tensor method when the op has a method of its own name, and
+# `<alias>_` when the op has `<name>_` in place; its docstring, stub and
+# docs page are derived from the entry's. Same op, same node.
+KNOWN_KEYS.add("aliases")
+# `inplace_function: true`: torch also has the in-place forms as functions
+# (torch.sin_(x) is x.sin_()): one module-level function per in-place name
+# (aliases' included), operators left out; a list names those torch has.
+KNOWN_KEYS.add("inplace_function")
 
 
 def load(path):
@@ -233,6 +243,7 @@ def load(path):
             else:
                 raise TableError(f"{where}: methods: {m!r} is neither a name nor `name: reflected`")
         inplace = _inplace_names(raw.get("inplace"), name, where)
+        aliases = _alias_names(raw, name, methods, inplace, where)
         for mname in [m for m, _ in methods] + inplace:
             if mname in bound:
                 raise TableError(f"{where}: method {mname!r} is already bound to op {bound[mname]!r}")
@@ -245,6 +256,11 @@ def load(path):
                   device_param=raw.get("device"), nondifferentiable=nondiff,
                   nondiff_inputs=nondiff_inputs, public=raw.get("public", True), line=line, raw=raw)
         e.raw["__inplace__"] = inplace
+        e.raw["__aliases__"] = aliases
+        for a in aliases:
+            if a in seen:
+                raise TableError(f"{where}: alias {a!r} is already an op or an alias")
+            seen.add(a)
         if outputs:
             gen_multi.configure(e, raw, outputs, jvps, where)
         e.raw["__batched__"] = _batching_formulas(e, where)
@@ -326,6 +342,64 @@ def _inplace_names(spec, name, where):
     if isinstance(spec, list) and all(isinstance(m, str) for m in spec):
         return list(spec)
     raise TableError(f"{where}: inplace must be true, a method name or a list of names")
+
+
+def _alias_names(raw, name, methods, inplace, where):
+    """`aliases:` -> the alias names; appends to `methods` and `inplace` the
+    Tensor methods they bring (see KNOWN_KEYS' comment)."""
+    spec = raw.get("aliases")
+    if spec is None:
+        return []
+    if not (isinstance(spec, list) and all(isinstance(a, str) and a.isidentifier() for a in spec)):
+        raise TableError(f"{where}: aliases must be a list of names")
+    if not raw.get("public", True) or raw.get("kernel") is None:
+        raise TableError(f"{where}: aliases are for public ops")
+    if any(p.is_tensorlist for p in parse_signature(gen_multi.split_returns(raw["name"], where)[0], where)[1]):
+        raise TableError(f"{where}: aliases of TensorList ops are not supported")
+    own = (name, False) in methods
+    base = name.lstrip("_") + "_"
+    for a in spec:
+        if own:
+            methods.append((a, False))
+        if base in inplace:
+            inplace.append(a + "_")
+    return list(spec)
+
+
+def inplace_function_names(e):
+    """The module-level in-place functions of an entry (`inplace_function:`
+    true: one per in-place method; a list: those of them that torch has)."""
+    spec = e.raw.get("inplace_function")
+    names = [m for m in e.raw.get("__inplace__", []) if not m.startswith("__")]
+    if not spec:
+        return []
+    if isinstance(spec, list):
+        unknown = [m for m in spec if m not in names]
+        if unknown:
+            raise TableError(f"line {e.line}: {e.name}: inplace_function names {unknown} are not in-place "
+                             "methods of the entry")
+        return list(spec)
+    return names
+
+
+def emit_alias_functions(e, w):
+    """The module-level functions of the entry's aliases and, with
+    `inplace_function:`, of its in-place methods."""
+    args = ", ".join(p.name for p in e.params)
+    for a in e.raw.get("__aliases__", []):
+        w(f"def {a}({_pyparams(e)}):")
+        w(docs.literal(docs.alias_doc(e, a), "    "))
+        w(f"    return {e.name}({args})")
+        w("")
+    first = e.params[0].name
+    rest = ", ".join(f"{p.name}={p.name}" for p in e.params[1:])
+    for m in inplace_function_names(e):
+        w(f"def {m}({_pyparams(e)}):")
+        w(docs.literal(docs.inplace_function_doc(e, m), "    "))
+        w(f"    if not isinstance({first}, Tensor):")
+        w(f'        raise TypeError(f"{m}(): argument \'input\' must be Tensor, not {{type({first}).__name__}}")')
+        w(f"    return {first}.{m}({rest})")
+        w("")
 
 
 def _known_kernels(path):
@@ -1268,6 +1342,7 @@ def main(argv):
             else:
                 saved, uses = emit_node(e, ops)
             emit_op(e, saved, uses, ops)
+        emit_alias_functions(e, ops.append)
         emit_methods(e, methods)
         emit_inplace_methods(e, methods)
         info[e.name] = {
@@ -1280,6 +1355,8 @@ def main(argv):
             "node": None if e.nondifferentiable else e.node_name,
             "methods": [m for m, _ in e.methods],
             "inplace": list(e.raw.get("__inplace__", [])),
+            "aliases": list(e.raw.get("__aliases__", [])),
+            "inplace_functions": inplace_function_names(e),
             "view": e.view,
             "public": e.public,
             "nondifferentiable": e.nondifferentiable,
@@ -1298,6 +1375,10 @@ def main(argv):
     emit_batching_dispatch(entries, ops)
     public = [e.name for e in entries if e.public]
     ops.append(f"GENERATED_OPS = {public!r}")
+    # torch's other names of the ops and the in-place functions (functions of
+    # the module too, apart from GENERATED_OPS: each is one of those ops)
+    aliases = [a for e in entries for a in e.raw["__aliases__"] + inplace_function_names(e)]
+    ops.append(f"GENERATED_ALIASES = {aliases!r}")
     folder = os.path.dirname(os.path.abspath(src))
     declarations = topic_declarations(folder)
     ops[1:1] = topic_cimports("\n".join(ops), declarations)

@@ -24,7 +24,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import docs  # noqa: E402
-from gen_ops import TableError, load  # noqa: E402
+from gen_ops import TableError, inplace_function_names, load  # noqa: E402
 
 sys.path.pop(0)
 
@@ -199,6 +199,17 @@ def render(entries, template: str) -> str:
         if e.public and not e.name.startswith("_"):
             ops.append(function(e))
             names.append(e.name)
+            params = ", ".join(_params(e, e.params))
+            for a in e.raw.get("__aliases__", []):
+                doc = docs.alias_doc(e, a) if e.raw.get("doc") else None
+                ops.append(f"# alias of {e.name}: derivatives.yaml line {e.line}\n"
+                           + _def(f"def {a}({params}) -> {_returns(e)}", doc, ""))
+                names.append(a)
+            for m in inplace_function_names(e):
+                doc = docs.inplace_function_doc(e, m) if e.raw.get("doc") else None
+                ops.append(f"# in place, {e.name}: derivatives.yaml line {e.line}\n"
+                           + _def(f"def {m}({params}) -> Tensor", doc, ""))
+                names.append(m)
     head = ("# Generated at build time by retrograd-core/_codegen/gen_stubs.py from abi.pyi.in and\n"
             "# derivatives.yaml. Do not edit: edit those. (The comment below is abi.pyi.in's.)\n")
 

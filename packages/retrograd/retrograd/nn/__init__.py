@@ -72,3 +72,12 @@ __all__ += fold.__all__
 __all__ += lazy.__all__
 __all__ += adaptive.__all__
 __all__ += channelshuffle.__all__
+
+
+import typing as _typing  # noqa: E402
+if not _typing.TYPE_CHECKING:   # (type checkers keep flagging unknown names)
+    def __getattr__(name: str) -> _typing.NoReturn:
+        # a torch name retrograd deliberately lacks says so (the omissions
+        # table, loaded on a miss only)
+        import importlib
+        raise importlib.import_module("retrograd._omissions").missing("torch.nn", __name__, name)

@@ -43,3 +43,12 @@ __all__ += sparse_adam.__all__
 __all__ += lbfgs.__all__
 __all__ += _adafactor.__all__
 __all__ += _muon.__all__
+
+
+import typing as _typing  # noqa: E402
+if not _typing.TYPE_CHECKING:   # (type checkers keep flagging unknown names)
+    def __getattr__(name: str) -> _typing.NoReturn:
+        # a torch name retrograd deliberately lacks says so (the omissions
+        # table, loaded on a miss only)
+        import importlib
+        raise importlib.import_module("retrograd._omissions").missing("torch.optim", __name__, name)

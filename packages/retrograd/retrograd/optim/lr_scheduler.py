@@ -1085,3 +1085,11 @@ from retrograd.optim._lr_scheduler_more import (  # noqa: E402
 
 __all__ += ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "CyclicLR", "CosineAnnealingWarmRestarts",
             "SequentialLR", "ChainedScheduler"]
+
+import typing as _typing  # noqa: E402
+if not _typing.TYPE_CHECKING:   # (type checkers keep flagging unknown names)
+    def __getattr__(name: str) -> _typing.NoReturn:
+        # a torch name retrograd deliberately lacks says so (the omissions
+        # table, loaded on a miss only)
+        import importlib
+        raise importlib.import_module("retrograd._omissions").missing("torch.optim.lr_scheduler", __name__, name)
