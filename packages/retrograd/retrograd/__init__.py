@@ -37,6 +37,11 @@ from typing import Any as _Any  # noqa: E402
 from retrograd._version import __version__  # noqa: E402,F401
 
 
+from retrograd._missing import module_getattr as _module_getattr  # noqa: E402
+_torch_name_missing = _module_getattr("torch", "retrograd")
+del _module_getattr
+
+
 def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dtype)
     if name == "profiler":
         from retrograd import _optional
@@ -59,10 +64,8 @@ def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dty
         import importlib
         return importlib.import_module(f"retrograd.{name}")
     # a torch name retrograd deliberately lacks says so (the omissions table,
-    # loaded on a miss only; imported by name: `from retrograd import` would
-    # come back here)
-    import importlib
-    raise importlib.import_module("retrograd._omissions").missing("torch", "retrograd", name)
+    # loaded on such a miss only)
+    _torch_name_missing(name)
 
 
 def _tensor_attribute_hook(name: str) -> None:

@@ -2367,11 +2367,7 @@ from retrograd.nn import _dropout  # noqa: E402
 from retrograd.nn._dropout import *  # noqa: E402,F401,F403
 __all__ += _dropout.__all__
 
-
 import typing as _typing  # noqa: E402
-if not _typing.TYPE_CHECKING:   # (type checkers keep flagging unknown names)
-    def __getattr__(name: str) -> _typing.NoReturn:
-        # a torch name retrograd deliberately lacks says so (the omissions
-        # table, loaded on a miss only)
-        import importlib
-        raise importlib.import_module("retrograd._omissions").missing("torch.nn.functional", __name__, name)
+if not _typing.TYPE_CHECKING:   # (a type checker would accept every name)
+    from retrograd._missing import module_getattr as _module_getattr
+    __getattr__ = _module_getattr("torch.nn.functional", __name__)   # torch names retrograd lacks say why
