@@ -41,10 +41,10 @@ from retrograd.nn.modules.fold import *  # noqa: F401,F403
 from retrograd.nn.modules.lazy import *  # noqa: F401,F403
 from retrograd.nn.modules.adaptive import *  # noqa: F401,F403
 from retrograd.nn.modules.channelshuffle import *  # noqa: F401,F403
-from retrograd.nn import functional, init, utils  # noqa: F401
+from retrograd.nn import functional, grad, init, utils  # noqa: F401
 from retrograd.nn import parallel  # noqa: F401,E402
 
-__all__ = ["functional", "init", "utils", "parallel"]
+__all__ = ["functional", "grad", "init", "utils", "parallel"]
 __all__ += parameter.__all__
 __all__ += module.__all__
 __all__ += container.__all__

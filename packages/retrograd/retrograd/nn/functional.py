@@ -2366,6 +2366,9 @@ __all__ += _vision.__all__
 from retrograd.nn import _dropout  # noqa: E402
 from retrograd.nn._dropout import *  # noqa: E402,F401,F403
 __all__ += _dropout.__all__
+from retrograd.nn import _linear_cross_entropy  # noqa: E402
+from retrograd.nn._linear_cross_entropy import *  # noqa: E402,F401,F403
+__all__ += _linear_cross_entropy.__all__
 
 import typing as _typing  # noqa: E402
 if not _typing.TYPE_CHECKING:   # (a type checker would accept every name)

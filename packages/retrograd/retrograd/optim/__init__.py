@@ -21,9 +21,10 @@ from retrograd.optim.asgd import *  # noqa: F401,F403
 from retrograd.optim.rprop import *  # noqa: F401,F403
 from retrograd.optim.sparse_adam import *  # noqa: F401,F403
 from retrograd.optim.lbfgs import *  # noqa: F401,F403
-from retrograd.optim import _adafactor, _muon
+from retrograd.optim import _adafactor, _muon, _swap
 from retrograd.optim._adafactor import *  # noqa: F401,F403
 from retrograd.optim._muon import *  # noqa: F401,F403
+from retrograd.optim._swap import *  # noqa: F401,F403
 from retrograd.optim import lr_scheduler, swa_utils  # noqa: F401
 
 __all__ = ["lr_scheduler", "swa_utils"]
@@ -43,6 +44,7 @@ __all__ += sparse_adam.__all__
 __all__ += lbfgs.__all__
 __all__ += _adafactor.__all__
 __all__ += _muon.__all__
+__all__ += _swap.__all__
 
 import typing as _typing  # noqa: E402
 if not _typing.TYPE_CHECKING:   # (a type checker would accept every name)

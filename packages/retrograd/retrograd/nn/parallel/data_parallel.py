@@ -1,0 +1,4 @@
+"""DataParallel: one module replicated over the devices of one process."""
+from __future__ import annotations
+
+__all__: list[str] = []
