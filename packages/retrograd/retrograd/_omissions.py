@@ -119,11 +119,33 @@ OMISSIONS: Dict[str, List[Row]] = {
         ("volatile reinforce", "removed from torch long ago (volatile before 0.4, reinforce before 0.3)",
          "rg.no_grad() for volatile; rg.autograd for custom gradients"),
     ],
-    "torch.nn": [],
-    "torch.nn.functional": [],
+    "torch.nn": [
+        ("quantized qat quantizable intrinsic", _QUANT, _QUANT_INSTEAD),
+        ("common_types factory_kwargs", _TYPING, "int or tuple arguments; device= and dtype= keywords"),
+        ("SyncBatchNorm", "batch statistics reduced across processes during the forward pass: "
+         "retrograd-distributed reduces gradients (DistributedDataParallel), not activations",
+         "rg.nn.BatchNorm1d/2d/3d per process (or a larger per-process batch)"),
+    ],
+    "torch.nn.functional": [
+        ("BroadcastingList1 BroadcastingList2 BroadcastingList3 Callable DType Optional ScalingType SwizzleType "
+         "TYPE_CHECKING dataclasses importlib math torch", _TYPING, "the typing and math modules themselves"),
+        ("assert_int_or_pair boolean_dispatch", "an internal helper of torch.nn.functional's own code",
+         "plain Python"),
+        ("handle_torch_function has_torch_function has_torch_function_unary has_torch_function_variadic",
+         _DISPATCH, "subclass Tensor in Python, or wrap the functions you need"),
+        ("grouped_mm scaled_mm scaled_grouped_mm", "low-precision (float8) GEMM kernels of CUDA's tensor cores",
+         "rg.matmul in float32 or float16"),
+        ("reproducibility_notes sparse_support_notes tf32_notes", "a docstring fragment torch's documentation "
+         "pastes into other docstrings; not an API", "the docs of the function concerned"),
+    ],
     "torch.optim": [],
     "torch.optim.lr_scheduler": [],
-    "torch.utils.data": [],
+    "torch.utils.data": [
+        ("DFIterDataPipe DataChunk IterDataPipe MapDataPipe argument_validation functional_datapipe "
+         "guaranteed_datapipes_determinism non_deterministic runtime_validation runtime_validation_disabled",
+         "the DataPipes of torchdata, deprecated in torch 2.x and removed from torchdata",
+         "Dataset, IterableDataset and DataLoader (rg.utils.data)"),
+    ],
 }
 
 #: the retrograd module of each torch namespace
