@@ -73,6 +73,8 @@ MODULES: tuple[ApiModule, ...] = (
     ApiModule("retrograd.nn", "retrograd.nn", "Modules, parameters, layers and losses (``torch.nn``)."),
     ApiModule("retrograd.nn.functional", "retrograd.nn.functional",
               "Layers and losses as functions (``torch.nn.functional``)."),
+    ApiModule("retrograd.nn.grad", "retrograd.nn.grad",
+              "Gradients of the convolutions with respect to their input and weight (``torch.nn.grad``)."),
     ApiModule("retrograd.nn.init", "retrograd.nn.init", "Parameter initialisation (``torch.nn.init``)."),
     ApiModule("retrograd.nn.utils", "retrograd.nn.utils",
               "Gradient clipping, parameter vectors, weight and spectral normalisation, and fusing batch norm "
@@ -124,7 +126,7 @@ MODULES: tuple[ApiModule, ...] = (
     ApiModule("retrograd.profiler", "retrograd.profiler",
               "The profiler (``torch.profiler``; the ``retrograd-profiler`` distribution)."),
     ApiModule("retrograd.nn.parallel", "retrograd.nn.parallel",
-              "DistributedDataParallel and the comm ops between devices (``torch.nn.parallel``)."),
+              "DataParallel, DistributedDataParallel and the comm ops between devices (``torch.nn.parallel``)."),
     ApiModule("retrograd.nn.parallel.comm", "retrograd.nn.parallel.comm",
               "Broadcast, scatter, gather and reduce-add across the devices of one process, "
               "differentiable (``torch.nn.parallel.comm``)."),

@@ -43,8 +43,9 @@ from retrograd.nn.modules.adaptive import *  # noqa: F401,F403
 from retrograd.nn.modules.channelshuffle import *  # noqa: F401,F403
 from retrograd.nn import functional, grad, init, utils  # noqa: F401
 from retrograd.nn import parallel  # noqa: F401,E402
+from retrograd.nn.parallel import DataParallel  # noqa: E402,F401
 
-__all__ = ["functional", "grad", "init", "utils", "parallel"]
+__all__ = ["functional", "grad", "init", "utils", "parallel", "DataParallel"]
 __all__ += parameter.__all__
 __all__ += module.__all__
 __all__ += container.__all__

@@ -498,7 +498,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return x
 
 
-def _refuse_inplace_negative_slope(grad):
+def _refuse_inplace_negative_slope(_grad):
     raise RuntimeError(
         "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
         "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
@@ -2369,6 +2369,8 @@ __all__ += _dropout.__all__
 from retrograd.nn import _linear_cross_entropy  # noqa: E402
 from retrograd.nn._linear_cross_entropy import *  # noqa: E402,F401,F403
 __all__ += _linear_cross_entropy.__all__
+from retrograd.nn import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)
+
 
 import typing as _typing  # noqa: E402
 if not _typing.TYPE_CHECKING:   # (a type checker would accept every name)

@@ -1,7 +1,9 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (torch.nn's)."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict and the deprecated
+Container (torch.nn's)."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from collections.abc import Iterable, Iterator, Mapping
@@ -12,9 +14,47 @@ from retrograd.core import Tensor
 from retrograd.nn.modules.module import Module, _addindent
 from retrograd.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Container"]
 
 _V = TypeVar("_V")
+
+_CONTAINER_DEPRECATED = ("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                         "Subclass that instead.")
+
+
+class Container(Module):
+    """torch's deprecated base class of containers: a Module whose keyword arguments become submodules.
+
+    Constructing one, or defining a subclass, warns (FutureWarning), as
+    torch's does; everything it offers is :class:`Module`'s, so subclass
+    that instead.
+
+    Parameters
+    ----------
+    **kwargs : Module
+        Submodules to register, by name.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import retrograd as rg
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     c = rg.nn.Container(fc=rg.nn.Linear(2, 3), act=rg.nn.ReLU())
+    >>> [name for name, _ in c.named_children()]
+    ['fc', 'act']
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, **kwargs: Any) -> None:
+        if type(self) is Container:     # as torch's: instances of subclasses do not warn again
+            warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

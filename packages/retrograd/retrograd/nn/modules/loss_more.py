@@ -1,8 +1,9 @@
 """More loss layers: SmoothL1Loss, KLDivLoss, MarginRankingLoss,
 HingeEmbeddingLoss, CosineEmbeddingLoss, TripletMarginLoss,
 TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss,
-MultiMarginLoss, SoftMarginLoss, PoissonNLLLoss, GaussianNLLLoss, CTCLoss and
-the deprecated NLLLoss2d.
+MultiMarginLoss, SoftMarginLoss, PoissonNLLLoss, GaussianNLLLoss, CTCLoss,
+the deprecated NLLLoss2d, and LinearCrossEntropyLoss with its chunking
+options, LinearCrossEntropyOptions.
 
 Each calls its function of :mod:`rg.nn.functional <retrograd.nn.functional>`
 with the options given at construction, as torch's; class weights are
@@ -10,17 +11,24 @@ buffers.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
 
 from retrograd.core import Tensor
 from retrograd.nn import functional as F
 from retrograd.nn.modules.distance import PairwiseDistance
+from retrograd.nn.modules.linear import Linear
 from retrograd.nn.modules.loss import NLLLoss, _Loss, _WeightedLoss
 
 __all__ = ["SmoothL1Loss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
            "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss",
-           "MultiMarginLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "NLLLoss2d"]
+           "MultiMarginLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "NLLLoss2d",
+           "LinearCrossEntropyOptions", "LinearCrossEntropyLoss"]
 
 # shared parameter texts of the docstrings below
 _LEGACY = """size_average, reduce : bool, optional
@@ -570,3 +578,257 @@ class NLLLoss2d(NLLLoss):
                       "see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
                       FutureWarning, stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+# --- linear + cross-entropy ------------------------------------------------------------
+
+# the "auto" picks of (acc_policy, chunking_method) per (device type, input dtype), torch's table;
+# any other pair takes _AUTO_FALLBACK
+_AUTO_DEFAULTS = {("cuda", "float16"): ("compact", "aspect_ratio:2"), ("cuda", "bfloat16"): ("compact", "aspect_ratio:2"),
+                  ("cpu", "float16"): ("accurate", "aspect_ratio"), ("cpu", "bfloat16"): ("accurate", "aspect_ratio")}
+_AUTO_FALLBACK = ("compact", "aspect_ratio:2")
+_ACC_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def _dtype_name(dtype: Any) -> str | None:
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        return None
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """How :func:`~retrograd.nn.functional.linear_cross_entropy` chunks the batch.
+
+    Passing an instance (rather than ``options=None``) selects the chunked
+    path: the batch is processed ``batch_chunk_size`` rows at a time, so the
+    ``(N, C)`` logits are never held at once. It pays when the number of
+    classes is much larger than ``in_features`` (a vocabulary head). The
+    fields are validated at construction; ``"auto"`` values are resolved per
+    call from the device and dtype, as torch's.
+
+    Parameters
+    ----------
+    allow_retain_graph : bool, optional
+        torch's switch that keeps its precomputed gradients for a second
+        backward (default False). retrograd's backward recomputes the
+        gradients from the saved inputs, so a second backward always works
+        and this field changes nothing.
+    batch_chunk_size : int, optional
+        Rows per chunk (a positive int); None (default) lets
+        ``chunking_method`` decide, or takes the whole batch when that is
+        None. Giving both a size and a method that disagree raises
+        ValueError at call time.
+    chunking_method : str, optional
+        ``"auto"`` (default: ``"aspect_ratio:2"``, or ``"aspect_ratio"`` for
+        float16/bfloat16 on the CPU), ``"aspect_ratio"`` (chunks whose logits
+        take about the input's memory: the next power of two of
+        ``ceil(N / ceil(C / in_features))``), ``"aspect_ratio:K"`` (that
+        divided by K) or None (use ``batch_chunk_size``).
+    acc_policy : {'auto', 'accurate', 'balanced', 'compact'}, optional
+        torch's precision/memory trade-off for half-precision inputs (default
+        ``'auto'``). retrograd computes every chunk in ``acc_dtype``, as
+        ``'accurate'`` does; the field is validated and recorded.
+    acc_dtype : dtype, optional
+        The dtype chunks are computed in: float16, bfloat16, float32 or
+        float64. None (default) picks float32 for float16/bfloat16 inputs
+        under ``acc_policy='auto'``, else the input's dtype. Other than the
+        input's dtype, only float32 for half-precision inputs is allowed.
+
+    Attributes
+    ----------
+    allow_retain_graph : bool
+        The fields, as given (the instance is frozen).
+    batch_chunk_size : int or None
+        See Parameters.
+    chunking_method : str or None
+        See Parameters.
+    acc_policy : str
+        See Parameters.
+    acc_dtype : dtype or None
+        See Parameters.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``acc_policy`` or ``chunking_method``, a
+        ``batch_chunk_size`` that is not a positive int, or an unsupported
+        ``acc_dtype``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> opts = rg.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+    >>> opts.batch_chunk_size, opts.chunking_method
+    (2, 'auto')
+    >>> x, w = rg.randn(5, 3), rg.randn(7, 3)
+    >>> t = rg.tensor([0, 6, 2, 3, 1])
+    >>> a = rg.nn.functional.linear_cross_entropy(x, w, t, options=opts)
+    >>> b = rg.nn.functional.linear_cross_entropy(x, w, t)
+    >>> bool(rg.allclose(a, b))
+    True
+    """
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: Any = None
+
+    def __post_init__(self) -> None:
+        if self.acc_policy not in {"auto", "accurate", "balanced", "compact"}:
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = str(self.chunking_method).partition(":")
+            if not sep:
+                factor = "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        size = self.batch_chunk_size
+        if not (size is None or (isinstance(size, int) and not isinstance(size, bool) and size > 0)):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {size!r}")
+        if self.acc_dtype is not None and _dtype_name(self.acc_dtype) not in _ACC_DTYPES:
+            raise ValueError(f"acc_dtype must be one of {{None, rg.float16, rg.bfloat16, rg.float32, rg.float64}}, "
+                             f"got {self.acc_dtype!r}. Pass acc_dtype=None to let the op pick automatically.")
+
+    @staticmethod
+    def _chunk_size(method: str, num_batches: int, in_features: int, num_classes: int) -> int:
+        factor = int(method.split(":", 1)[1]) if ":" in method else 1
+        target = -(-num_batches // -(-num_classes // max(in_features, 1)))
+        return min((1 << (target - 1).bit_length()) // factor, num_batches)
+
+    def _adjust(self, num_batches: int, in_features: int, num_classes: int, dtype: Any,
+                device: Any = None) -> LinearCrossEntropyOptions:
+        """These options with "auto" and None resolved for one call (chunk size, policy, dtype)."""
+        dname = _dtype_name(dtype)
+        policy, method = self.acc_policy, self.chunking_method
+        if method == "auto" and self.batch_chunk_size is not None:
+            method = None
+        if policy == "auto" or method == "auto":
+            dev_type = None if device is None else str(device).split(":")[0]
+            ap, cm = _AUTO_DEFAULTS.get((dev_type, dname), _AUTO_FALLBACK) if dev_type else _AUTO_FALLBACK
+            policy = ap if policy == "auto" else policy
+            method = cm if method == "auto" else method
+        size = num_batches if self.batch_chunk_size is None else min(self.batch_chunk_size, num_batches)
+        if method is not None:
+            size = self._chunk_size(method, num_batches, in_features, num_classes)
+            if self.batch_chunk_size is not None and self.batch_chunk_size != size:
+                raise ValueError(f"batch_chunk_size (={self.batch_chunk_size}) and chunking_method ('{method}') give "
+                                 f"different chunk sizes ({self.batch_chunk_size} vs {size}); pass only one.")
+        if self.acc_dtype is not None:
+            acc = np.dtype(self.acc_dtype)
+        elif self.acc_policy == "auto" and device is not None and dname in ("float16", "bfloat16"):
+            acc = np.dtype(np.float32)      # half-precision inputs accumulate in float32 (CPU and CUDA)
+        else:
+            acc = np.dtype(dtype)
+        return dataclasses.replace(self, acc_policy=policy, chunking_method=method, batch_chunk_size=max(1, size),
+                                   acc_dtype=acc)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A linear layer to ``num_classes`` logits followed by the cross-entropy with ``target``.
+
+    Owns the :class:`Linear` (``self.linear``, stored flat with
+    ``num_classes * prod(out_features)`` outputs) and calls
+    :func:`~retrograd.nn.functional.linear_cross_entropy` with its weight
+    reshaped to ``(num_classes, *out_features, in_features)``. Passing
+    ``options`` chunks the batch so the logits are never held whole.
+
+    Parameters
+    ----------
+    in_features : int
+        Size of each input sample.
+    num_classes : int
+        The number of classes C.
+    out_features : tuple of int, optional
+        Extra dims ``(d_1, ..., d_K)`` of a K-dimensional loss (default ``()``).
+    bias : bool, optional
+        Whether the linear layer has a bias (default False).
+    device, dtype : optional
+        Where and in which dtype the linear layer's parameters are made.
+    reduction : {'mean', 'sum', 'none'}, optional
+        How the per-sample losses combine (default ``'mean'``).
+    weight : Tensor, optional
+        A rescaling weight per class, of shape ``(C,)`` (a buffer).
+    ignore_index : int, optional
+        A class-index target value that adds nothing (default None: -100).
+    label_smoothing : float, optional
+        In [0, 1] (default 0).
+    options : LinearCrossEntropyOptions, optional
+        Chunking options (default None: the reference path).
+
+    Raises
+    ------
+    RuntimeError
+        A ``weight`` not of shape ``(num_classes,)`` or a ``label_smoothing``
+        outside [0, 1].
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> loss = rg.nn.LinearCrossEntropyLoss(4, 10, out_features=(3,))
+    >>> x = rg.randn(2, 4, requires_grad=True)
+    >>> out = loss(x, rg.randint(0, 10, (2, 3)))
+    >>> out.shape
+    ()
+    >>> out.backward()
+    >>> loss.linear.weight.grad.shape
+    (30, 4)
+    """
+
+    __constants__ = ["num_classes", "out_features", "reduction", "ignore_index", "label_smoothing"]
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (), bias: bool = False,
+                 device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear's weight is 2-d: the K-dimensional weight is a reshape of it in forward
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """The loss of ``self.linear(input)`` against ``target``.
+
+        Parameters
+        ----------
+        input : Tensor
+            Of shape ``(in_features,)`` or ``(N, in_features)``.
+        target : Tensor
+            Class indices of shape ``()``, ``(N,)`` or ``(N, *out_features)``,
+            or class probabilities of shape ``(C,)`` or ``(N, C, *out_features)``.
+
+        Returns
+        -------
+        Tensor
+            A scalar, or the per-sample losses for ``reduction='none'``.
+        """
+        lw = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        lb = None if self.linear.bias is None else self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, lw, target, linear_bias=lb, weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self) -> str:
+        """The constructor's settings, for the module's repr.
+
+        Returns
+        -------
+        str
+            ``in_features``, ``num_classes``, ``out_features``, ``bias`` and the loss options.
+        """
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
