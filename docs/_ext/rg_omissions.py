@@ -1,6 +1,6 @@
 """The ``rg-omissions`` directive: the table of torch names retrograd
 deliberately lacks, from ``retrograd._omissions.OMISSIONS`` (the one source
-the AttributeError messages and tests/abi/test_torch_coverage.py read), and
+the AttributeError messages and tests/fidelity/test_torch_coverage.py read), and
 the coverage of torch's names when torch is installed at build time.
 
 Usage (MyST)::
@@ -88,7 +88,7 @@ class RgOmissions(SphinxDirective):
             out.append(bullets)
         else:
             out.append(nodes.paragraph(text="(torch is not installed where these docs were built: run "
-                                            "tests/abi/test_torch_coverage.py for the coverage figures.)"))
+                                            "tests/fidelity/test_torch_coverage.py for the coverage figures.)"))
         for ns, rows in _omissions.OMISSIONS.items():
             if not rows:
                 continue

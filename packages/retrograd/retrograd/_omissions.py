@@ -8,7 +8,7 @@ module ``__getattr__`` hooks of ``retrograd``, ``retrograd.nn``,
 core's Tensor calls when an attribute lookup fails, raise AttributeError
 with the row's reason and alternative. The docs page of omissions is
 generated from ``OMISSIONS`` (docs/_ext/rg_omissions.py), and
-tests/abi/test_torch_coverage.py checks each name against torch 2.13.
+tests/fidelity/test_torch_coverage.py checks each name against torch 2.13.
 
 A row is ``(names, reason, instead)``: ``names`` a space-separated string.
 """
