@@ -62,7 +62,7 @@ class MultiheadAttention(Module):
     Attributes
     ----------
     in_proj_weight : Parameter or None
-        ``(3E, E)``: the query, key and value projections stacked (xavier_uniform_).
+        ``(3E, E)``: the query, key and value projections stacked (``nn.init.xavier_uniform_``).
     q_proj_weight, k_proj_weight, v_proj_weight : Parameter or None
         ``(E, E)``, ``(E, kdim)``, ``(E, vdim)`` when ``kdim`` or ``vdim`` differ from ``E``.
     in_proj_bias : Parameter or None
@@ -70,7 +70,7 @@ class MultiheadAttention(Module):
     out_proj : Linear
         The output projection ``E -> E`` (its bias zeros at first).
     bias_k, bias_v : Parameter or None
-        ``(1, 1, E)`` (xavier_normal_), with ``add_bias_kv``.
+        ``(1, 1, E)`` (``nn.init.xavier_normal_``), with ``add_bias_kv``.
 
     Raises
     ------
