@@ -562,3 +562,99 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
     @property
     def is_cpu(self):
         return self._device.type_name == "cpu"
+
+    # -- torch's linear algebra shortcuts and more composites (_numpy_like_linalg.py, ...)
+    def det(self):
+        return _numpy_like_fn("det")(self)
+
+    def inverse(self):
+        return _numpy_like_fn("inverse")(self)
+
+    def slogdet(self):
+        return _numpy_like_fn("slogdet")(self)
+
+    def logdet(self):
+        return _numpy_like_fn("logdet")(self)
+
+    def cholesky(self, upper=False):
+        return _numpy_like_fn("cholesky")(self, upper)
+
+    def qr(self, some=True):
+        return _numpy_like_fn("qr")(self, some)
+
+    def svd(self, some=True, compute_uv=True):
+        return _numpy_like_fn("svd")(self, some, compute_uv)
+
+    def matrix_power(self, n):
+        return _numpy_like_fn("matrix_power")(self, n)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return _numpy_like_fn("addmv")(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("addmv")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (mat, vec), "addmv_")
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        return _numpy_like_fn("addr")(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("addr")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (vec1, vec2), "addr_")
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _numpy_like_fn("baddbmm")(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("baddbmm")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (batch1, batch2), "baddbmm_")
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _numpy_like_fn("addbmm")(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("addbmm")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (batch1, batch2), "addbmm_")
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return _numpy_like_fn("cov")(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self):
+        return _numpy_like_fn("corrcoef")(self)
+
+    def cross(self, other, dim=None):
+        return _numpy_like_fn("cross")(self, other, dim)
+
+    def dist(self, other, p=2):
+        return _numpy_like_fn("dist")(self, other, p)
+
+    def vdot(self, other):
+        return _numpy_like_fn("vdot")(self, other)
+
+    def ldexp(self, other):
+        return _numpy_like_fn("ldexp")(self, other)
+
+    def ldexp_(self, other):
+        return _inplace_call(self, _numpy_like_fn("ldexp"), (other,), "ldexp_")
+
+    def frexp(self):
+        return _numpy_like_fn("frexp")(self)
+
+    def histc(self, bins=100, min=0, max=0):
+        return _numpy_like_fn("histc")(self, bins, min, max)
+
+    def bitwise_left_shift(self, other):
+        return _numpy_like_fn("bitwise_left_shift")(self, other)
+
+    def bitwise_left_shift_(self, other):
+        return _inplace_call(self, _numpy_like_fn("bitwise_left_shift"), (other,), "bitwise_left_shift_")
+
+    def bitwise_right_shift(self, other):
+        return _numpy_like_fn("bitwise_right_shift")(self, other)
+
+    def bitwise_right_shift_(self, other):
+        return _inplace_call(self, _numpy_like_fn("bitwise_right_shift"), (other,), "bitwise_right_shift_")

@@ -54,6 +54,9 @@ def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dty
     if name == "autocast":
         from retrograd.amp import autocast
         return autocast
+    if name == "GradScaler":            # torch.GradScaler is torch.amp.GradScaler
+        from retrograd.amp import GradScaler
+        return GradScaler
     if name in ("backends", "accelerator", "onnx", "amp"):
         # torch's switches and device queries, loaded when a program asks
         import importlib
