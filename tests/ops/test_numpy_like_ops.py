@@ -57,12 +57,29 @@ CASES = [
     ("vdot", (V, V), {}), ("chain_matmul", (M, M, M), {}), ("trapezoid", (A,), {}),
     ("trapezoid", (A, V), {}), ("cumulative_trapezoid", (A,), {"dim": 0}),
     ("ldexp", (A, np.array([1.0, -2.0, 0.0, 3.0])), {}), ("constant_pad_nd", (A, [1, 2]), {}),
+    # order statistics and functional writes (_numpy_like_select.py)
+    ("median", (A,), {}), ("median", (A, 1), {}), ("nanmedian", (np.where(A > 1, np.nan, A), 1), {}),
+    ("kthvalue", (A, 2, 0), {}), ("quantile", (A, 0.3), {}), ("quantile", (A, 0.25, 0), {"interpolation": "nearest"}),
+    ("quantile", (A, 0.4, 1), {"interpolation": "higher"}), ("quantile", (A, 0.6, 1), {"interpolation": "lower"}),
+    ("nanquantile", (np.where(A > 1, np.nan, A), 0.7, 1), {"interpolation": "midpoint"}),
+    ("scatter", (A, 1, np.array([[0, 1], [2, 3], [3, 0]]), B[:, :2]), {}),
+    # a repeated position: the last write wins, and every duplicate gets the gradient there (torch's rule)
+    ("scatter", (A, 1, np.array([[0, 1], [2, 2], [3, 0]]), B[:, :2]), {}),
+    ("diagonal_scatter", (M, V[:3]), {}), ("select_scatter", (A, V, 0, 2), {}),
+    ("slice_scatter", (A, B[:, :2], 1, 1, 4, 2), {}), ("renorm", (A, 2, 0, 1.0), {}),
+    ("masked_scatter", (A, A > 0, B * 10), {}), ("put", (A, np.array([1, 7]), V[:2]), {}),
+    ("index_put", (A, (np.array([0, 0]), np.array([1, 1])), V[:2], True), {}),
+    ("cholesky_solve", (A[:3, :2], np.linalg.cholesky(SPD)), {}), ("cholesky_inverse", (np.linalg.cholesky(SPD),), {}),
+    ("sgn", (A,), {}),
 ]
 
 
 def _rg_args(args, grad: bool):
     leaves, out = [], []
     for a in args:
+        if isinstance(a, tuple):            # index_put's indices
+            out.append(tuple(rg.tensor(x) for x in a))
+            continue
         if isinstance(a, np.ndarray):
             t = rg.tensor(a, requires_grad=grad and a.dtype.kind == "f")
             if t.requires_grad:
@@ -80,6 +97,9 @@ def _rg_args(args, grad: bool):
 def _torch_args(args, grad: bool):
     leaves, out = [], []
     for a in args:
+        if isinstance(a, tuple):
+            out.append(tuple(torch.tensor(x) for x in a))
+            continue
         if isinstance(a, np.ndarray):
             t = torch.tensor(a, requires_grad=grad and a.dtype.kind == "f")
             if t.requires_grad:
@@ -127,9 +147,10 @@ def test_against_torch(name, args, kwargs):
 
 
 # torch's own backward fails on these samples (vander's modifies a saved tensor in place): gradcheck only
-NO_TORCH_GRAD = {"vander"}
+# (sgn's: a ZeroTensor the oracle cannot read; retrograd's is sign's zero gradient)
+NO_TORCH_GRAD = {"vander", "sgn"}
 
-GRADCHECK = ["vander", "logdet", "cov", "corrcoef", "cross", "matrix_power", "addbmm", "logit", "xlogy", "hypot", "logaddexp", "copysign", "sinc", "kron", "index_add", "logcumsumexp",
+GRADCHECK = ["median", "quantile", "scatter", "masked_scatter", "slice_scatter", "renorm", "vander", "logdet", "cov", "corrcoef", "cross", "matrix_power", "addbmm", "logit", "xlogy", "hypot", "logaddexp", "copysign", "sinc", "kron", "index_add", "logcumsumexp",
              "diag_embed", "cdist"]
 
 

@@ -76,7 +76,7 @@ def cholesky(input, upper=False) -> Tensor:
 
 cholesky.__doc__ = _doc("The Cholesky factor of a symmetric positive-definite matrix (lower, or upper).",
                         _A + "\n    upper : bool, optional\n        Return ``U`` with ``input = U^T U`` instead.",
-                        "Tensor", f">>> rg.cholesky({_EX})\n    tensor([[1.4142135, 0.       ],\n"
+                        "Tensor", f">>> rg.cholesky({_EX})\n    tensor([[1.4142135 , 0.        ],\n"
                         "            [0.70710677, 1.5811388 ]])")
 
 _qr_result = namedtuple("qr", ["Q", "R"])
@@ -107,7 +107,7 @@ svd.__doc__ = _doc("The singular value decomposition, torch's old form: ``input 
                    "    input : Tensor\n        A (batch of) matrix.\n    some : bool, optional\n"
                    "        Reduced factors (default).\n    compute_uv : bool, optional\n"
                    "        False: U and V are zeros.", "(U, S, V)",
-                   f">>> rg.svd({_EX}).S\n    tensor([3.618034 , 1.3819660])")
+                   f">>> rg.svd({_EX}).S\n    tensor([3.618034, 1.381966])")
 
 
 @composite_op("matrix_power")

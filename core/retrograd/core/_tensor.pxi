@@ -99,8 +99,9 @@ def _numpy_like_fn(str name):
     fn = _numpy_like_fns.get(name)
     if fn is None:
         from retrograd.core import _numpy_like, _numpy_like_shape
-        from retrograd.core import _numpy_like_linalg, _numpy_like_misc, _numpy_like_index
-        for mod in (_numpy_like, _numpy_like_shape, _numpy_like_linalg, _numpy_like_misc, _numpy_like_index):
+        from retrograd.core import _numpy_like_linalg, _numpy_like_misc, _numpy_like_index, _numpy_like_select
+        for mod in (_numpy_like, _numpy_like_shape, _numpy_like_linalg, _numpy_like_misc, _numpy_like_index,
+                    _numpy_like_select):
             fn = getattr(mod, name, None)
             if fn is not None:
                 break

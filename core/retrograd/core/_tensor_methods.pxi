@@ -658,3 +658,90 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
 
     def bitwise_right_shift_(self, other):
         return _inplace_call(self, _numpy_like_fn("bitwise_right_shift"), (other,), "bitwise_right_shift_")
+
+    # -- order statistics, functional writes and split variants (_numpy_like_select.py, ...)
+    def median(self, dim=None, keepdim=False):
+        return _numpy_like_fn("median")(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        return _numpy_like_fn("nanmedian")(self, dim, keepdim)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return _numpy_like_fn("kthvalue")(self, k, dim, keepdim)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+        return _numpy_like_fn("quantile")(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+        return _numpy_like_fn("nanquantile")(self, q, dim, keepdim, interpolation=interpolation)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return _numpy_like_fn("unique_consecutive")(self, return_inverse, return_counts, dim)
+
+    def scatter(self, dim, index, src=None, value=None, *, reduce=None):
+        return _numpy_like_fn("scatter")(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+        fn = _numpy_like_fn("scatter")
+        return _inplace_call(self, lambda s, a0, a1, a2, a3: fn(s, a0, a1, a2, a3, reduce=reduce),
+                             (dim, index, src, value), "scatter_")
+
+    def index_put(self, indices, values, accumulate=False):
+        return _numpy_like_fn("index_put")(self, indices, values, accumulate)
+
+    def index_put_(self, indices, values, accumulate=False):
+        return _inplace_call(self, _numpy_like_fn("index_put"), (indices, values, accumulate), "index_put_")
+
+    def put(self, index, source, accumulate=False):
+        return _numpy_like_fn("put")(self, index, source, accumulate)
+
+    def put_(self, index, source, accumulate=False):
+        return _inplace_call(self, _numpy_like_fn("put"), (index, source, accumulate), "put_")
+
+    def masked_scatter(self, mask, source):
+        return _numpy_like_fn("masked_scatter")(self, mask, source)
+
+    def masked_scatter_(self, mask, source):
+        return _inplace_call(self, _numpy_like_fn("masked_scatter"), (mask, source), "masked_scatter_")
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        return _numpy_like_fn("diagonal_scatter")(self, src, offset, dim1, dim2)
+
+    def select_scatter(self, src, dim, index):
+        return _numpy_like_fn("select_scatter")(self, src, dim, index)
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        return _numpy_like_fn("slice_scatter")(self, src, dim, start, end, step)
+
+    def cholesky_solve(self, input2, upper=False):
+        return _numpy_like_fn("cholesky_solve")(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        return _numpy_like_fn("cholesky_inverse")(self, upper)
+
+    def renorm(self, p, dim, maxnorm):
+        return _numpy_like_fn("renorm")(self, p, dim, maxnorm)
+
+    def renorm_(self, p, dim, maxnorm):
+        return _inplace_call(self, _numpy_like_fn("renorm"), (p, dim, maxnorm), "renorm_")
+
+    def sgn(self):
+        return _numpy_like_fn("sgn")(self)
+
+    def sgn_(self):
+        return _inplace_call(self, _numpy_like_fn("sgn"), (), "sgn_")
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return _numpy_like_fn("split_with_sizes")(self, split_sizes, dim)
+
+    def unsafe_split(self, split_size, dim=0):
+        return _numpy_like_fn("unsafe_split")(self, split_size, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        return _numpy_like_fn("unsafe_split_with_sizes")(self, split_sizes, dim)
+
+    def unsafe_chunk(self, chunks, dim=0):
+        return _numpy_like_fn("unsafe_chunk")(self, chunks, dim)
+
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
+        return _numpy_like_fn("histogram")(self, bins, range=range, weight=weight, density=density)

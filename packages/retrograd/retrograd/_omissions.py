@@ -138,11 +138,39 @@ OMISSIONS: Dict[str, List[Row]] = {
         ("geqrf orgqr ormqr", "LAPACK's Householder-form routines are not mirrored", "rg.linalg.qr"),
         ("layout", "a retrograd tensor has one layout (strided)", "rg.strided"),
     ],
-    "torch.nn": [],
-    "torch.nn.functional": [],
+    "torch.nn": [
+        ("DataParallel SyncBatchNorm", "single-process multi-GPU replication and cross-process batch statistics "
+         "belong to torch's CUDA and distributed runtime", "rg.distributed (retrograd-distributed) for data "
+         "parallelism, nn.BatchNorm per process"),
+        ("LazyLinear LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d "
+         "LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d "
+         "UninitializedParameter UninitializedBuffer", "lazy modules infer their shapes at the first call through "
+         "uninitialized parameters; retrograd's parameters are created with their shapes",
+         "the module itself with its input size given (nn.Linear(in_features, ...))"),
+        ("intrinsic qat quantizable quantized", _QUANT, "float modules"),
+        ("common_types factory_kwargs", _TYPING, "nothing: pass device= and dtype= to the modules"),
+        ("grad", "torch.nn.grad's hand-written convolution gradients", "rg.autograd.grad"),
+        ("Container", "deprecated in torch since 0.4", "nn.Module or nn.Sequential"),
+        ("CrossMapLRN2d", "a legacy Lua Torch layer", "nn.LocalResponseNorm"),
+    ],
+    "torch.nn.functional": [
+        ("BroadcastingList1 BroadcastingList2 BroadcastingList3 Callable DType Optional TYPE_CHECKING dataclasses "
+         "importlib math torch boolean_dispatch assert_int_or_pair handle_torch_function has_torch_function "
+         "has_torch_function_unary has_torch_function_variadic reproducibility_notes sparse_support_notes "
+         "tf32_notes", _TYPING, "the standard library's typing and math modules"),
+        ("grad", "torch.nn.grad's hand-written convolution gradients", "rg.autograd.grad"),
+        ("ScalingType SwizzleType scaled_mm scaled_grouped_mm grouped_mm", "CUDA's float8 and grouped matrix "
+         "products: " + _DTYPE, "rg.matmul in float32 or float64"),
+        ("native_channel_shuffle conv_tbc", _BACKEND, "the public functions of rg.nn.functional"),
+    ],
     "torch.optim": [],
     "torch.optim.lr_scheduler": [],
-    "torch.utils.data": [],
+    "torch.utils.data": [
+        ("DFIterDataPipe DataChunk IterDataPipe MapDataPipe functional_datapipe guaranteed_datapipes_determinism "
+         "non_deterministic runtime_validation runtime_validation_disabled argument_validation",
+         "DataPipes (torchdata's, deprecated in torch and removed from torchdata)",
+         "Dataset, IterableDataset and DataLoader"),
+    ],
 }
 
 #: the retrograd module of each torch namespace
