@@ -564,12 +564,6 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
         return self._device.type_name == "cpu"
 
     # -- torch's linear algebra shortcuts and more composites (_numpy_like_linalg.py, ...)
-    def det(self):
-        return _numpy_like_fn("det")(self)
-
-    def inverse(self):
-        return _numpy_like_fn("inverse")(self)
-
     def slogdet(self):
         return _numpy_like_fn("slogdet")(self)
 
