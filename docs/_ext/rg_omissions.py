@@ -92,11 +92,10 @@ class RgOmissions(SphinxDirective):
         for ns, rows in _omissions.OMISSIONS.items():
             if not rows:
                 continue
-            section = nodes.section(ids=[nodes.make_id(f"omitted-{ns}")])
-            section += nodes.title(text=ns)
+            # a rubric, not a section: a directive's output cannot open sections
+            out.append(nodes.rubric(text=ns))
             cells = [[", ".join(names.split()), reason, instead] for names, reason, instead in rows]
-            section += _table(cells, ["Names", "Why", "Use instead"])
-            out.append(section)
+            out.append(_table(cells, ["Names", "Why", "Use instead"]))
         return out
 
 

@@ -13,6 +13,8 @@ import pytest
 import retrograd as rg
 import retrograd.core as core
 from retrograd.core import anomaly_mode, grad_mode, linalg
+from retrograd.core import (_config, _numpy_like, _numpy_like_index, _numpy_like_linalg, _numpy_like_misc,
+                            _numpy_like_select, _numpy_like_shape)
 from retrograd.core._composites_reductions_linalg import __all__ as _redlin_all
 from retrograd.core._creation import __all__ as _creation_all
 from retrograd.core._generated_ops_info import OPS
@@ -29,6 +31,10 @@ def _objects() -> dict:
     out.update({f"rg.{n}": getattr(rg, n) for n in _redlin_all})
     out.update({f"rg.linalg.{n}": getattr(linalg, n) for n in linalg.__all__ if n != "LinAlgError"})
     out.update({f"rg.{n}": getattr(core, n) for n in core.SHAPE_COMPOSITES})
+    # torch's functions written as composites (issue 41), and the switches
+    for mod in (_numpy_like, _numpy_like_shape, _numpy_like_linalg, _numpy_like_misc, _numpy_like_index,
+                _numpy_like_select, _config):
+        out.update({f"rg.{n}": getattr(core, n) for n in mod.__all__ if callable(getattr(core, n))})
     out["rg.Tensor"] = rg.Tensor
     for n in dir(rg.Tensor):
         if not n.startswith("_") and n not in _TABLE_METHODS:

@@ -66,3 +66,18 @@ def test_method_docstring(method, op):
     # the examples show the method itself, not only the function
     assert f".{method}(" in examples, f"Tensor.{method}: its examples never call it"
     _run_doctests(doc, f"Tensor.{method}")
+
+
+ALIAS_FUNCTIONS = sorted((a, n) for n, info in OPS.items() for a in info["aliases"] + info["inplace_functions"])
+
+
+@pytest.mark.parametrize("name,op", ALIAS_FUNCTIONS, ids=[a for a, _ in ALIAS_FUNCTIONS])
+def test_alias_and_inplace_function_docstring(name, op):
+    # torch's other names of an op (`aliases:`) and its in-place functions
+    # (`inplace_function:`): docstrings derived from the op's, examples that call them
+    if OPS[op]["doc"] is None:
+        pytest.skip(f"{op} has no doc (test_every_public_op_has_a_doc lists it)")
+    doc = getattr(rg, name).__doc__
+    assert {"Parameters", "Returns", "Examples"} <= set(_sections(doc)), name
+    assert f"rg.{name}(" in doc.split("Examples\n--------", 1)[1], f"rg.{name}: its examples never call it"
+    _run_doctests(doc, f"rg.{name}")

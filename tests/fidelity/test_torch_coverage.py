@@ -61,8 +61,9 @@ def _figures() -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def figures():
+    # autouse: the figures are printed whichever of this module's tests run
     figs = _figures()
     lines = ["coverage of torch 2.13's public names (present / deliberately omitted / missing):"]
     total = covered = 0

@@ -1,5 +1,5 @@
 """Op samples of the entries added for torch's names (issue 41): acosh,
-asinh, atanh, fmod, clamp_min, clamp_max, fmax, fmin, gcd, lcm and
+asinh, atanh, fmod, clamp_min, clamp_max, fmax, fmin, erfc, erfinv, gcd, lcm and
 nextafter, spliced into op_samples.OP_DB (the classes are passed in: no
 circular import). Their aliases and in-place functions are checked in
 tests/ops/test_op_aliases.py.
@@ -62,6 +62,8 @@ def coverage_ops(OpInfo, SampleInput, binary_samples, unary_samples, away_from, 
                notes="samples avoid x == max"),
         OpInfo("fmax", fmax_samples, torch_fn=torch_binary_tensors("fmax")),
         OpInfo("fmin", fmax_samples, torch_fn=torch_binary_tensors("fmin")),
+        OpInfo("erfc", lambda g: unary_samples(g, low=-3.0, high=5.0)),
+        OpInfo("erfinv", lambda g: unary_samples(g, low=-0.9, high=0.9), rtol=1e-9),
         OpInfo("gcd", int_pair_samples, differentiable=False),
         OpInfo("lcm", int_pair_samples, differentiable=False),
         OpInfo("nextafter", nextafter_samples, differentiable=False),

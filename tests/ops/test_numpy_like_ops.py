@@ -18,6 +18,7 @@ P = R.uniform(0.1, 0.9, (3, 4))
 V = R.uniform(-2, 2, (4,))
 M = R.uniform(-2, 2, (3, 3))
 I = np.array([2, 0, 2])
+SPD = M @ M.T + 3 * np.eye(3)
 
 # (name, args, kwargs); arrays of floats are differentiated
 CASES = [
@@ -45,12 +46,40 @@ CASES = [
     ("diff", (A,), {}), ("diff", (A,), {"n": 2, "dim": 0, "prepend": A[:1]}), ("msort", (A,), {}),
     ("inner", (A, B), {}), ("mv", (M, V[:3]), {}), ("cdist", (A, B[:2]), {}), ("cdist", (A, B), {"p": 1.0}),
     ("aminmax", (A,), {"dim": 1}),
+    # linear algebra shortcuts (_numpy_like_linalg.py)
+    ("det", (M,), {}), ("inverse", (M,), {}), ("logdet", (SPD,), {}), ("cholesky", (SPD,), {}),
+    ("cholesky", (SPD,), {"upper": True}), ("matrix_power", (M, 3), {}), ("matrix_power", (M, -2), {}),
+    ("matrix_power", (M, 0), {}), ("addmv", (V[:3], M, V[:3]), {"beta": 0.5, "alpha": 2}),
+    ("addr", (M, V[:3], V[1:]), {}), ("baddbmm", (M, M[None], M[None]), {"alpha": 0.5}),
+    ("addbmm", (M, np.stack([M, M]), np.stack([M, M.T])), {}), ("cov", (A,), {}), ("cov", (A,), {"correction": 0}),
+    ("cov", (A,), {"fweights": np.array([1, 2, 1, 3])}), ("corrcoef", (A,), {}), ("cross", (M, M.T), {"dim": 0}),
+    ("cross", (A[:, :3], B[:, :3]), {"dim": 1}), ("dist", (A, B), {}), ("dist", (A, B, 1), {}),
+    ("vdot", (V, V), {}), ("chain_matmul", (M, M, M), {}), ("trapezoid", (A,), {}),
+    ("trapezoid", (A, V), {}), ("cumulative_trapezoid", (A,), {"dim": 0}),
+    ("ldexp", (A, np.array([1.0, -2.0, 0.0, 3.0])), {}), ("constant_pad_nd", (A, [1, 2]), {}),
+    # order statistics and functional writes (_numpy_like_select.py)
+    ("median", (A,), {}), ("median", (A, 1), {}), ("nanmedian", (np.where(A > 1, np.nan, A), 1), {}),
+    ("kthvalue", (A, 2, 0), {}), ("quantile", (A, 0.3), {}), ("quantile", (A, 0.25, 0), {"interpolation": "nearest"}),
+    ("quantile", (A, 0.4, 1), {"interpolation": "higher"}), ("quantile", (A, 0.6, 1), {"interpolation": "lower"}),
+    ("nanquantile", (np.where(A > 1, np.nan, A), 0.7, 1), {"interpolation": "midpoint"}),
+    ("scatter", (A, 1, np.array([[0, 1], [2, 3], [3, 0]]), B[:, :2]), {}),
+    # a repeated position: the last write wins, and every duplicate gets the gradient there (torch's rule)
+    ("scatter", (A, 1, np.array([[0, 1], [2, 2], [3, 0]]), B[:, :2]), {}),
+    ("diagonal_scatter", (M, V[:3]), {}), ("select_scatter", (A, V, 0, 2), {}),
+    ("slice_scatter", (A, B[:, :2], 1, 1, 4, 2), {}), ("renorm", (A, 2, 0, 1.0), {}),
+    ("masked_scatter", (A, A > 0, B * 10), {}), ("put", (A, np.array([1, 7]), V[:2]), {}),
+    ("index_put", (A, (np.array([0, 0]), np.array([1, 1])), V[:2], True), {}),
+    ("cholesky_solve", (A[:3, :2], np.linalg.cholesky(SPD)), {}), ("cholesky_inverse", (np.linalg.cholesky(SPD),), {}),
+    ("sgn", (A,), {}),
 ]
 
 
 def _rg_args(args, grad: bool):
     leaves, out = [], []
     for a in args:
+        if isinstance(a, tuple):            # index_put's indices
+            out.append(tuple(rg.tensor(x) for x in a))
+            continue
         if isinstance(a, np.ndarray):
             t = rg.tensor(a, requires_grad=grad and a.dtype.kind == "f")
             if t.requires_grad:
@@ -68,6 +97,9 @@ def _rg_args(args, grad: bool):
 def _torch_args(args, grad: bool):
     leaves, out = [], []
     for a in args:
+        if isinstance(a, tuple):
+            out.append(tuple(torch.tensor(x) for x in a))
+            continue
         if isinstance(a, np.ndarray):
             t = torch.tensor(a, requires_grad=grad and a.dtype.kind == "f")
             if t.requires_grad:
@@ -115,9 +147,10 @@ def test_against_torch(name, args, kwargs):
 
 
 # torch's own backward fails on these samples (vander's modifies a saved tensor in place): gradcheck only
-NO_TORCH_GRAD = {"vander"}
+# (sgn's: a ZeroTensor the oracle cannot read; retrograd's is sign's zero gradient)
+NO_TORCH_GRAD = {"vander", "sgn"}
 
-GRADCHECK = ["vander", "logit", "xlogy", "hypot", "logaddexp", "copysign", "sinc", "kron", "index_add", "logcumsumexp",
+GRADCHECK = ["median", "quantile", "scatter", "masked_scatter", "slice_scatter", "renorm", "vander", "logdet", "cov", "corrcoef", "cross", "matrix_power", "addbmm", "logit", "xlogy", "hypot", "logaddexp", "copysign", "sinc", "kron", "index_add", "logcumsumexp",
              "diag_embed", "cdist"]
 
 
@@ -209,6 +242,93 @@ def test_methods_and_inplace_methods():
     g, = rg.autograd.grad(y.sum(), src)
     np.testing.assert_array_equal(np.asarray(g), np.full(B.shape, 3.0))
     assert rg.zeros(1).is_cpu
+
+
+def test_misc_against_torch():
+    x = np.array([8.0, 0.75, -3.0])
+    m, e = rg.frexp(rg.tensor(x))
+    mt, et = torch.frexp(torch.tensor(x))
+    np.testing.assert_array_equal(np.asarray(m), mt.numpy())
+    np.testing.assert_array_equal(np.asarray(e), et.numpy())
+    assert np.asarray(e).dtype == et.numpy().dtype
+    d = np.array([0.5, 1.5, 1.7, 2.9, -1.0])
+    np.testing.assert_array_equal(np.asarray(rg.histc(rg.tensor(d), bins=3, min=0, max=3)),
+                                  torch.histc(torch.tensor(d), bins=3, min=0, max=3).numpy())
+    np.testing.assert_array_equal(np.asarray(rg.histc(rg.tensor(d), bins=4)), torch.histc(torch.tensor(d), bins=4).numpy())
+    h, edges = rg.histogram(rg.tensor(d), bins=3)
+    ht, et = torch.histogram(torch.tensor(d), bins=3)
+    np.testing.assert_allclose(np.asarray(h), ht.numpy())
+    np.testing.assert_allclose(np.asarray(edges), et.numpy())
+    np.testing.assert_array_equal(np.asarray(rg.isin(rg.tensor([1, 2, 3]), rg.tensor([2, 5]), invert=True)),
+                                  torch.isin(torch.tensor([1, 2, 3]), torch.tensor([2, 5]), invert=True).numpy())
+    for name in ("bitwise_left_shift", "bitwise_right_shift"):
+        np.testing.assert_array_equal(np.asarray(getattr(rg, name)(rg.tensor([1, 8, -4]), 2)),
+                                      getattr(torch, name)(torch.tensor([1, 8, -4]), 2).numpy())
+    for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"):
+        for n, periodic in ((1, True), (5, True), (6, False)):
+            np.testing.assert_allclose(np.asarray(getattr(rg, name)(n, periodic, dtype=rg.float64)),
+                                       getattr(torch, name)(n, periodic, dtype=torch.float64).numpy(), atol=1e-12,
+                                       err_msg=name)
+    for a, b in zip(rg.unravel_index(rg.tensor([5, 1, -1]), (2, 3)), torch.unravel_index(torch.tensor([5, 1, -1]),
+                                                                                      (2, 3))):
+        np.testing.assert_array_equal(np.asarray(a), b.numpy())
+    np.testing.assert_allclose(np.asarray(rg.rsub(rg.tensor(A), 2.0, alpha=3)),
+                               torch.rsub(torch.tensor(A), 2.0, alpha=3).numpy())
+    np.testing.assert_allclose(np.asarray(rg.range(1, 2, 0.25)), torch.range(1, 2, 0.25).numpy())
+    q, r = rg.qr(rg.tensor(M))
+    np.testing.assert_allclose(np.asarray(q @ r), M, atol=1e-12)
+    u, s, v = rg.svd(rg.tensor(M))
+    np.testing.assert_allclose(np.asarray(u @ rg.diag(s) @ v.mT), M, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(s), torch.svd(torch.tensor(M)).S.numpy())
+    for a, b in zip(rg.split_with_sizes(rg.tensor(A), [1, 3], 1), torch.split_with_sizes(torch.tensor(A), [1, 3], 1)):
+        np.testing.assert_array_equal(np.asarray(a), b.numpy())
+    x = rg.tensor(V[:3])
+    assert x.addmv_(rg.tensor(M), rg.tensor(V[:3])) is x
+    np.testing.assert_allclose(np.asarray(x), torch.tensor(V[:3]).addmv_(torch.tensor(M), torch.tensor(V[:3])).numpy())
+    np.testing.assert_allclose(np.asarray(rg.tensor(M).addmm_(rg.tensor(M), rg.tensor(M), beta=2)),
+                               torch.tensor(M).addmm_(torch.tensor(M), torch.tensor(M), beta=2).numpy())
+    for name in ("deg2rad_", "rad2deg_", "frac_", "sinc_", "nan_to_num_"):
+        a, at = rg.tensor(P), torch.tensor(P)
+        assert getattr(rg, name)(a) is a
+        getattr(torch, name)(at)
+        np.testing.assert_allclose(np.asarray(a), at.numpy(), rtol=1e-12, err_msg=name)
+    assert rg.GradScaler is __import__("retrograd.amp", fromlist=["GradScaler"]).GradScaler
+
+
+def test_config_switches():
+    import numpy
+    rg.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        assert rg.are_deterministic_algorithms_enabled() and rg.is_deterministic_algorithms_warn_only_enabled()
+        assert rg.get_deterministic_debug_mode() == 1
+    finally:
+        rg.use_deterministic_algorithms(False)
+    assert rg.get_deterministic_debug_mode() == 0
+    with pytest.raises(RuntimeError, match="invalid value of debug_mode"):
+        rg.set_deterministic_debug_mode(5)
+    with pytest.raises(RuntimeError, match="Invalid precision"):
+        rg.set_float32_matmul_precision("low")
+    assert rg.pi == torch.pi and rg.e == torch.e and rg.inf == torch.inf and rg.newaxis is None
+    assert rg.promote_types(rg.int32, rg.float32) == numpy.float64
+    for a, b in ((rg.float64, rg.float32), (rg.float32, rg.int32), (rg.int64, rg.bool), (rg.uint8, rg.int8)):
+        ta, tb = getattr(torch, str(a)), getattr(torch, str(b))
+        assert rg.can_cast(a, b) == torch.can_cast(ta, tb), (a, b)
+    assert rg.typename(rg.zeros(1, dtype=rg.float64)) == torch.typename(torch.zeros(1, dtype=torch.float64))
+    assert rg.result_type(rg.tensor([1.0], dtype=rg.float32), 2) == rg.float32
+    _ = rg.manual_seed(7)
+    assert rg.initial_seed() == 7
+    s = rg.seed()
+    assert rg.initial_seed() == s and s >= 0
+    saved = numpy.get_printoptions()
+    try:
+        rg.set_printoptions(precision=2)
+        assert repr(rg.tensor([1.23456])) == "tensor([1.23])"
+        rg.set_printoptions(profile="default")
+    finally:
+        numpy.set_printoptions(**saved)
+    assert rg.get_num_threads() >= 1
+    with pytest.raises(RuntimeError, match="positive integer"):
+        rg.set_num_threads(0)
 
 
 def test_errors():

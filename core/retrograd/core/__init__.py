@@ -224,12 +224,18 @@ __all__ += ["max", "min", "sort", "topk", "einsum", "tensordot", "return_types",
 
 # --- elementwise ops -------------------------------------------------------------
 # torch's functions that are composites of the ops, for NumPy-minded programs
-from retrograd.core import _numpy_like, _numpy_like_shape, _config  # noqa: E402
+from retrograd.core import _numpy_like, _numpy_like_shape, _numpy_like_linalg, _config  # noqa: E402
+from retrograd.core import _numpy_like_misc, _numpy_like_index, _numpy_like_select  # noqa: E402
+from retrograd.core._numpy_like_select import *  # noqa: E402,F401,F403
+from retrograd.core._numpy_like_linalg import *  # noqa: E402,F401,F403
+from retrograd.core._numpy_like_misc import *  # noqa: E402,F401,F403
+from retrograd.core._numpy_like_index import *  # noqa: E402,F401,F403
 from retrograd.core._config import *  # noqa: E402,F401,F403
 from retrograd.core._numpy_like import *  # noqa: E402,F401,F403
 from retrograd.core._numpy_like_shape import *  # noqa: E402,F401,F403
 
-__all__ += _numpy_like.__all__ + _numpy_like_shape.__all__ + _config.__all__
+__all__ += (_numpy_like.__all__ + _numpy_like_shape.__all__ + _numpy_like_linalg.__all__ + _numpy_like_misc.__all__
+            + _numpy_like_index.__all__ + _numpy_like_select.__all__ + _config.__all__)
 
 
 def detach(input):

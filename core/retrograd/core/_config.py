@@ -80,6 +80,10 @@ def set_num_threads(int_: int) -> None:
     int_ : int
         The number of threads, at least 1.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     RuntimeError
@@ -119,6 +123,10 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
         The setting.
     warn_only : bool, optional
         torch's warn-only mode (recorded).
+
+    Returns
+    -------
+    None
 
     Examples
     --------
@@ -172,6 +180,10 @@ def set_deterministic_debug_mode(debug_mode) -> None:
     debug_mode : int or str
         The mode.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     RuntimeError
@@ -222,6 +234,10 @@ def set_float32_matmul_precision(precision: str) -> None:
     ----------
     precision : str
         "highest", "high" or "medium".
+
+    Returns
+    -------
+    None
 
     Raises
     ------
@@ -287,10 +303,14 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     sci_mode : bool, optional
         Scientific notation on, off, or automatic (None).
 
+    Returns
+    -------
+    None
+
     Examples
     --------
-    >>> import numpy as np
     >>> import retrograd as rg
+    >>> import numpy as np
     >>> saved = np.get_printoptions()
     >>> rg.set_printoptions(precision=2)
     >>> rg.tensor([1.23456])

@@ -7,6 +7,7 @@ arrays and return tensors that never require grad, as torch's.
 """
 from __future__ import annotations
 
+import builtins
 import itertools
 from collections import namedtuple
 
@@ -22,8 +23,7 @@ __all__ = [
     "diagflat", "diag_embed", "trace", "kron", "take", "masked_select", "repeat_interleave", "meshgrid",
     "cartesian_prod", "combinations", "broadcast_tensors", "block_diag", "tril_indices", "triu_indices",
     "logspace", "vander", "cummax", "cummin", "logcumsumexp", "index_add", "index_copy", "index_fill",
-    "diff", "argwhere", "nonzero", "msort", "inner", "mv", "bucketize", "searchsorted", "bincount",
-    "cdist",
+    "diff", "msort", "inner", "mv", "cdist",
 ]
 
 
@@ -180,7 +180,7 @@ def _xsplit(name: str, dim: int, min_dim: int):
                       _IN + "\n    indices_or_sections : int or sequence of int\n        The number of equal "
                       "parts, or the split indices.", "tuple of Tensor",
                       f">>> [t.shape for t in rg.{name}(rg.zeros(4, 4, 4), 2)]\n    "
-                      f"[{', '.join([str(tuple(2 if i == dim else 4 for i in range(3)))] * 2)}]")
+                      f"[{', '.join([str(tuple(2 if i == dim else 4 for i in builtins.range(3)))] * 2)}]")
     return fn
 
 
@@ -368,7 +368,7 @@ def meshgrid(*tensors, indexing=None) -> tuple:
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     shape = tuple(t.numel() for t in ts)
-    out = [_abi.expand(_abi.reshape(t, tuple(-1 if j == i else 1 for j in range(len(ts)))), shape)
+    out = [_abi.expand(_abi.reshape(t, tuple(-1 if j == i else 1 for j in builtins.range(len(ts)))), shape)
            for i, t in enumerate(ts)]
     if indexing == "xy" and len(ts) >= 2:
         # Cartesian indexing: the first two dimensions of the 'ij' grids swapped
@@ -397,7 +397,7 @@ def combinations(input, r=2, with_replacement=False) -> Tensor:
     if x.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    idx = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    idx = np.array(list(pick(builtins.range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     if idx.shape[0] == 0:
         return _abi.reshape(_abi.getitem(x, slice(0, 0)), (0,) if r == 0 else (0, r))
     return _abi.getitem(x, _const(x, idx))
@@ -499,7 +499,7 @@ def vander(x, N=None, increasing=False) -> Tensor:
     if v.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = v.shape[0] if N is None else N
-    powers = list(range(n)) if increasing else list(range(n - 1, -1, -1))
+    powers = list(builtins.range(n)) if increasing else list(builtins.range(n - 1, -1, -1))
     cols = [_abi.pow(v, p) if p else _abi.pow(v, 0) for p in powers]
     if not cols:
         return _abi.reshape(_abi.getitem(v, slice(0, 0)), (v.shape[0], 0))
@@ -522,7 +522,7 @@ def _cumextreme(name: str, better):
         a = np.moveaxis(np.asarray(x._array), d, -1) if x.ndim else x._array.reshape(1)
         idx = np.zeros(a.shape, dtype=np.int64)
         best = a[..., :1].copy() if a.shape[-1] else a[..., :0]
-        for i in range(1, a.shape[-1]):
+        for i in builtins.range(1, a.shape[-1]):
             cur = a[..., i]
             # ties take the later index, and nan wins from then on (torch's)
             take = better(cur, best[..., 0]) | (cur == best[..., 0]) | np.isnan(cur)
@@ -534,7 +534,7 @@ def _cumextreme(name: str, better):
         return result(_abi.gather(x, d, it) if x.ndim else x.clone(), it)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _doc(f"The running {name[3:]}imum along ``dim`` and where it was reached.",
-                      _IN + "\n    dim : int\n        The dimension.", f"(values, indices)",
+                      _IN + "\n    dim : int\n        The dimension.", "(values, indices)",
                       f">>> rg.{name}(rg.tensor([1.0, 3.0, 2.0]), 0)\n"
                       f"    {name}(values=tensor({'[1., 3., 3.]' if name == 'cummax' else '[1., 1., 1.]'}), "
                       f"indices=tensor({'[0, 1, 1]' if name == 'cummax' else '[0, 0, 0]'}))")
@@ -635,7 +635,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:
     if len(parts) > 1:
         x = _abi.cat([p if p.ndim else _abi.expand(_abi.reshape(p, (1,) * x.ndim), tuple(
             1 if j == dim % x.ndim else s for j, s in enumerate(x.shape))) for p in parts], dim)
-    for _ in range(n):
+    for _ in builtins.range(n):
         m = x.shape[dim]
         x = _abi.narrow(x, dim, 1, max(m - 1, 0)) - _abi.narrow(x, dim, 0, max(m - 1, 0))
     return x
@@ -646,60 +646,6 @@ diff.__doc__ = _doc("The ``n``-th forward difference along ``dim``.",
                     "    dim : int, optional\n        The dimension (default -1).\n"
                     "    prepend, append : Tensor, optional\n        Values put before or after first.", "Tensor",
                     ">>> rg.diff(rg.tensor([1.0, 4.0, 9.0]))\n    tensor([3., 5.])")
-
-
-def argwhere(input) -> Tensor:
-    """The indices of the non-zero elements, one row per element (``nonzero``).
-
-    Parameters
-    ----------
-    input : Tensor
-        The input.
-
-    Returns
-    -------
-    Tensor
-        An int64 ``(count, input.ndim)`` tensor.
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.argwhere(rg.tensor([[0, 1], [2, 0]]))
-    tensor([[0, 1],
-            [1, 0]])
-    """
-    x = _t(input, "argwhere")
-    return _const(x, np.argwhere(x._array).astype(np.int64))
-
-
-def nonzero(input, *, as_tuple=False):
-    """The indices of the non-zero elements: rows of indices, or one tensor per dimension.
-
-    Parameters
-    ----------
-    input : Tensor
-        The input.
-    as_tuple : bool, optional
-        Return one 1-d index tensor per dimension (NumPy's ``nonzero``).
-
-    Returns
-    -------
-    Tensor or tuple of Tensor
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.nonzero(rg.tensor([0, 3, 0, 4]))
-    tensor([[1],
-            [3]])
-    >>> rg.nonzero(rg.tensor([0, 3, 0, 4]), as_tuple=True)
-    (tensor([1, 3]),)
-    """
-    x = _t(input, "nonzero")
-    if as_tuple:
-        a = x._array if x.ndim else x._array.reshape(1)
-        return tuple(_const(x, i.astype(np.int64)) for i in np.nonzero(a))
-    return argwhere(x)
 
 
 @composite_op("msort")
@@ -736,116 +682,6 @@ inner.__doc__ = _doc("The inner product over the last dimensions of both inputs.
 mv.__doc__ = _doc("The product of a matrix and a vector.",
                   "    input : Tensor\n        A matrix.\n    vec : Tensor\n        A vector.", "Tensor",
                   ">>> rg.mv(rg.tensor([[1.0, 2.0], [3.0, 4.0]]), rg.tensor([1.0, 1.0]))\n    tensor([3., 7.])")
-
-
-def bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor:
-    """The index of the bucket each element falls in, for sorted 1-d ``boundaries``.
-
-    With ``right=False`` an element equal to a boundary goes to the bucket
-    left of it (``boundaries[i-1] < x <= boundaries[i]``).
-
-    Parameters
-    ----------
-    input : Tensor or number
-        The values.
-    boundaries : Tensor
-        Sorted 1-d boundaries.
-    out_int32 : bool, optional
-        int32 indices instead of int64.
-    right : bool, optional
-        Which side of a boundary its equal values go to.
-
-    Returns
-    -------
-    Tensor
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.bucketize(rg.tensor([1, 5, 9]), rg.tensor([1, 3, 5, 7, 9]))
-    tensor([0, 2, 4])
-    """
-    b = _t(boundaries, "bucketize", "boundaries")
-    x = input if isinstance(input, Tensor) else _creation.tensor(input)
-    idx = np.searchsorted(b._array, x._array, side="right" if right else "left")
-    return _const(b, np.asarray(idx, dtype=np.int32 if out_int32 else np.int64))
-
-
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None) -> Tensor:
-    """Where each value would be inserted in the last dimension of ``sorted_sequence`` to keep it sorted.
-
-    Parameters
-    ----------
-    sorted_sequence : Tensor
-        Sorted along its last dimension (1-d, or one row per row of ``input``).
-    input : Tensor or number
-        The values.
-    out_int32 : bool, optional
-        int32 indices instead of int64.
-    right, side : optional
-        ``right=True`` or ``side='right'``: after equal values.
-    sorter : Tensor, optional
-        Indices that sort ``sorted_sequence``.
-
-    Returns
-    -------
-    Tensor
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.searchsorted(rg.tensor([1, 3, 5, 7, 9]), rg.tensor([3, 6, 9]))
-    tensor([1, 3, 4])
-    """
-    s = _t(sorted_sequence, "searchsorted", "sorted_sequence")
-    scalar = not isinstance(input, Tensor)
-    x = _creation.tensor(input) if scalar else input
-    sd = side if side is not None else ("right" if right else "left")
-    seq = np.asarray(s._array)
-    if sorter is not None:
-        seq = np.take_along_axis(seq, np.asarray(sorter._array), -1)
-    if seq.ndim == 1:
-        idx = np.searchsorted(seq, x._array, side=sd)
-    else:
-        flat_s = seq.reshape(-1, seq.shape[-1])
-        flat_x = np.asarray(x._array).reshape(flat_s.shape[0], -1)
-        idx = np.stack([np.searchsorted(r, v, side=sd) for r, v in zip(flat_s, flat_x)]).reshape(x.shape)
-    return _const(s, np.asarray(idx, dtype=np.int32 if out_int32 else np.int64))
-
-
-def bincount(input, weights=None, minlength=0) -> Tensor:
-    """Count the occurrences of each non-negative integer (or sum their ``weights``).
-
-    Parameters
-    ----------
-    input : Tensor
-        A 1-d tensor of non-negative integers.
-    weights : Tensor, optional
-        A weight per element.
-    minlength : int, optional
-        The least length of the result.
-
-    Returns
-    -------
-    Tensor
-        int64 counts, or the weights' sums (float64, as torch's for float weights).
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.bincount(rg.tensor([0, 1, 1, 3]))
-    tensor([1, 2, 0, 1])
-    """
-    x = _t(input, "bincount")
-    if x.ndim != 1 or x._array.dtype.kind not in "iu":
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    if x._array.size and int(x._array.min()) < 0:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    w = None if weights is None else np.asarray(weights._array)
-    out = np.bincount(x._array, weights=w, minlength=minlength)
-    if w is not None and w.dtype == np.float32:
-        out = out.astype(np.float32)
-    return _const(x, out if w is not None else out.astype(np.int64))
 
 
 @composite_op("cdist")

@@ -89,17 +89,22 @@ def _register_missing_attribute_hook(hook):
     _missing_attribute_hook = hook
 
 
-# The composites of _numpy_like.py and _numpy_like_shape.py behind Tensor's
+# The composites of the _numpy_like*.py modules behind Tensor's
 # methods of the same names (deg2rad, kron, index_add, ...): imported on
 # first use, as those modules import abi themselves.
 cdef dict _numpy_like_fns = {}
 
 
-cdef object _numpy_like_fn(str name):
+def _numpy_like_fn(str name):
     fn = _numpy_like_fns.get(name)
     if fn is None:
         from retrograd.core import _numpy_like, _numpy_like_shape
-        fn = getattr(_numpy_like, name, None) or getattr(_numpy_like_shape, name)
+        from retrograd.core import _numpy_like_linalg, _numpy_like_misc, _numpy_like_index, _numpy_like_select
+        for mod in (_numpy_like, _numpy_like_shape, _numpy_like_linalg, _numpy_like_misc, _numpy_like_index,
+                    _numpy_like_select):
+            fn = getattr(mod, name, None)
+            if fn is not None:
+                break
         _numpy_like_fns[name] = fn
     return fn
 

@@ -562,3 +562,180 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
     @property
     def is_cpu(self):
         return self._device.type_name == "cpu"
+
+    # -- torch's linear algebra shortcuts and more composites (_numpy_like_linalg.py, ...)
+    def slogdet(self):
+        return _numpy_like_fn("slogdet")(self)
+
+    def logdet(self):
+        return _numpy_like_fn("logdet")(self)
+
+    def cholesky(self, upper=False):
+        return _numpy_like_fn("cholesky")(self, upper)
+
+    def qr(self, some=True):
+        return _numpy_like_fn("qr")(self, some)
+
+    def svd(self, some=True, compute_uv=True):
+        return _numpy_like_fn("svd")(self, some, compute_uv)
+
+    def matrix_power(self, n):
+        return _numpy_like_fn("matrix_power")(self, n)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return _numpy_like_fn("addmv")(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("addmv")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (mat, vec), "addmv_")
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        return _numpy_like_fn("addr")(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("addr")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (vec1, vec2), "addr_")
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _numpy_like_fn("baddbmm")(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("baddbmm")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (batch1, batch2), "baddbmm_")
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _numpy_like_fn("addbmm")(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        fn = _numpy_like_fn("addbmm")
+        return _inplace_call(self, lambda s, a0, a1: fn(s, a0, a1, beta=beta, alpha=alpha),
+                             (batch1, batch2), "addbmm_")
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return _numpy_like_fn("cov")(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self):
+        return _numpy_like_fn("corrcoef")(self)
+
+    def cross(self, other, dim=None):
+        return _numpy_like_fn("cross")(self, other, dim)
+
+    def dist(self, other, p=2):
+        return _numpy_like_fn("dist")(self, other, p)
+
+    def vdot(self, other):
+        return _numpy_like_fn("vdot")(self, other)
+
+    def ldexp(self, other):
+        return _numpy_like_fn("ldexp")(self, other)
+
+    def ldexp_(self, other):
+        return _inplace_call(self, _numpy_like_fn("ldexp"), (other,), "ldexp_")
+
+    def frexp(self):
+        return _numpy_like_fn("frexp")(self)
+
+    def histc(self, bins=100, min=0, max=0):
+        return _numpy_like_fn("histc")(self, bins, min, max)
+
+    def bitwise_left_shift(self, other):
+        return _numpy_like_fn("bitwise_left_shift")(self, other)
+
+    def bitwise_left_shift_(self, other):
+        return _inplace_call(self, _numpy_like_fn("bitwise_left_shift"), (other,), "bitwise_left_shift_")
+
+    def bitwise_right_shift(self, other):
+        return _numpy_like_fn("bitwise_right_shift")(self, other)
+
+    def bitwise_right_shift_(self, other):
+        return _inplace_call(self, _numpy_like_fn("bitwise_right_shift"), (other,), "bitwise_right_shift_")
+
+    # -- order statistics, functional writes and split variants (_numpy_like_select.py, ...)
+    def median(self, dim=None, keepdim=False):
+        return _numpy_like_fn("median")(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        return _numpy_like_fn("nanmedian")(self, dim, keepdim)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return _numpy_like_fn("kthvalue")(self, k, dim, keepdim)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+        return _numpy_like_fn("quantile")(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+        return _numpy_like_fn("nanquantile")(self, q, dim, keepdim, interpolation=interpolation)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return _numpy_like_fn("unique_consecutive")(self, return_inverse, return_counts, dim)
+
+    def scatter(self, dim, index, src=None, value=None, *, reduce=None):
+        return _numpy_like_fn("scatter")(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+        fn = _numpy_like_fn("scatter")
+        return _inplace_call(self, lambda s, a0, a1, a2, a3: fn(s, a0, a1, a2, a3, reduce=reduce),
+                             (dim, index, src, value), "scatter_")
+
+    def index_put(self, indices, values, accumulate=False):
+        return _numpy_like_fn("index_put")(self, indices, values, accumulate)
+
+    def index_put_(self, indices, values, accumulate=False):
+        return _inplace_call(self, _numpy_like_fn("index_put"), (indices, values, accumulate), "index_put_")
+
+    def put(self, index, source, accumulate=False):
+        return _numpy_like_fn("put")(self, index, source, accumulate)
+
+    def put_(self, index, source, accumulate=False):
+        return _inplace_call(self, _numpy_like_fn("put"), (index, source, accumulate), "put_")
+
+    def masked_scatter(self, mask, source):
+        return _numpy_like_fn("masked_scatter")(self, mask, source)
+
+    def masked_scatter_(self, mask, source):
+        return _inplace_call(self, _numpy_like_fn("masked_scatter"), (mask, source), "masked_scatter_")
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        return _numpy_like_fn("diagonal_scatter")(self, src, offset, dim1, dim2)
+
+    def select_scatter(self, src, dim, index):
+        return _numpy_like_fn("select_scatter")(self, src, dim, index)
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        return _numpy_like_fn("slice_scatter")(self, src, dim, start, end, step)
+
+    def cholesky_solve(self, input2, upper=False):
+        return _numpy_like_fn("cholesky_solve")(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        return _numpy_like_fn("cholesky_inverse")(self, upper)
+
+    def renorm(self, p, dim, maxnorm):
+        return _numpy_like_fn("renorm")(self, p, dim, maxnorm)
+
+    def renorm_(self, p, dim, maxnorm):
+        return _inplace_call(self, _numpy_like_fn("renorm"), (p, dim, maxnorm), "renorm_")
+
+    def sgn(self):
+        return _numpy_like_fn("sgn")(self)
+
+    def sgn_(self):
+        return _inplace_call(self, _numpy_like_fn("sgn"), (), "sgn_")
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return _numpy_like_fn("split_with_sizes")(self, split_sizes, dim)
+
+    def unsafe_split(self, split_size, dim=0):
+        return _numpy_like_fn("unsafe_split")(self, split_size, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        return _numpy_like_fn("unsafe_split_with_sizes")(self, split_sizes, dim)
+
+    def unsafe_chunk(self, chunks, dim=0):
+        return _numpy_like_fn("unsafe_chunk")(self, chunks, dim)
+
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
+        return _numpy_like_fn("histogram")(self, bins, range=range, weight=weight, density=density)

@@ -19,6 +19,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:   # what core's computed __all__ holds, in a form type checkers read
     from retrograd.core.abi import *  # noqa: F403  (the ops, listed in abi.pyi)
     from retrograd.core._creation import *  # noqa: F403
+    from retrograd.core._numpy_like import *  # noqa: F403  (torch's composites, issue 41)
+    from retrograd.core._numpy_like_shape import *  # noqa: F403
+    from retrograd.core._numpy_like_linalg import *  # noqa: F403
+    from retrograd.core._numpy_like_misc import *  # noqa: F403
+    from retrograd.core._numpy_like_index import *  # noqa: F403
+    from retrograd.core._numpy_like_select import *  # noqa: F403
+    from retrograd.core._config import *  # noqa: F403
 del TYPE_CHECKING
 from retrograd.core import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402,F401
 from retrograd.core import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
@@ -59,6 +66,9 @@ def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dty
     if name == "autocast":
         from retrograd.amp import autocast
         return autocast
+    if name == "GradScaler":            # torch.GradScaler is torch.amp.GradScaler
+        from retrograd.amp import GradScaler
+        return GradScaler
     if name in ("backends", "accelerator", "onnx", "amp"):
         # torch's switches and device queries, loaded when a program asks
         import importlib

@@ -53,7 +53,7 @@ OMISSIONS: Dict[str, List[Row]] = {
          "AggregationType AVG SUM import_ir_module import_ir_module_from_buffer merge_type_from_type_comment "
          "parse_ir parse_schema parse_type_comment unify_type_list fork wait Future Tag "
          "BenchmarkConfig BenchmarkExecutionStats ThroughputBenchmark PyTorchFileReader PyTorchFileWriter "
-         "cpp export", _JIT, _JIT_INSTEAD),
+         "cpp export ModuleDict ParameterDict BufferDict FatalError", _JIT, _JIT_INSTEAD),
         ("DispatchKey DispatchKeySet ExcludeDispatchKeyGuard DisableTorchFunction DisableTorchFunctionSubclass",
          _DISPATCH, "subclass Tensor in Python, or wrap the functions you need"),
         ("qint8 qint32 quint8 quint4x2 quint2x4 qscheme dequantize quantize_per_channel quantize_per_tensor "
@@ -87,7 +87,7 @@ OMISSIONS: Dict[str, List[Row]] = {
          "sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum", _SYM, "Python ints and floats"),
         ("bits16 bits1x8 bits2x4 bits4x2 bits8 complex32 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz "
          "float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 "
-         "uint4 uint5 uint6 uint7", _DTYPE, "float16, bfloat16 (with ml_dtypes), float32 or the 8-bit and "
+         "uint4 uint5 uint6 uint7 bit chalf", _DTYPE, "float16, bfloat16 (with ml_dtypes), float32 or the 8-bit and "
          "wider integer dtypes"),
         ("BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage ShortStorage "
          "TypedStorage UntypedStorage BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor IntTensor "
@@ -103,6 +103,19 @@ OMISSIONS: Dict[str, List[Row]] = {
          "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled", _AUTOCAST,
          "the rg.autocast context manager (rg.amp)"),
         ("is_distributed", _SYNC, "rg.distributed (retrograd-distributed)"),
+        ("vmap", "torch.func's function transforms are not mirrored",
+         "rg.autograd.functional (jacobian, hessian, vjp, jvp) and rg.autograd.grad(..., is_grads_batched=True)"),
+        ("stft istft", "retrograd has no FFT module (torch.fft) to differentiate through",
+         "numpy.fft on detached arrays (no gradient)"),
+        ("geqrf orgqr ormqr lobpcg", "LAPACK's Householder-form routines and the LOBPCG eigensolver are not "
+         "mirrored", "rg.linalg.qr and rg.linalg.eigh"),
+        ("has_lapack has_mkl has_openmp has_spectral", "torch's build flags (deprecated in torch itself)",
+         "rg.backends"),
+        ("set_flush_denormal", "NumPy has no switch for flushing denormal numbers to zero",
+         "nothing: denormals are kept, as IEEE 754 says"),
+        ("layout memory_format", "the types of torch's layouts and memory formats: a retrograd tensor has one "
+         "layout (rg.strided) and NumPy's memory order", "rg.strided and Tensor.is_contiguous()"),
+        ("slice_inverse", _COPY, "the view op followed by .clone()"),
     ],
     "torch.Tensor": [
         ("dequantize int_repr q_per_channel_axis q_per_channel_scales q_per_channel_zero_points q_scale "
@@ -118,6 +131,12 @@ OMISSIONS: Dict[str, List[Row]] = {
         ("to_padded_tensor is_nested", _NESTED, "padding by hand (rg.nn.functional.pad) and a mask"),
         ("volatile reinforce", "removed from torch long ago (volatile before 0.4, reinforce before 0.3)",
          "rg.no_grad() for volatile; rg.autograd for custom gradients"),
+        ("eig symeig lstsq solve", "removed from torch's Tensor (2.0 and earlier)",
+         "rg.linalg.eigh, rg.linalg.lstsq and rg.linalg.solve"),
+        ("stft istft", "retrograd has no FFT module (torch.fft) to differentiate through",
+         "numpy.fft on detached arrays (no gradient)"),
+        ("geqrf orgqr ormqr", "LAPACK's Householder-form routines are not mirrored", "rg.linalg.qr"),
+        ("layout", "a retrograd tensor has one layout (strided)", "rg.strided"),
     ],
     "torch.nn": [
         ("quantized qat quantizable intrinsic", _QUANT, _QUANT_INSTEAD),

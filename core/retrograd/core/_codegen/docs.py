@@ -231,7 +231,12 @@ def _inplace_doc(e, base: str, mname: str, doc: str) -> str:
         "tensor is a leaf that requires grad (or a view of one).")]
     raises = sections.get("Raises", [])
     out += [ln for ln in raises if ln.strip()] + [""]
-    out += ["Examples", "--------"] + sections.get("Examples", [])
+    example = e.raw.get("inplace_example")
+    if example:
+        body = [ln.replace(f".{e.name}_(", f".{mname}(") for ln in example.rstrip("\n").split("\n")]
+        out += ["Examples", "--------"] + body
+    else:
+        out += ["Examples", "--------"] + sections.get("Examples", [])
     return "\n".join(out).rstrip("\n")
 
 

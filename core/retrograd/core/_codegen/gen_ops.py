@@ -183,6 +183,11 @@ KNOWN_KEYS.add("aliases")
 # (torch.sin_(x) is x.sin_()): one module-level function per in-place name
 # (aliases' included), operators left out; a list names those torch has.
 KNOWN_KEYS.add("inplace_function")
+# `inplace_example: |` the Examples body of the in-place methods' docstrings,
+# where the op's own examples would print something else in place (a
+# comparison writes 1.0 and 0.0 into a float tensor, not True and False):
+# doctests calling `<name>_`, renamed for each in-place alias.
+KNOWN_KEYS.add("inplace_example")
 
 
 def load(path):
