@@ -65,7 +65,9 @@ _V3_DTYPES = ("uint16", "uint32", "uint64")
 def _np_dtype(name: str) -> np.dtype:
     if name == "bfloat16":
         import retrograd.core
-        return np.dtype(retrograd.core.bfloat16)        # (a clear error without ml_dtypes)
+        bf16 = retrograd.core.bfloat16                  # (a clear error without ml_dtypes)
+        assert isinstance(bf16, np.dtype)               # (core's module __getattr__ is typed as returning object)
+        return bf16
     return np.dtype(name)
 
 
@@ -101,8 +103,14 @@ def _host(t: Tensor) -> np.ndarray:
     return np.asarray(t.detach().numpy(force=True))          # (a host copy of a device tensor)
 
 
-class _Pickler(pickle._Pickler):  # type: ignore[name-defined,misc]
-    dispatch = pickle._Pickler.dispatch.copy()  # type: ignore[attr-defined]
+# The pure-Python pickler, whose type dispatch can be extended. It is undocumented, and typeshed
+# describes it only in part (no write or memoize, a dispatch typed for the unpickler), so it is
+# typed as Any here.
+_PyPickler: Any = pickle._Pickler
+
+
+class _Pickler(_PyPickler):
+    dispatch = _PyPickler.dispatch.copy()
 
     def __init__(self, file: IO[bytes], protocol: int) -> None:
         super().__init__(file, protocol)

@@ -22,7 +22,7 @@ import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core import extending as _ext
 from retrograd.core.extending import composite_op, wrap as _wrap
-from retrograd.nn.functional import (_check_positive, _conv2d_biased, _conv_padding, _floating,
+from retrograd.nn.functional import (_arr, _check_positive, _conv2d_biased, _conv_padding, _floating,
                                      _int_tuple, _ntuple, _on_device, _t, adaptive_avg_pool2d, avg_pool2d,
                                      max_pool2d)
 
@@ -60,7 +60,7 @@ def _reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
 
 def _const(a: np.ndarray, like: Tensor) -> Tensor:
     # a constant of the computation, on the device of `like`
-    return _wrap(_on_device(a, like._array), device=like.device)
+    return _wrap(_on_device(a, _arr(like)), device=like.device)
 
 
 # --- transposed convolutions and conv3d ---------------------------------------------
@@ -735,7 +735,7 @@ def _adaptive_max(x: Tensor, sizes: tuple[int, ...], fn: str) -> tuple[Tensor, T
     nd = len(sizes)
     spatial = tuple(x.shape[x.ndim - nd:])
     lead = tuple(x.shape[:x.ndim - nd])
-    arr = x._array
+    arr = _arr(x)
     wins = [_adaptive_windows(n, m) for n, m in zip(spatial, sizes)]          # per dim (m, K)
     index = []
     for i, w in enumerate(wins):

@@ -18,7 +18,7 @@ import numpy as np
 import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core.extending import composite_op, wrap as _wrap
-from retrograd.nn.functional import _on_device, _t
+from retrograd.nn.functional import _arr, _on_device, _t
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -28,7 +28,7 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
 
 
 def _const(a: np.ndarray, like: Tensor) -> Tensor:
-    return _wrap(_on_device(a, like._array), device=like.device)
+    return _wrap(_on_device(a, _arr(like)), device=like.device)
 
 
 # --- affine_grid -----------------------------------------------------------------------
@@ -177,7 +177,7 @@ def _folded(c: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor
     zero but differentiable."""
     if padding_mode == "zeros":
         return c
-    arr = np.asarray(c._array)
+    arr = np.asarray(_arr(c))
     value, slope = _fold(arr, n, padding_mode, align_corners)
     finite = np.isfinite(arr)
     delta = _c.where(_const(finite, c), _c.sub(c, _c.detach(c)), _c.zeros_like(c))
@@ -192,7 +192,7 @@ def _gather(flat_input: Tensor, spatial: tuple, positions: list, batch: np.ndarr
     for p, n in zip(positions, spatial):
         inside &= (p >= 0) & (p < n)
         flat = flat * n + np.clip(p, 0, n - 1)
-    arr = flat_input._array
+    arr = _arr(flat_input)
     vals = _c.getitem(flat_input, (_on_device(batch, arr), _on_device(flat, arr)))
     return vals, inside
 
@@ -323,7 +323,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     coords = [_unnormalize(_c.getitem(g2, (Ellipsis, nd - 1 - i)), spatial[i], ac) for i in range(nd)]
     out: Tensor | None = None
     if mode == "bicubic":
-        base = [np.floor(np.asarray(c._array)) for c in coords]
+        base = [np.floor(np.asarray(_arr(c))) for c in coords]
         weights = [_cubic_weights(_c.sub(c, _const(b, c))) for c, b in zip(coords, base)]
         for ty in range(4):
             for tx in range(4):
@@ -337,7 +337,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                 out = term if out is None else _c.add(out, term)
     else:
         coords = [_folded(c, n, padding_mode, ac) for c, n in zip(coords, spatial)]
-        arrs = [np.asarray(c._array) for c in coords]
+        arrs = [np.asarray(_arr(c)) for c in coords]
         if mode == "nearest":
             vals, inside = _gather(flat_input, spatial, [np.round(a).astype(np.int64) for a in arrs], batch)
             out = _c.mul(vals, _const(inside[..., None].astype(x.dtype), x))
@@ -348,14 +348,14 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         else:
             lows = [np.floor(a).astype(np.int64) for a in arrs]
             # weights of the lower and upper neighbour along each dim: (low + 1) - c and c - low
-            w = [(_c.sub(_const((lo + 1).astype(x.dtype), c), c), _c.sub(c, _const(lo.astype(x.dtype), c)))
-                 for c, lo in zip(coords, lows)]
+            lohi = [(_c.sub(_const((lo + 1).astype(x.dtype), c), c), _c.sub(c, _const(lo.astype(x.dtype), c)))
+                    for c, lo in zip(coords, lows)]
             for corner in np.ndindex(*(2,) * nd):
                 vals, inside = _gather(flat_input, spatial, [lo + k for lo, k in zip(lows, corner)], batch)
                 # the x weight first, as torch's products
-                wt = w[nd - 1][corner[nd - 1]]
+                wt = lohi[nd - 1][corner[nd - 1]]
                 for i in range(nd - 2, -1, -1):
-                    wt = _c.mul(wt, w[i][corner[i]])
+                    wt = _c.mul(wt, lohi[i][corner[i]])
                 wt = _c.mul(wt, _const(inside.astype(x.dtype), x))
                 term = _c.mul(vals, _c.unsqueeze(wt, -1))
                 out = term if out is None else _c.add(out, term)

@@ -2343,32 +2343,56 @@ __all__ += ["celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
             "softmin", "softshrink", "softsign", "tanhshrink", "threshold", "celu_", "hardtanh_", "selu_", "threshold_",
             "rrelu", "rrelu_", "gumbel_softmax", "channel_shuffle", "native_channel_shuffle"]
 
-# more layers as functions, one file per topic (each imports the helpers above).
-# (merged to literal lists once complete)
-from retrograd.nn import _attention  # noqa: E402
-from retrograd.nn._attention import *  # noqa: E402,F401,F403
-__all__ += _attention.__all__
-from retrograd.nn import _conv_pool  # noqa: E402
-from retrograd.nn._conv_pool import *  # noqa: E402,F401,F403
-__all__ += _conv_pool.__all__
-from retrograd.nn import _pool_more  # noqa: E402
-from retrograd.nn._pool_more import *  # noqa: E402,F401,F403
-__all__ += _pool_more.__all__
-from retrograd.nn import _normalization  # noqa: E402
-from retrograd.nn._normalization import *  # noqa: E402,F401,F403
-__all__ += _normalization.__all__
-from retrograd.nn import _losses  # noqa: E402
-from retrograd.nn._losses import *  # noqa: E402,F401,F403
-__all__ += _losses.__all__
-from retrograd.nn import _vision  # noqa: E402
-from retrograd.nn._vision import *  # noqa: E402,F401,F403
-__all__ += _vision.__all__
-from retrograd.nn import _dropout  # noqa: E402
-from retrograd.nn._dropout import *  # noqa: E402,F401,F403
-__all__ += _dropout.__all__
-from retrograd.nn import _linear_cross_entropy  # noqa: E402
-from retrograd.nn._linear_cross_entropy import *  # noqa: E402,F401,F403
-__all__ += _linear_cross_entropy.__all__
+# more layers as functions, one file per topic (each imports the helpers above, so they come last);
+# the names are listed literally, a form type checkers follow through the import cycle (a test keeps each
+# list equal to its module's __all__)
+from retrograd.nn._attention import scaled_dot_product_attention, multi_head_attention_forward  # noqa: E402,F401
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+from retrograd.nn._conv_pool import conv_transpose1d, conv_transpose2d, conv_transpose3d, conv3d  # noqa: E402,F401
+from retrograd.nn._conv_pool import max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices  # noqa: E402,F401
+from retrograd.nn._conv_pool import avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d  # noqa: E402,F401
+from retrograd.nn._conv_pool import adaptive_max_pool1d_with_indices, adaptive_max_pool2d  # noqa: E402,F401
+from retrograd.nn._conv_pool import adaptive_max_pool2d_with_indices, lp_pool1d, lp_pool2d  # noqa: E402,F401
+from retrograd.nn._conv_pool import interpolate, upsample, upsample_nearest, upsample_bilinear  # noqa: E402,F401
+from retrograd.nn._conv_pool import pixel_shuffle, pixel_unshuffle, unfold, fold  # noqa: E402,F401
+__all__ += ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv3d", "max_pool1d",
+            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "adaptive_avg_pool1d",
+            "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
+            "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "interpolate", "upsample", "upsample_nearest",
+            "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "unfold", "fold"]
+from retrograd.nn._pool_more import max_pool3d, max_pool3d_with_indices, avg_pool3d  # noqa: E402,F401
+from retrograd.nn._pool_more import adaptive_avg_pool3d, adaptive_max_pool3d  # noqa: E402,F401
+from retrograd.nn._pool_more import adaptive_max_pool3d_with_indices, lp_pool3d, max_unpool1d  # noqa: E402,F401
+from retrograd.nn._pool_more import max_unpool2d, max_unpool3d, fractional_max_pool2d  # noqa: E402,F401
+from retrograd.nn._pool_more import fractional_max_pool2d_with_indices, fractional_max_pool3d  # noqa: E402,F401
+from retrograd.nn._pool_more import fractional_max_pool3d_with_indices  # noqa: E402,F401
+__all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+            "adaptive_max_pool3d_with_indices", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]
+from retrograd.nn._normalization import group_norm, instance_norm, rms_norm, local_response_norm  # noqa: E402,F401
+from retrograd.nn._normalization import normalize, cosine_similarity, pairwise_distance, pdist  # noqa: E402,F401
+from retrograd.nn._normalization import embedding_bag  # noqa: E402,F401
+__all__ += ["group_norm", "instance_norm", "rms_norm", "local_response_norm", "normalize", "cosine_similarity",
+            "pairwise_distance", "pdist", "embedding_bag"]
+from retrograd.nn._losses import smooth_l1_loss, kl_div, margin_ranking_loss, hinge_embedding_loss  # noqa: E402,F401
+from retrograd.nn._losses import cosine_embedding_loss, triplet_margin_loss  # noqa: E402,F401
+from retrograd.nn._losses import triplet_margin_with_distance_loss, multilabel_soft_margin_loss  # noqa: E402,F401
+from retrograd.nn._losses import multilabel_margin_loss, multi_margin_loss, soft_margin_loss  # noqa: E402,F401
+from retrograd.nn._losses import poisson_nll_loss, gaussian_nll_loss, ctc_loss  # noqa: E402,F401
+__all__ += ["smooth_l1_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss",
+            "multilabel_margin_loss", "multi_margin_loss", "soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+            "ctc_loss"]
+from retrograd.nn._vision import affine_grid, grid_sample  # noqa: E402,F401
+__all__ += ["affine_grid", "grid_sample"]
+from retrograd.nn._dropout import dropout1d, dropout2d, dropout3d, alpha_dropout  # noqa: E402,F401
+from retrograd.nn._dropout import feature_alpha_dropout  # noqa: E402,F401
+__all__ += ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+from retrograd.nn._linear_cross_entropy import linear_cross_entropy, conv_tbc  # noqa: E402,F401
+from retrograd.nn._linear_cross_entropy import GRID_SAMPLE_INTERPOLATION_MODES  # noqa: E402,F401
+from retrograd.nn._linear_cross_entropy import GRID_SAMPLE_PADDING_MODES  # noqa: E402,F401
+__all__ += ["linear_cross_entropy", "conv_tbc", "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"]
 from retrograd.nn import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)
 
 

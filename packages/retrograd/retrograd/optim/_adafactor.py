@@ -172,6 +172,7 @@ class Adafactor(Optimizer):
         if len(p_state) != 0:
             return
         grad = p.grad
+        assert grad is not None             # (step only initializes parameters that have a gradient)
         p_state["step"] = _new_step()
         if grad.dim() > 1:
             # one running mean per row (the last dimension reduced) and per column (the one before)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import retrograd.core as _c
@@ -413,7 +414,8 @@ class _ConvTransposeNd(_ConvNd):
             For an ``output_size`` of the wrong length or out of range.
         """
         op = self._output_padding(input, output_size)
-        fn = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}[self._n]
+        # (the tuples have _n items, the length the picked function takes; a type checker cannot know it)
+        fn: Callable[..., Tensor] = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}[self._n]
         return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
 
 

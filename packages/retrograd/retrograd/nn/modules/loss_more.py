@@ -706,8 +706,9 @@ class LinearCrossEntropyOptions:
         if method == "auto" and self.batch_chunk_size is not None:
             method = None
         if policy == "auto" or method == "auto":
-            dev_type = None if device is None else str(device).split(":")[0]
-            ap, cm = _AUTO_DEFAULTS.get((dev_type, dname), _AUTO_FALLBACK) if dev_type else _AUTO_FALLBACK
+            # no device, or an input dtype NumPy does not name, takes the fallback
+            key = None if device is None or dname is None else (str(device).split(":")[0], dname)
+            ap, cm = _AUTO_FALLBACK if key is None else _AUTO_DEFAULTS.get(key, _AUTO_FALLBACK)
             policy = ap if policy == "auto" else policy
             method = cm if method == "auto" else method
         size = num_batches if self.batch_chunk_size is None else min(self.batch_chunk_size, num_batches)

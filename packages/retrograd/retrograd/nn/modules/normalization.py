@@ -423,6 +423,7 @@ class CrossMapLRN2d(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
+_cls: type[Module]
 for _cls in (GroupNorm, RMSNorm):
     _cls.__doc__ = _cls.__doc__.format(factory=_AFFINE_DOC) if _cls.__doc__ else None
 for _cls in (LocalResponseNorm, CrossMapLRN2d):

@@ -2,6 +2,7 @@
 unpooling and fractional max pooling."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from retrograd.core import Tensor
@@ -852,7 +853,8 @@ class _MaxUnpoolNd(Module):
         Tensor
             The unpooled tensor.
         """
-        fn = {1: max_unpool1d, 2: max_unpool2d, 3: max_unpool3d}[self._n]
+        # (the tuples have _n items, the length the picked function takes; a type checker cannot know it)
+        fn: Callable[..., Tensor] = {1: max_unpool1d, 2: max_unpool2d, 3: max_unpool3d}[self._n]
         return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:

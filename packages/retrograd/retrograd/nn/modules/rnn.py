@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import retrograd.core as _c
@@ -124,9 +125,10 @@ def _direction(mode: str, x: Tensor, sizes: list[int], h0: Tensor, c0: Tensor | 
 def _stack(mode: str, x: Tensor, sizes: list[int], hx: Tensor, cx: Tensor | None, weights: list,
            num_layers: int, bidirectional: bool, dropout: float, training: bool) -> tuple:
     dirs = 2 if bidirectional else 1
-    h0s = _c.unbind(hx, 0)
-    c0s = None if cx is None else _c.unbind(cx, 0)
-    hs, cs = [], []
+    h0s = hx.unbind(0)
+    c0s = None if cx is None else cx.unbind(0)
+    hs: list[Tensor] = []
+    cs: list[Tensor] = []
     for layer in range(num_layers):
         outs = []
         for d in range(dirs):
@@ -134,7 +136,8 @@ def _stack(mode: str, x: Tensor, sizes: list[int], hx: Tensor, cx: Tensor | None
             out, h, c = _direction(mode, x, sizes, h0s[k], None if c0s is None else c0s[k], weights[k], d == 1)
             outs.append(out)
             hs.append(h)
-            cs.append(c)
+            if c is not None:           # (an LSTM's: then every direction has one)
+                cs.append(c)
         x = outs[0] if dirs == 1 else _c.cat(outs, 1)
         if dropout > 0 and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
@@ -234,10 +237,10 @@ class RNNBase(Module):
         for name, value in (("bias", bias), ("batch_first", batch_first)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")
-        for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if not isinstance(value, int):
-                raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
-            if value <= 0:
+        for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(size, int):
+                raise TypeError(f"{name} should be of type int, got: {type(size).__name__}")
+            if size <= 0:
                 raise ValueError(f"{name} must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
@@ -264,7 +267,8 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for direction in range(dirs):
                 layer_input = input_size if layer == 0 else real_hidden * dirs
-                shapes = [("weight_ih_l{}{}", (gate_size, layer_input)), ("weight_hh_l{}{}", (gate_size, real_hidden))]
+                shapes: list[tuple[str, tuple[int, ...]]] = [("weight_ih_l{}{}", (gate_size, layer_input)),
+                                                             ("weight_hh_l{}{}", (gate_size, real_hidden))]
                 if bias:
                     shapes += [("bias_ih_l{}{}", (gate_size,)), ("bias_hh_l{}{}", (gate_size,))]
                 if proj_size > 0:
@@ -489,7 +493,7 @@ class RNNBase(Module):
             batched = input.dim() == 3
             batch_dim = 0 if self.batch_first else 1
             if hx is not None:
-                states = hx if lstm else (hx,)
+                states: Sequence[Tensor] = hx if lstm else (hx,)
                 want = 3 if batched else 2
                 if any(s.dim() != want for s in states):
                     what = "hx and cx" if lstm else "hx"
@@ -751,22 +755,29 @@ def _input_gates(x: Tensor, w_ih: Tensor, bias: Tensor | None) -> Tensor:
     return _c.mm(x, w_ih.t()) if bias is None else _c.addmm(bias, x, w_ih.t())
 
 
+def _both_biases(b_ih: Tensor | None, b_hh: Tensor | None) -> Tensor | None:
+    # the cells add both biases to the input's gates (each may be absent, as in torch's cell functions)
+    if b_ih is None or b_hh is None:
+        return b_hh if b_ih is None else b_ih
+    return b_ih + b_hh
+
+
 @composite_op("rnn_tanh_cell")
 def _rnn_tanh_cell(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
                    b_hh: Tensor | None) -> Tensor:
-    return _rnn_step(_input_gates(x, w_ih, None if b_ih is None else b_ih + b_hh), h, w_hh.t(), False)
+    return _rnn_step(_input_gates(x, w_ih, _both_biases(b_ih, b_hh)), h, w_hh.t(), False)
 
 
 @composite_op("rnn_relu_cell")
 def _rnn_relu_cell(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
                    b_hh: Tensor | None) -> Tensor:
-    return _rnn_step(_input_gates(x, w_ih, None if b_ih is None else b_ih + b_hh), h, w_hh.t(), True)
+    return _rnn_step(_input_gates(x, w_ih, _both_biases(b_ih, b_hh)), h, w_hh.t(), True)
 
 
 @composite_op("lstm_cell")
 def _lstm_cell(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
                b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
-    return _lstm_step(_input_gates(x, w_ih, None if b_ih is None else b_ih + b_hh), h, c, w_hh.t(), None)
+    return _lstm_step(_input_gates(x, w_ih, _both_biases(b_ih, b_hh)), h, c, w_hh.t(), None)
 
 
 @composite_op("gru_cell")
@@ -971,14 +982,17 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         """One step from ``hx = (h, c)``; return the new ``(h, c)``."""
+        states: tuple[Tensor | None, ...]
         if hx is None:
-            hx = (None, None)       # type: ignore[assignment]
+            states = (None, None)
         elif isinstance(hx, Tensor) or not isinstance(hx, (tuple, list)):
             raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
                             f"{type(hx).__name__}")
         elif len(hx) != 2:
             raise RuntimeError("lstm_cell expects two hidden states")
-        input, (h, c), batched = self._prepare("LSTMCell", input, tuple(hx), ("hx[0]", "hx[1]"))
+        else:
+            states = tuple(hx)
+        input, (h, c), batched = self._prepare("LSTMCell", input, states, ("hx[0]", "hx[1]"))
         h, c = _lstm_cell(input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 

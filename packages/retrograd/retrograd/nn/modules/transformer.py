@@ -345,6 +345,7 @@ class TransformerEncoder(Module):
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
         if drop_padding:
+            assert src_key_padding_mask is not None     # (_drops_padding is False without one)
             padded = _c.ne(src_key_padding_mask, 0)
             output = _c.masked_fill(output, _c.unsqueeze(padded, -1), 0.0)
         if self.norm is not None:

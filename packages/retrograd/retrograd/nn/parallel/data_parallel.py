@@ -340,7 +340,7 @@ def replicate(network: Module, devices: Sequence[_DeviceLike], detach: bool = Fa
     params = list(network.parameters())
     trainable = [p for p in params if p.requires_grad and not detach]
     frozen = [p for p in params if not (p.requires_grad and not detach)]
-    copies = {id(p): [] for p in params}
+    copies: dict[int, list[Tensor]] = {id(p): [] for p in params}
     for group, differentiable in ((trainable, True), (frozen, False)):
         for row in _copies(group, devs, differentiable):
             for p, c in zip(group, row):
@@ -348,9 +348,9 @@ def replicate(network: Module, devices: Sequence[_DeviceLike], detach: bool = Fa
     buffers = list(network.buffers())
     with_grad = [b for b in buffers if b.requires_grad and not detach]
     plain = [b for b in buffers if not (b.requires_grad and not detach)]
-    for group, differentiable in ((with_grad, True), (plain, False)):
-        for row in _copies(group, devs, differentiable):
-            for b, c in zip(group, row):
+    for buffer_group, differentiable in ((with_grad, True), (plain, False)):
+        for row in _copies(buffer_group, devs, differentiable):
+            for b, c in zip(buffer_group, row):
                 copies.setdefault(id(b), []).append(c)
     modules = list(network.modules())
     index = {id(m): i for i, m in enumerate(modules)}
@@ -360,13 +360,13 @@ def replicate(network: Module, devices: Sequence[_DeviceLike], detach: bool = Fa
             replica = replicas[j][i]
             for key, child in m._modules.items():
                 replica._modules[key] = None if child is None else replicas[j][index[id(child)]]
-            for key, p in m._parameters.items():
-                if p is None:
+            for key, param in m._parameters.items():
+                if param is None:
                     replica._parameters[key] = None
                 else:
-                    object.__setattr__(replica, key, copies[id(p)][j])
-            for key, b in m._buffers.items():
-                replica._buffers[key] = None if b is None else copies[id(b)][j]
+                    object.__setattr__(replica, key, copies[id(param)][j])
+            for key, buffer in m._buffers.items():
+                replica._buffers[key] = None if buffer is None else copies[id(buffer)][j]
     return [replicas[j][0] for j in range(len(devs))]
 
 

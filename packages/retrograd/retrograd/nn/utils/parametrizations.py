@@ -53,9 +53,9 @@ def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
     for i in range(k - 1, -1, -1):
         below = _c.as_tensor((rows > i).astype(a.dtype)).to(device=a.device)
         unit = _c.as_tensor((rows == i).astype(a.dtype)).to(device=a.device)
-        v = _c.unsqueeze(_c.add(_c.mul(_c.select(a, -1, i), below), unit), -1)          # (..., n, 1)
+        v = _c.unsqueeze(_c.add(_c.mul(a.select(-1, i), below), unit), -1)          # (..., n, 1)
         proj = _c.matmul(_c.transpose(v, -1, -2), q)                                       # (..., 1, k)
-        t = _c.unsqueeze(_c.unsqueeze(_c.select(tau, -1, i), -1), -1)
+        t = _c.unsqueeze(_c.unsqueeze(tau.select(-1, i), -1), -1)
         q = _c.sub(q, _c.mul(t, _c.matmul(v, proj)))
     return q
 
@@ -64,7 +64,7 @@ def _geqrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # LAPACK's packed QR (torch.geqrf), matrix by matrix; NumPy's "raw" mode
     # returns the packed factor transposed
     batch = a.shape[:-2]
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = a.reshape(-1, *a.shape[-2:])
     packed = np.empty_like(flat)
     taus = np.empty((flat.shape[0], min(a.shape[-2:])), dtype=a.dtype)
     for i, m in enumerate(flat):

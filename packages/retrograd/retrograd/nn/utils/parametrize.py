@@ -299,7 +299,7 @@ def _inject_new_class(module: Module) -> None:
         # (weight_norm's weight_g / weight_v)
         for hook in self.__dict__.get("_parametrize_load_hooks", ()):
             hook(state_dict, prefix)
-        super(param_cls, self)._load_from_state_dict(state_dict, prefix, *args)
+        cls._load_from_state_dict(self, state_dict, prefix, *args)      # (cls: param_cls's only base)
 
     namespace: dict[str, Callable[..., Any]] = {"__getstate__": getstate,
                                                  "_load_from_state_dict": load_from_state_dict}
