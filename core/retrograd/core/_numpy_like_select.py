@@ -15,7 +15,7 @@ from retrograd.core import _creation
 from retrograd.core.abi import Tensor, composite_op
 
 __all__ = [
-    "median", "nanmedian", "kthvalue", "quantile", "nanquantile", "unique_consecutive", "scatter", "index_put",
+    "median", "nanmedian", "kthvalue", "quantile", "nanquantile", "unique", "unique_consecutive", "scatter", "index_put",
     "put", "masked_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "cholesky_solve",
     "cholesky_inverse", "renorm", "sgn", "randint_like", "asarray", "frombuffer",
 ]
@@ -222,6 +222,54 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         vals = np.moveaxis(np.moveaxis(a, d, 0)[change], 0, d)
         inverse = np.cumsum(change) - 1
     counts = np.diff(np.concatenate([np.flatnonzero(change), [change.size]])) if change.size else np.zeros(0)
+    out = [_const(x, np.ascontiguousarray(vals))]
+    if return_inverse:
+        out.append(_const(x, inverse.astype(np.int64)))
+    if return_counts:
+        out.append(_const(x, counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (or slices along ``dim``), sorted.
+
+    As torch's, the result carries no gradient.
+
+    Parameters
+    ----------
+    input : Tensor
+        The input.
+    sorted : bool, optional
+        Accepted for torch's signature: the values always come sorted (as torch's CPU kernel returns them).
+    return_inverse : bool, optional
+        Also return, for each element, the index of its value in the result.
+    return_counts : bool, optional
+        Also return how often each value occurs.
+    dim : int, optional
+        Compare slices along this dimension (default: the flattened input).
+
+    Returns
+    -------
+    Tensor or tuple
+        The distinct values, then the inverse and the counts if asked for.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.unique(rg.tensor([3, 1, 3, 2]), return_inverse=True)
+    (tensor([1, 2, 3]), tensor([2, 0, 2, 1]))
+    """
+    x = _t(input, "unique")
+    a = np.asarray(x._array)
+    if dim is None:
+        vals, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(a.shape)
+    else:
+        if not -a.ndim <= dim < max(a.ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-a.ndim}, {a.ndim - 1}], but got "
+                             f"{dim})")
+        vals, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=dim)
+        inverse = inverse.reshape(-1)
     out = [_const(x, np.ascontiguousarray(vals))]
     if return_inverse:
         out.append(_const(x, inverse.astype(np.int64)))

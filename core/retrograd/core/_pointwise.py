@@ -3,6 +3,8 @@ functions of those names), and the draws that Tensor's in-place random
 methods (normal_, uniform_, bernoulli_, exponential_) write."""
 from __future__ import annotations
 
+import numpy as np
+
 from retrograd.core import _creation
 from retrograd.core.abi import Tensor, composite_op
 
@@ -47,7 +49,7 @@ addcdiv.__doc__ = _ADDC_DOC.format(sym="/", what="quotient", name="addcdiv", exa
 def _draws(self, kind, a, b, generator):
     # values of self's shape and dtype for an in-place random method (their
     # history is none: the method's gradient to self's old value is zero)
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fc" and kind not in ("random", "geometric"):
         raise NotImplementedError(f"{kind}_(): not implemented for {self.dtype} tensors (as torch); use a "
                                   "floating tensor")
     g = _creation._generator(generator, kind + "_", self.device)
@@ -64,8 +66,43 @@ def _draws(self, kind, a, b, generator):
         if not 0 <= a <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={a}")
         out = g.random(shape) < a
+    elif kind == "cauchy":
+        if b <= 0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={b}")
+        out = a + b * g.standard_cauchy(shape)
+    elif kind == "log_normal":
+        if b <= 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={b}")
+        out = g.lognormal(a, b, shape)
+    elif kind == "geometric":
+        if not 0 < a < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but found p={a}")
+        out = g.geometric(a, shape)
+    elif kind == "random":
+        out = g.integers(a, b, shape, endpoint=False)
     else:
         if a <= 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={a}")
         out = g.standard_exponential(shape) / a
     return _creation._make(out.astype(self.dtype), self.device, False)
+
+
+def _random_range(self, frm, to):
+    # random_(): [0, 2**mantissa] for floats (every integer there is exact), the dtype's range for ints;
+    # random_(to): [0, to); random_(from, to): [from, to) (to=None: the dtype's top)
+    kind = self.dtype.kind
+    if kind == "f":
+        top = 2 ** (np.finfo(self.dtype).nmant + 1) + 1
+    elif kind == "b":
+        top = 2
+    else:
+        top = int(np.iinfo(self.dtype).max) + 1
+    if to is None and frm is None:
+        return 0, top
+    if to is None:
+        return int(frm), top
+    if frm is None:
+        frm = 0
+    if not int(frm) < int(to):
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={frm} >= to={to}")
+    return int(frm), int(to)

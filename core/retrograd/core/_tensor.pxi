@@ -24,7 +24,7 @@ from retrograd.core._ops import (  # no-cython-lint
     roll, select, split, squeeze, take_along_dim, tile, tril, triu, unbind, unflatten, unsqueeze,
 )
 from retrograd.core._ops import _tensor_backward, _to_args, _tensor_type  # no-cython-lint
-from retrograd.core._ops import _new_like, _strides, _storage_offset, _data_ptr, _inplace_random  # no-cython-lint
+from retrograd.core._ops import _new_like, _strides, _storage_offset, _data_ptr, _inplace_random, _map_values  # no-cython-lint
 from cpython.object cimport PyTypeObject
 from cpython.type cimport PyType_Modified
 import builtins as _builtins

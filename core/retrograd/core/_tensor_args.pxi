@@ -380,3 +380,18 @@ def _storage_offset(Tensor self):
 def _inplace_random(Tensor self, str kind, a, b, generator):
     from retrograd.core._pointwise import _draws
     return _inplace_call(self, lambda s, x, y: _draws(s, kind, x, y, generator), (a, b), kind + "_")
+
+
+def _map_values(Tensor self, fn, *others):
+    # apply_/map_/map2_: fn called element by element in Python (CPU only, as torch), others broadcast to
+    # self's shape; the result has no history
+    if self._device.type_name != "cpu":
+        raise RuntimeError("apply_, map_ and map2_ work on CPU tensors only (as torch)")
+    arrays = [np.broadcast_to((<Tensor>_as_tensor_arg(o))._array, self._array.shape) for o in others]
+    out = np.empty(self._array.shape, dtype=self._array.dtype)
+    flat_out = out.reshape(-1)
+    flat_in = [self._array.reshape(-1)] + [a.reshape(-1) for a in arrays]
+    for i in range(flat_out.size):
+        flat_out[i] = fn(*[a[i].item() for a in flat_in])
+    from retrograd.core import _creation
+    return _creation._make(out, self._device, False)

@@ -320,6 +320,78 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
     def exponential_(self, lambd=1.0, *, generator=None):
         return _inplace_random(self, "exponential", lambd, None, generator)
 
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        return _inplace_random(self, "cauchy", median, sigma, generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        return _inplace_random(self, "log_normal", mean, std, generator)
+
+    def geometric_(self, p, *, generator=None):
+        return _inplace_random(self, "geometric", p, None, generator)
+
+    def random_(self, from_=None, to=None, *, generator=None, **kwargs):
+        from retrograd.core._pointwise import _random_range
+        if "from" in kwargs:
+            from_ = kwargs.pop("from")
+        if kwargs:
+            raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
+        if to is None and from_ is not None and "from" not in kwargs:
+            from_, to = None, from_          # random_(to)
+        lo, hi = _random_range(self, from_, to)
+        return _inplace_random(self, "random", lo, hi, generator)
+
+    def bernoulli(self, p=None, *, generator=None):
+        from retrograd.core._sampling import bernoulli as _bernoulli
+        if p is None:
+            return _bernoulli(self, generator=generator)
+        return _bernoulli(self.new_full(tuple(self._array.shape), p), generator=generator)
+
+    def bfloat16(self, memory_format=None):
+        from retrograd.core._dtypes import _bfloat16
+        try:
+            dt = _bfloat16()
+        except AttributeError as e:          # (rg.bfloat16's message; a method call raises RuntimeError)
+            raise RuntimeError(str(e)) from None
+        return self.to(dt)
+
+    def const_data_ptr(self):
+        return _data_ptr(self)
+
+    def dim_order(self, *, ambiguity_check=False):
+        strides = _strides(self, None)
+        order = tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+        if ambiguity_check:
+            shape = self._array.shape
+            big = [strides[d] for d in range(len(strides)) if shape[d] != 1]
+            if len(set(big)) != len(big):
+                raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the "
+                                   "given memory formats.")
+        return order
+
+    def module_load(self, other, assign=False):
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+        return _new_like(self, "empty", (tuple(size),), dtype, device, requires_grad)
+
+    def narrow_copy(self, dim, start, length):
+        return self.narrow(dim, start, length).clone()
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        from retrograd.core._numpy_like_select import unique as _unique
+        return _unique(self, sorted, return_inverse, return_counts, dim)
+
+    def apply_(self, callable):
+        return _inplace_call(self, lambda s: _map_values(s, callable), (), "apply_")
+
+    def map_(self, tensor, callable):
+        return _inplace_call(self, lambda s, t: _map_values(s, callable, t), (tensor,), "map_")
+
+    def map2_(self, x, y, callable):
+        return _inplace_call(self, lambda s, a, b: _map_values(s, callable, a, b), (x, y), "map2_")
+
     # -- torch's functions of _numpy_like.py and _numpy_like_shape.py, as methods
     # (_numpy_like_fn looks each up once; their in-place forms go through
     # _inplace_call as the table's do, the tensor arguments in its tuple)

@@ -49,6 +49,23 @@ _torch_name_missing = _module_getattr("torch", "retrograd")
 del _module_getattr
 
 
+# the names of retrograd._torch_functional (its NAMES; a test keeps the two equal)
+_TORCH_TWINS = frozenset((
+    "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_", "avg_pool1d", "batch_norm",
+    "bilinear", "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "cosine_embedding_loss",
+    "cosine_similarity", "ctc_loss", "dropout", "dropout_", "embedding", "feature_alpha_dropout",
+    "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "group_norm", "hardshrink",
+    "hinge_embedding_loss", "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d",
+    "max_pool1d_with_indices", "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
+    "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
+    "triplet_margin_loss", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "Size",
+    "nuclear_norm", "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
+    "get_default_device", "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+    "embedding_renorm_", "index_put_", "addmv_", "default_generator", "empty_permuted",
+))
+
+
 def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dtype)
     if name == "profiler":
         from retrograd import _optional
@@ -69,6 +86,10 @@ def __getattr__(name: str) -> _Any:   # (a namespace module, or the bfloat16 dty
     if name == "GradScaler":            # torch.GradScaler is torch.amp.GradScaler
         from retrograd.amp import GradScaler
         return GradScaler
+    if name in _TORCH_TWINS:
+        # torch's top-level twins of nn.functional (torch.conv2d, torch.dropout, ...), loaded on first use
+        import importlib
+        return getattr(importlib.import_module("retrograd._torch_functional"), name)
     if name in ("backends", "accelerator", "onnx", "amp"):
         # torch's switches and device queries, loaded when a program asks
         import importlib

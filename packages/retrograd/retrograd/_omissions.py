@@ -103,6 +103,18 @@ OMISSIONS: Dict[str, List[Row]] = {
          "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled", _AUTOCAST,
          "the rg.autocast context manager (rg.amp)"),
         ("is_distributed", _SYNC, "rg.distributed (retrograd-distributed)"),
+        ("cond", "a control-flow operator for torch.export and torch.compile graphs: retrograd runs Python's "
+         "if/else eagerly (rg.compile traces each branch taken)", "a Python if statement"),
+        ("from_file", _STORAGE, "numpy.fromfile or numpy.memmap, then rg.from_numpy"),
+        ("init_num_threads get_num_interop_threads set_num_interop_threads", "torch's inter-op thread pool: "
+         "retrograd runs one op at a time on the calling thread (its engine's worker threads are per device)",
+         "rg.set_num_threads for the BLAS threads"),
+        ("norm_except_dim", "an internal helper of torch's legacy weight_norm", "rg.nn.utils.weight_norm"),
+        ("OutOfMemoryError", "torch's CUDA allocator error: retrograd's arrays come from NumPy and CuPy, which "
+         "raise their own (MemoryError, cupy.cuda.memory.OutOfMemoryError)", "catch MemoryError (and CuPy's "
+         "OutOfMemoryError on GPUs)"),
+        ("resize_as_", "resizing an array in place: a NumPy array's memory is fixed once it has views",
+         "rg.empty_like(other) or Tensor.new_empty(other.shape)"),
         ("vmap", "torch.func's function transforms are not mirrored",
          "rg.autograd.functional (jacobian, hessian, vjp, jvp) and rg.autograd.grad(..., is_grads_batched=True)"),
         ("stft istft", "retrograd has no FFT module (torch.fft) to differentiate through",
@@ -137,6 +149,16 @@ OMISSIONS: Dict[str, List[Row]] = {
          "numpy.fft on detached arrays (no gradient)"),
         ("geqrf orgqr ormqr", "LAPACK's Householder-form routines are not mirrored", "rg.linalg.qr"),
         ("layout", "a retrograd tensor has one layout (strided)", "rg.strided"),
+        ("resize resize_ resize_as resize_as_", "resizing an array in place: a NumPy array's memory is fixed "
+         "once it has views", "Tensor.new_empty(shape) or Tensor.reshape"),
+        ("share_memory_ is_shared", "moving a tensor's memory into shared memory in place: a NumPy array cannot "
+         "change its memory", "DataLoader workers, which send batches through shared memory already"),
+        ("name", "named tensors (a prototype torch never finished)", "plain dims, with names in your own code"),
+        ("new", "the legacy constructor Tensor.new, deprecated in torch", "Tensor.new_tensor, Tensor.new_empty"),
+        ("index", "first-class dimensions (functorch.dim)", "indexing and rg.einsum"),
+        ("slice_inverse", "an internal of torch.compile's functionalization", "Tensor.slice_scatter"),
+        ("chalf", "complex32: " + _DTYPE, "Tensor.cfloat() (complex64)"),
+        ("is_distributed", _SYNC, "rg.distributed (retrograd-distributed)"),
     ],
     "torch.nn": [
         ("quantized qat quantizable intrinsic", _QUANT, _QUANT_INSTEAD),
