@@ -449,8 +449,9 @@ def docs(session: nox.Session) -> None:
     """The documentation site (docs/): Sphinx with warnings as errors, into
     docs/_build/html (open index.html). The API pages are generated from the
     installed package's docstrings; the pictures of graphs are drawn at build
-    time by rg.autograd.graph.to_dot and Graphviz."""
-    _install(session, "all", *DOCS_REQUIREMENTS)
+    time by rg.autograd.graph.to_dot and Graphviz; torch (the oracle) lets the
+    omissions page print the coverage of torch's names."""
+    _install(session, "all", *DOCS_REQUIREMENTS, *ORACLE_REQUIREMENTS)
     _graphviz(session)
     if not shutil.which("dot"):
         session.error("Graphviz's `dot` is needed for the docs' pictures of graphs (apt-get install graphviz)")
