@@ -87,6 +87,29 @@ def _draws(self, kind, a, b, generator):
     return _creation._make(out.astype(self.dtype), self.device, False)
 
 
+def _random_bounds(self, frm, to, kwargs):
+    # Tensor.random_'s arguments: random_(), random_(to), random_(from, to), from= as a keyword
+    given_from = "from" in kwargs
+    if given_from:
+        frm = kwargs.pop("from")
+    if kwargs:
+        raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
+    if to is None and frm is not None and not given_from:
+        frm, to = None, frm              # random_(to)
+    return _random_range(self, frm, to)
+
+
+def _dim_order(shape, strides, ambiguity_check):
+    # Tensor.dim_order: the dims by decreasing stride; ambiguous when two dims of size above 1 tie
+    order = tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+    if ambiguity_check:
+        big = [strides[d] for d in range(len(strides)) if shape[d] != 1]
+        if len(set(big)) != len(big):
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                               "memory formats.")
+    return order
+
+
 def _random_range(self, frm, to):
     # random_(): [0, 2**mantissa] for floats (every integer there is exact), the dtype's range for ints;
     # random_(to): [0, to); random_(from, to): [from, to) (to=None: the dtype's top)

@@ -330,14 +330,8 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
         return _inplace_random(self, "geometric", p, None, generator)
 
     def random_(self, from_=None, to=None, *, generator=None, **kwargs):
-        from retrograd.core._pointwise import _random_range
-        if "from" in kwargs:
-            from_ = kwargs.pop("from")
-        if kwargs:
-            raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
-        if to is None and from_ is not None and "from" not in kwargs:
-            from_, to = None, from_          # random_(to)
-        lo, hi = _random_range(self, from_, to)
+        from retrograd.core._pointwise import _random_bounds
+        lo, hi = _random_bounds(self, from_, to, kwargs)
         return _inplace_random(self, "random", lo, hi, generator)
 
     def bernoulli(self, p=None, *, generator=None):
@@ -358,15 +352,8 @@ cdef class Tensor:  # (a fragment: the class is in _tensor.pxi)
         return _data_ptr(self)
 
     def dim_order(self, *, ambiguity_check=False):
-        strides = _strides(self, None)
-        order = tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
-        if ambiguity_check:
-            shape = self._array.shape
-            big = [strides[d] for d in range(len(strides)) if shape[d] != 1]
-            if len(set(big)) != len(big):
-                raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the "
-                                   "given memory formats.")
-        return order
+        from retrograd.core._pointwise import _dim_order
+        return _dim_order(tuple(self._array.shape), _strides(self, None), ambiguity_check)
 
     def module_load(self, other, assign=False):
         if assign:
