@@ -44,7 +44,9 @@ def coverage_ops(OpInfo, SampleInput, binary_samples, unary_samples, away_from, 
         rng = np.random.default_rng(11)
         a = rng.integers(-40, 40, size=(3, 4))
         b = rng.integers(-40, 40, size=(4,))
-        return [S((a, b), desc="int64_broadcast"), S((a.astype(np.int32), 6), desc="python_int"),
+        # (torch's gcd/lcm take no Python int as other: a 0-d tensor instead)
+        return [S((a, b), desc="int64_broadcast"), S((a.astype(np.int32), np.asarray(6, dtype=np.int32)),
+                                                     desc="zero_d_int32"),
                 S((np.asarray(12), a), desc="zero_d")]
 
     def nextafter_samples(g):

@@ -13,7 +13,7 @@ The umbrella's ``__getattr__`` loads this module on first use
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -67,7 +67,7 @@ for _name in ("adaptive_avg_pool1d", "avg_pool1d", "bilinear", "channel_shuffle"
 del _name
 
 
-def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int]) -> tuple[Tensor, Tensor]:
+def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:
     return F.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
@@ -209,13 +209,16 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
     n = weight.ndim - 2
     if n not in (1, 2, 3):
         raise RuntimeError(f"convolution: expected a 3-D, 4-D or 5-D weight, got {weight.ndim}-D")
+    # (the weight's rank picks the function, and the tuples' lengths match it: mypy cannot see that)
     if transposed:
-        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
-        return fn(input, weight, bias, tuple(stride), tuple(padding), tuple(output_padding), groups, tuple(dilation))
+        transposed_fns: tuple[Callable[..., Tensor], ...] = (F.conv_transpose1d, F.conv_transpose2d,
+                                                             F.conv_transpose3d)
+        return transposed_fns[n - 1](input, weight, bias, tuple(stride), tuple(padding), tuple(output_padding),
+                                     groups, tuple(dilation))
     if any(output_padding):
         raise RuntimeError("convolution: output_padding is only for transposed convolutions")
-    fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
-    return fn(input, weight, bias, tuple(stride), tuple(padding), tuple(dilation), groups)
+    fns: tuple[Callable[..., Tensor], ...] = (F.conv1d, F.conv2d, F.conv3d)
+    return fns[n - 1](input, weight, bias, tuple(stride), tuple(padding), tuple(dilation), groups)
 
 
 def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -247,7 +250,7 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: T
 def nuclear_norm(input: Tensor, dim: Sequence[int] | bool | None = None, keepdim: bool = False) -> Tensor:
     from retrograd import linalg
     if isinstance(dim, bool):           # torch.nuclear_norm(input, keepdim)
-        dim, keepdim = None, dim
+        return linalg.matrix_norm(input, "nuc", dim=(-2, -1), keepdim=dim)
     return linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else tuple(dim), keepdim=keepdim)
 
 

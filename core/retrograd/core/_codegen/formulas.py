@@ -33,6 +33,8 @@ PRIMITIVES = {
     "_to_device": ("_a_to_device", "_op__to_device"),
     # (x > 0) in x's dtype: a constant mask, never differentiated.
     "relu_mask": ("_a_relu_mask", "_t_relu_mask"),
+    # erfinv's derivative recomputes it from the input, as torch's formula does
+    "erfinv": ("k_erfinv", "_op_erfinv"),
 }
 
 NS_HELPERS = {

@@ -13,6 +13,8 @@ replicas' parameter gradients sum back into the original parameters.
 """
 from __future__ import annotations
 
+import contextlib
+
 import sys
 import threading
 import traceback
@@ -502,6 +504,16 @@ def _check_on(module: Module, src: Any) -> None:
 
 
 @_fill
+def _forward_range() -> Any:
+    # the profiler's "DataParallel.forward" range, as torch's; retrograd-profiler is optional, and without it
+    # nothing records ranges
+    try:
+        from retrograd.profiler import record_function
+    except ImportError:
+        return contextlib.nullcontext()
+    return record_function("DataParallel.forward")
+
+
 class DataParallel(Module):
     """Data parallelism within one process: each forward splits the batch over devices.
 
@@ -584,8 +596,7 @@ class DataParallel(Module):
         RuntimeError
             A parameter or buffer of ``module`` that is not on ``device_ids[0]``.
         """
-        from retrograd.profiler import record_function
-        with record_function("DataParallel.forward"):
+        with _forward_range():
             if not self.device_ids:
                 return self.module(*inputs, **kwargs)
             _check_on(self.module, self.src_device_obj)
