@@ -229,8 +229,9 @@ class PackedSequence(_PackedSequenceFields):
         """Whether ``data`` is on a GPU."""
         return bool(self.data.is_cuda)
 
-    def double(self) -> PackedSequence:
-        """``data`` in float64 (see :meth:`to`).
+
+# the dtype shorthands of PackedSequence (torch's double(), float(), ...): each converts ``data`` with to()
+_SHORTHAND_DOC = """``data`` in {dtype} (see :meth:`to`).
 
         Returns
         -------
@@ -241,129 +242,24 @@ class PackedSequence(_PackedSequenceFields):
         --------
         >>> import retrograd as rg
         >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).double().data.dtype
-        dtype('float64')
+        >>> pack_sequence([rg.ones(2)]).{name}().data.dtype
+        dtype('{dtype}')
         """
-        return self.to(dtype=_c.float64)
 
-    def float(self) -> PackedSequence:
-        """``data`` in float32 (see :meth:`to`).
 
-        Returns
-        -------
-        PackedSequence
-            Converted.
+def _dtype_shorthand(name: str, dtype: str) -> Any:
+    def method(self: PackedSequence) -> PackedSequence:
+        return self.to(dtype=getattr(_c, dtype))
+    method.__name__ = name
+    method.__qualname__ = f"PackedSequence.{name}"
+    method.__doc__ = _SHORTHAND_DOC.format(name=name, dtype=dtype)
+    return method
 
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2, dtype=rg.float64)]).float().data.dtype
-        dtype('float32')
-        """
-        return self.to(dtype=_c.float32)
 
-    def half(self) -> PackedSequence:
-        """``data`` in float16 (see :meth:`to`).
-
-        Returns
-        -------
-        PackedSequence
-            Converted.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).half().data.dtype
-        dtype('float16')
-        """
-        return self.to(dtype=_c.float16)
-
-    def long(self) -> PackedSequence:
-        """``data`` in int64 (see :meth:`to`), e.g. packed token ids.
-
-        Returns
-        -------
-        PackedSequence
-            Converted.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).long().data
-        tensor([1, 1])
-        """
-        return self.to(dtype=_c.int64)
-
-    def int(self) -> PackedSequence:
-        """``data`` in int32 (see :meth:`to`).
-
-        Returns
-        -------
-        PackedSequence
-            Converted.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).int().data.dtype
-        dtype('int32')
-        """
-        return self.to(dtype=_c.int32)
-
-    def short(self) -> PackedSequence:
-        """``data`` in int16 (see :meth:`to`).
-
-        Returns
-        -------
-        PackedSequence
-            Converted.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).short().data.dtype
-        dtype('int16')
-        """
-        return self.to(dtype=_c.int16)
-
-    def char(self) -> PackedSequence:
-        """``data`` in int8 (see :meth:`to`).
-
-        Returns
-        -------
-        PackedSequence
-            Converted.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).char().data.dtype
-        dtype('int8')
-        """
-        return self.to(dtype=_c.int8)
-
-    def byte(self) -> PackedSequence:
-        """``data`` in uint8 (see :meth:`to`).
-
-        Returns
-        -------
-        PackedSequence
-            Converted.
-
-        Examples
-        --------
-        >>> import retrograd as rg
-        >>> from retrograd.nn.utils.rnn import pack_sequence
-        >>> pack_sequence([rg.ones(2)]).byte().data.dtype
-        dtype('uint8')
-        """
-        return self.to(dtype=_c.uint8)
+for _name, _dtype in (("double", "float64"), ("float", "float32"), ("half", "float16"), ("long", "int64"),
+                      ("int", "int32"), ("short", "int16"), ("char", "int8"), ("byte", "uint8")):
+    setattr(PackedSequence, _name, _dtype_shorthand(_name, _dtype))
+del _name, _dtype
 
 
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
