@@ -696,4 +696,21 @@ def _private_grad_fn_del(Tensor self):
 PyType_Modified(Tensor)
 
 
+def _install_tensor_methods(dict methods):
+    """Put Python-written methods in Tensor's dict (core's composites, see
+    Note [Python-written Tensor methods] in _tensor_methods_py.py).
+
+    A name Tensor already has is refused: these methods add to the class,
+    never replace a compiled one.
+    """
+    cdef dict d = <dict><object>(<PyTypeObject*>Tensor).tp_dict
+    for name, fn in methods.items():
+        if name in d:
+            raise RuntimeError(f"Tensor.{name} exists already; a Python-written method may not replace it")
+        if not callable(fn) and not isinstance(fn, property):
+            raise TypeError(f"Tensor.{name}: expected a function or a property, got {type(fn).__name__}")
+    d.update(methods)
+    PyType_Modified(Tensor)
+
+
 _np_protocol = None
