@@ -237,6 +237,12 @@ from retrograd.core._numpy_like_shape import *  # noqa: E402,F401,F403
 __all__ += (_numpy_like.__all__ + _numpy_like_shape.__all__ + _numpy_like_linalg.__all__ + _numpy_like_misc.__all__
             + _numpy_like_index.__all__ + _numpy_like_select.__all__ + _config.__all__)
 
+# torch's autocast switches (Note [Autocast] in _autocast_policy.py)
+from retrograd.core._autocast_fns import *  # noqa: E402,F401,F403
+from retrograd.core import _autocast_fns  # noqa: E402
+
+__all__ += _autocast_fns.__all__
+
 # Tensor's methods written in Python (Note [Python-written Tensor methods])
 from retrograd.core import _tensor_methods_py  # noqa: E402
 from retrograd.core.abi import _install_tensor_methods  # noqa: E402

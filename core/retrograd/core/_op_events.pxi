@@ -68,9 +68,18 @@ cdef class _CompositeOp:
     ``aten::<name>`` while a profile records (see ``composite_op``)."""
     cdef object fn
     cdef str event
+    cdef int ac_cpu                     # autocast policies (Note [Autocast]); 0: not listed
+    cdef int ac_cuda
     cdef dict __dict__                  # functools.update_wrapper: __name__, __doc__, __wrapped__
 
     def __call__(self, *args, **kwargs):
+        if rg_tls_autocast and (self.ac_cpu or self.ac_cuda):
+            # a listed composite under autocast (Note [Autocast]): run on the
+            # cast arguments, with autocast off inside (so this same call
+            # then takes the path below)
+            target = _ac_target(self.ac_cpu, self.ac_cuda, args + tuple(kwargs.values()), self.event[6:])
+            if target is not None:
+                return _autocast_run(self, args, kwargs, target)
         if _op_enter_slot == NULL:
             if _trace_slot == NULL:
                 return self.fn(*args, **kwargs)
@@ -124,6 +133,7 @@ def composite_op(str name):
         cdef _CompositeOp op = _CompositeOp.__new__(_CompositeOp)
         op.fn = fn
         op.event = "aten::" + name
+        op.ac_cpu, op.ac_cuda = _autocast_policy(name)
         functools.update_wrapper(op, fn)
         return op
     return wrap

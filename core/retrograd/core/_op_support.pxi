@@ -140,12 +140,17 @@ cdef inline void _set_edges2(Node node, Node f0, int n0, Node f1, int n1):
     node.topo_nr = topo
 
 
+cdef bint _is_bfloat16(object dtype):
+    # ml_dtypes' bfloat16: a floating dtype NumPy files under kind 'V'
+    return dtype.kind == 'V' and dtype.name == "bfloat16"
+
+
 cdef inline bint _record(object out):
     # Only floating (and complex) results carry gradients.
     cdef char c
     if type(out) is ndarray:            # (the dtype's kind read in C: no attribute lookups)
         c = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>out)).kind
-        return c == b'f' or c == b'c'
+        return c == b'f' or c == b'c' or (c == b'V' and _is_bfloat16(out.dtype))
     cdef str k = out.dtype.kind
     return k == 'f' or k == 'c'
 
@@ -162,6 +167,8 @@ cdef inline int _record_op(object out) except -1:
         c = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>out)).kind
         if c == b'f':
             return 1
+        if c == b'V':
+            return _is_bfloat16(out.dtype)
         if c != b'c':
             return 0
     elif not _record(out):

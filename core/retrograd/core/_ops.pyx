@@ -24,6 +24,7 @@ _cnp.import_array()
 include "_grad_mode.pxi"           # per-thread grad, inference and anomaly mode; the sequence counter
 include "_slots.pxi"               # the engine, forward-AD and op-event slots
 include "_op_events.pxi"           # op events (profiler)
+include "_autocast.pxi"            # autocast: per-thread state, the casts of listed ops
 include "_devices.pxi"             # device specs, interned Device objects
 include "_graph_support.pxi"       # edges, input metadata, hook handles, gradient accumulation
 include "_saved_hooks.pxi"         # saved_tensors_hooks

@@ -56,7 +56,8 @@ cdef class VersionCounter:
 
 
 cdef inline bint _is_float_dtype(object dtype):
-    return dtype.kind == 'f' or dtype.kind == 'c'
+    # (bfloat16, ml_dtypes' dtype, is kind 'V' to NumPy)
+    return dtype.kind == 'f' or dtype.kind == 'c' or (dtype.kind == 'V' and dtype.name == "bfloat16")
 
 
 # the dtypes of the conversion methods (.float(), .double(), ...)
@@ -190,7 +191,7 @@ cdef class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         other = <Tensor>value
-        if self._requires_grad and other._array.dtype.kind not in "fc":
+        if self._requires_grad and not _is_float_dtype(other._array.dtype):
             raise RuntimeError(
                 f"data set to a tensor that requires gradients must be floating point or complex dtype, "
                 f"got {other._array.dtype}; call requires_grad_(False) first or assign a floating point tensor")

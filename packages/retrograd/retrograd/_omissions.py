@@ -33,7 +33,6 @@ _DTYPE = "a dtype NumPy does not have"
 _STORAGE = "torch's typed storages and legacy tensor types: retrograd tensors wrap NumPy arrays directly"
 _DEVICE = "a device retrograd does not run on (CPU, and CUDA through CuPy, only)"
 _DISPATCH = "torch's dispatcher internals: retrograd has no dispatch keys or __torch_function__ modes"
-_AUTOCAST = "autocast's internal state switches"
 _NESTED = "nested (jagged) tensors: every retrograd tensor is a dense array of one shape"
 _TYPING = "a typing or helper module that torch's module happens to import; not part of its API"
 _SYNC = "multi-process synchronization of torch.distributed, which retrograd-distributed does not mirror"
@@ -95,13 +94,9 @@ OMISSIONS: Dict[str, List[Row]] = {
          "rg.tensor(..., dtype=...) and rg.set_default_dtype"),
         ("Event Stream AcceleratorError get_device_module", _DEVICE + " (CUDA streams and events are CuPy's)",
          "cupy.cuda.Stream and cupy.cuda.Event with CuPy arrays"),
-        ("autocast_decrement_nesting autocast_increment_nesting clear_autocast_cache get_autocast_cpu_dtype "
-         "get_autocast_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype "
-         "is_autocast_cache_enabled is_autocast_cpu_enabled is_autocast_enabled is_autocast_ipu_enabled "
-         "is_autocast_xla_enabled set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled "
-         "set_autocast_dtype set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype "
-         "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled", _AUTOCAST,
-         "the rg.autocast context manager (rg.amp)"),
+        ("get_autocast_ipu_dtype get_autocast_xla_dtype is_autocast_ipu_enabled is_autocast_xla_enabled "
+         "set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled",
+         _DEVICE + " (autocast's IPU and XLA switches)", "rg.autocast('cpu') or rg.autocast('cuda')"),
         ("is_distributed", _SYNC, "rg.distributed (retrograd-distributed)"),
         ("cond", "a control-flow operator for torch.export and torch.compile graphs: retrograd runs Python's "
          "if/else eagerly (rg.compile traces each branch taken)", "a Python if statement"),

@@ -26,6 +26,20 @@ import gen_jvp  # noqa: E402
 import gen_multi  # noqa: E402
 
 
+def _load_autocast_policy():
+    # core's table of autocast policies (Note [Autocast]), read by path: the
+    # generator runs before retrograd.core can be imported
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_autocast_policy.py")
+    spec = importlib.util.spec_from_file_location("_rg_autocast_policy", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+AUTOCAST = _load_autocast_policy()
+
+
 class TableError(Exception):
     pass
 
@@ -802,11 +816,34 @@ def _arg_array_call(e, p):
 INDEX_PARAMS = frozenset({"index", "indices", "mask"})
 
 
+def emit_autocast(e, w):
+    # An op of torch's autocast lists casts its Tensor arguments first, while
+    # a region is open on this thread (Note [Autocast]); others get no code.
+    cpu, cuda = AUTOCAST.policy(e.name)
+    if not (cpu or cuda):
+        return
+    names = [p.name for p in e.tensors]
+    tup = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    w("    if rg_tls_autocast:")
+    w(f'        ac_target = _ac_target({cpu}, {cuda}, {tup}, "{e.name}")')
+    w("        if ac_target is not None:")
+    # the op itself on the cast arguments, with autocast off meanwhile
+    w(f"            return _autocast_run(_py_op_{e.name}, ({', '.join(p.name for p in e.params)}"
+      f"{',' if len(e.params) == 1 else ''}), None, ac_target)")
+
+
 def emit_op(e, saved, uses, out):
     w = out.append
     tensors = e.tensors
     kinds = formula_names(e)
+    if any(AUTOCAST.policy(e.name)):
+        # what autocast calls (a Python callable) to run the op on cast arguments
+        w(f"def _py_op_{e.name}({', '.join(p.name for p in e.params)}):")
+        w(f"    return _op_{e.name}({', '.join(p.name for p in e.params)})")
+        w("")
+        w("")
     w(f"cdef object _op_{e.name}({_cparams(e)}):")
+    emit_autocast(e, w)
     for p in tensors:
         w(f"    cdef Tensor t_{p.name} = <Tensor>{p.name} if isinstance({p.name}, Tensor) else None")
         if p.default == "None":

@@ -1775,7 +1775,6 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _weighted_reduce(_c.where(small, quad, lin), x, weight, reduction, False)
 
 
-@composite_op('binary_cross_entropy_with_logits')
 @composite_op('binary_cross_entropy')
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: bool | None = None, reduce: bool | None = None,
@@ -1838,6 +1837,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _reduce(loss, reduction)
 
 
+@composite_op('binary_cross_entropy_with_logits')
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
