@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import threading
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from retrograd.core._dtype_rules import _default_complex_dtype, get_default_dtyp
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
            "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed", "get_rng", "is_tensor",
-           "initial_seed", "seed"]
+           "initial_seed", "seed", "set_default_device", "get_default_device"]
 
 # The factories are composite ops: a profile shows them as torch's aten::zeros,
 # aten::rand, ... with the memory their tensor takes (profile_memory).
@@ -299,6 +300,105 @@ def _make(array, device, requires_grad):
     return _abi._wrap(array, dev, requires_grad)
 
 
+# torch.set_default_device: the device the factories use when they are not
+# given one. Per thread, as torch's (its DeviceContext is a mode on each
+# thread's own stack): _device_local.current, None for the CPU. Until a thread
+# sets one, _default_device_on stays False and a factory's whole cost is that
+# test (it never goes back: a thread may still hold one).
+_default_device_on = False
+_device_local = threading.local()
+
+
+def _default_device():
+    return getattr(_device_local, "current", None)
+
+
+def set_default_device(device) -> None:
+    """Make ``device`` the device that tensor factories use when not given one.
+
+    ``zeros``, ``ones``, ``empty``, ``full``, ``rand``, ``randn``,
+    ``randint``, ``randperm``, ``arange``, ``linspace``, ``logspace``,
+    ``eye``, ``range``, ``tensor``, ``as_tensor`` (of a tensor too),
+    ``asarray`` (of data other than a tensor), ``scalar_tensor``, the window
+    functions, ``tril_indices`` / ``triu_indices`` and the layers' parameters
+    then go to ``device`` unless a call names a device; the ``*_like``
+    functions keep their input's device and ``from_numpy`` the CPU, as in
+    torch. As torch's, the setting belongs to the calling thread (other
+    threads keep theirs, the CPU at first).
+
+    Parameters
+    ----------
+    device : str or Device or None
+        ``"cpu"``, ``"cpu:N"`` (a virtual CPU device), ``"cuda"`` /
+        ``"cuda:N"``; None goes back to the CPU.
+
+    Raises
+    ------
+    RuntimeError
+        For a CUDA device where CuPy or the GPU is missing (the error a
+        factory gives for ``device="cuda"``), or a virtual CPU device that is
+        not configured.
+    ValueError
+        For an unknown device type.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.set_virtual_cpu_devices(1)
+    >>> rg.set_default_device("cpu:1")
+    >>> rg.zeros(2).device, rg.get_default_device()
+    (device(type='cpu', index=1), device(type='cpu', index=1))
+    >>> rg.set_default_device(None)
+    >>> rg.zeros(2).device
+    device(type='cpu')
+    >>> rg.set_virtual_cpu_devices(0)
+    """
+    global _default_device_on
+    dev = None if device is None else _abi.device(device)
+    if dev is not None and dev.type_name == "cuda":
+        _make(np.empty(0, dtype=np.float32), dev, False)      # raises as a factory would there
+    entry = getattr(_device_local, "entry", None)
+    if entry is not None:
+        # leaving the previous setting restores what it replaced (torch exits its DeviceContext)
+        _device_local.current = entry[1]
+    if dev is None:
+        _device_local.entry = None
+        return
+    _device_local.entry = (dev, _default_device())
+    _device_local.current = dev
+    _default_device_on = True
+
+
+def get_default_device():
+    """The device tensor factories use when not given one (:func:`set_default_device`).
+
+    Returns
+    -------
+    Device
+        The calling thread's default device: the CPU unless set.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.get_default_device()
+    device(type='cpu')
+    """
+    dev = _default_device()
+    return _CPU if dev is None else dev
+
+
+def _enter_device_context(dev) -> None:
+    # `with rg.device(d):` (Device.__enter__): d is the default device until the block ends
+    global _default_device_on
+    _device_local.__dict__.setdefault("stack", []).append(_default_device())
+    _device_local.current = _abi.device(dev)
+    _default_device_on = True
+
+
+def _exit_device_context() -> None:
+    _device_local.current = _device_local.stack.pop()
+
+
 def _is_cupy(a) -> bool:
     return type(a).__module__.split(".")[0] == "cupy" and type(a).__name__ == "ndarray"
 
@@ -326,7 +426,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dtype : dtype, optional
         The dtype (``rg.float32``, ``np.float32``, ``"float32"``, ...).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``; ``"cuda"`` needs CuPy).
+        Where the tensor lives (default: the default device where one is set,
+        :func:`set_default_device`; else a tensor's or CuPy array's own
+        device, else the CPU; ``"cuda"`` needs CuPy).
     requires_grad : bool, optional
         Make the tensor a leaf whose gradient is recorded (default False).
 
@@ -358,6 +460,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> rg.tensor(3.0, requires_grad=True)
     tensor(3., requires_grad=True)
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     if type(data) is np.ndarray and dtype is None and device is None:
         # the common call (a NumPy array of numbers, its dtype, the CPU):
         # what the general path below does for it, without its checks
@@ -475,7 +579,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     dtype : dtype, optional
         The dtype; a different one makes a converted copy.
     device : str or Device, optional
-        The device; a different one makes a copy there.
+        The device; a different one makes a copy there (default: the default
+        device where one is set, :func:`set_default_device`; else ``data``'s).
 
     Returns
     -------
@@ -499,6 +604,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     >>> rg.as_tensor([1, 2], dtype=rg.float64)
     tensor([1., 2.], dtype=float64)
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     if isinstance(data, Tensor):
         if device is not None and _abi.device(device) != data.device:
             data = data.to(device)
@@ -568,7 +675,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -593,6 +700,8 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> rg.zeros((2,), dtype=rg.int64)
     tensor([0, 0])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     shape = _shape(size, "zeros")
     dt = _dtype(dtype, "zeros") or get_default_dtype()
     make = lambda: np.zeros(shape, dtype=dt)  # noqa: E731
@@ -614,7 +723,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -639,6 +748,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> rg.ones((2,), dtype=rg.int64)
     tensor([1, 1])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     shape = _shape(size, "ones")
     dt = _dtype(dtype, "ones") or get_default_dtype()
     make = lambda: np.ones(shape, dtype=dt)  # noqa: E731
@@ -660,7 +771,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -683,6 +794,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> t.shape, t.dtype
     ((2, 3), dtype('float32'))
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     shape = _shape(size, "empty")
     dt = _dtype(dtype, "empty") or get_default_dtype()
     make = lambda: np.empty(shape, dtype=dt)  # noqa: E731
@@ -706,7 +819,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     dtype : dtype, optional
         The dtype.
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -731,6 +844,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     >>> rg.full((3,), 7)
     tensor([7, 7, 7])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     shape = _shape((size,), "full")
     fill_value = _number(fill_value, "full", "fill_value")
     dt = _dtype(dtype, "full") or _default_for(fill_value)
@@ -759,7 +874,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype : dtype, optional
         The dtype.
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -787,6 +902,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     tensor([[0., 1., 2.],
             [3., 4., 5.]])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     start = _number(start, "arange", "start")
     if end is not None:
         end = _number(end, "arange", "end")
@@ -827,7 +944,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -849,6 +966,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     >>> rg.linspace(0, 1, 5)
     tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     start = _number(start, "linspace", "start")
     end = _number(end, "linspace", "end")
     if isinstance(steps, (builtins.bool, np.bool_)) or not hasattr(type(steps), "__index__"):
@@ -874,7 +993,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
 
@@ -900,6 +1019,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     tensor([[1, 0, 0],
             [0, 1, 0]])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     for name, v in (("n", n), ("m", m)):
         if v is None and name == "m":
             continue
@@ -1120,7 +1241,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
     generator : numpy.random.Generator, optional
@@ -1150,6 +1271,8 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     >>> bool((a >= 0).all() and (a < 1).all())
     True
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     g = _generator(generator, "rand", device)
     shape = _shape(size, "rand")
     dt = _dtype(dtype, "rand") or get_default_dtype()
@@ -1173,7 +1296,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     dtype : dtype, optional
         The dtype (default: the default dtype, :func:`get_default_dtype`).
     device : str or Device, optional
-        Where the tensor lives (default ``"cpu"``).
+        Where the tensor lives (default: :func:`get_default_device`, the CPU unless set).
     requires_grad : bool, optional
         Make it a leaf that requires grad (default False).
     generator : numpy.random.Generator, optional
@@ -1200,6 +1323,8 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     >>> x
     tensor([ 0.12573022, -0.13210486,  0.64042264])
     """
+    if device is None and _default_device_on:
+        device = _default_device()
     g = _generator(generator, "randn", device)
     shape = _shape(size, "randn")
     dt = _dtype(dtype, "randn") or get_default_dtype()
@@ -1305,6 +1430,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if requires_grad and dt.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients; pass a "
                            "floating dtype to randint (dtype=rg.float64)")
+    if device is None and _default_device_on:
+        device = _default_device()
     g = _generator(generator, "randint", device)
     if dt.kind in "iu":
         info = np.iinfo(dt)
@@ -1363,6 +1490,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
                            "floating dtype to randperm (dtype=rg.float64)")
     if dt.kind in "iu" and n and n - 1 > np.iinfo(dt).max:
         raise RuntimeError(f"randperm(): n={n} is too large for the dtype {dt}; pick a wider dtype")
+    if device is None and _default_device_on:
+        device = _default_device()
     g = _generator(generator, "randperm", device)
     return _traced(_make(_alloc("randperm", lambda: g.permutation(n).astype(dt, copy=False), (n,)),
                          device, requires_grad),

@@ -534,6 +534,11 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
     if isinstance(obj, Tensor):
         t = obj.clone() if copy else obj
         t = t.to(dtype=dtype) if dtype is not None else t
+        if device is None and _creation._default_device_on:
+            device = _creation._default_device()
+        if device is not None:
+            # (torch's asarray of a tensor moves it: to `device`, or the default device)
+            t = t.to(device)
     elif copy:
         t = _creation.tensor(obj, dtype=dtype, device=device)
     else:

@@ -23,7 +23,7 @@ __all__ = [
     "diagflat", "diag_embed", "trace", "kron", "take", "masked_select", "repeat_interleave", "meshgrid",
     "cartesian_prod", "combinations", "broadcast_tensors", "block_diag", "tril_indices", "triu_indices",
     "logspace", "vander", "cummax", "cummin", "logcumsumexp", "index_add", "index_copy", "index_fill",
-    "diff", "msort", "inner", "mv", "cdist",
+    "diff", "msort", "inner", "mv", "cdist", "gradient",
 ]
 
 
@@ -448,7 +448,7 @@ block_diag.__doc__ = _doc("A block-diagonal matrix of the given tensors.",
 
 
 def _tri_indices(name: str, np_fn):
-    def fn(row, col, offset=0, *, dtype=None, device="cpu", layout=None):
+    def fn(row, col, offset=0, *, dtype=None, device=None, layout=None):
         r, c = np_fn(row, offset, col)
         arr = np.stack([r, c]).astype(np.int64 if dtype is None else np.dtype(dtype))
         return _creation.tensor(arr, device=device)
@@ -704,3 +704,127 @@ cdist.__doc__ = _doc("The ``p``-norm distance between each row of ``x1`` and eac
                      "    p : float, optional\n        The norm (default 2).", "Tensor",
                      ">>> rg.cdist(rg.tensor([[0.0, 0.0]]), rg.tensor([[3.0, 4.0], [1.0, 0.0]]))\n"
                      "    tensor([[5., 1.]])")
+
+
+def _gradient_dims(x: Tensor, dim, n_spacing, edge_order) -> list:
+    # ATen's pre_check_gradient, its checks in its order; returns the dims, wrapped
+    nd = x.ndim
+    if x.dtype == np.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    dims = list(builtins.range(nd)) if dim is None else [dim] if not isinstance(dim, (list, tuple)) else list(dim)
+    if n_spacing is not None and dim is None and n_spacing != nd:
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal "
+                           f"to 'self.dim() = {nd}', since dim argument was not given, but got a list of length "
+                           f"{n_spacing}")
+    if n_spacing is not None and dim is not None and n_spacing != len(dims):
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length {n_spacing} "
+                           f"and a dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2) or isinstance(edge_order, bool):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    wrapped = []
+    for d in dims:
+        if not -max(nd, 1) <= d < max(nd, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, "
+                             f"{max(nd, 1) - 1}], but got {d})")
+        d = d % max(nd, 1)
+        if d in wrapped:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        wrapped.append(d)
+    for d in wrapped:
+        if x.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    return wrapped
+
+
+def _ends(x: Tensor, d: int, k: int) -> list:
+    # the first (k > 0) or last (k < 0) |k| slices of x along d, each of length 1
+    n = x.shape[d]
+    return [_abi.narrow(x, d, i if k > 0 else n - abs(k) + i, 1) for i in builtins.range(abs(k))]
+
+
+@composite_op("gradient")
+def gradient(input, *, spacing=1, dim=None, edge_order=1) -> tuple:
+    x = _t(input, "gradient")
+    if isinstance(spacing, Tensor):
+        if spacing.ndim != 0:
+            raise TypeError("gradient(): argument 'spacing' must be a number, a sequence of numbers or a sequence of "
+                            "1-d Tensors, not a Tensor (pass [coordinates] for one dimension)")
+        spacing = spacing.item()
+    coords = isinstance(spacing, (list, tuple)) and builtins.any(isinstance(s, Tensor) for s in spacing)
+    listed = isinstance(spacing, (list, tuple))
+    dims = _gradient_dims(x, dim, len(spacing) if listed else None, edge_order)
+    if not listed:
+        spacing = [1.0 if spacing is None else spacing] * len(dims)
+    out = []
+    for i, d in enumerate(dims):
+        n = x.shape[d]
+        if coords:
+            c = _t(spacing[i], "gradient", "spacing")
+            if c.device != x.device:
+                raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, but got devices "
+                                   f"{x.device} and {c.device}!")
+            if c.ndim != 1:
+                raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, but got "
+                                   f"an element with {c.ndim} dimensions!")
+            # the nonuniform second-order formulas (Fornberg), as ATen's gradient_helper
+            h = _abi.narrow(c, 0, 1, c.shape[0] - 1) - _abi.narrow(c, 0, 0, c.shape[0] - 1)
+            h1, h2 = _abi.narrow(h, 0, 0, h.shape[0] - 1), _abi.narrow(h, 0, 1, h.shape[0] - 1)
+            shape = [1] * x.ndim
+            shape[d] = -1
+            a = _abi.reshape(-h2 / (h1 * (h1 + h2)), tuple(shape))
+            b = _abi.reshape((h2 - h1) / (h1 * h2), tuple(shape))
+            cc = _abi.reshape(h1 / (h2 * (h1 + h2)), tuple(shape))
+            center = (a * _abi.narrow(x, d, 0, n - 2) + b * _abi.narrow(x, d, 1, n - 2)
+                      + cc * _abi.narrow(x, d, 2, n - 2))
+            first, last = h[0], h[-1]
+            if edge_order == 1:
+                s0, s1 = _ends(x, d, 2)
+                e0, e1 = _ends(x, d, -2)
+                head, tail = (s1 - s0) / first, (e1 - e0) / last
+            else:
+                s0, s1, s2 = _ends(x, d, 3)
+                e0, e1, e2 = _ends(x, d, -3)
+                second, before = h[1], h[-2]
+                head = (-(2.0 * first + second) / (first * (first + second)) * s0
+                        + (first + second) / (first * second) * s1
+                        + (-first) / (second * (first + second)) * s2)
+                tail = (last / (before * (last + before)) * e0
+                        - (last + before) / (last * before) * e1
+                        + (2 * last + before) / (last * (last + before)) * e2)
+        else:
+            step = spacing[i]
+            center = (_abi.narrow(x, d, 2, n - 2) - _abi.narrow(x, d, 0, n - 2)) / step / 2
+            if edge_order == 1:
+                s0, s1 = _ends(x, d, 2)
+                e0, e1 = _ends(x, d, -2)
+                head, tail = (s1 - s0) / step, (e1 - e0) / step
+            else:
+                s0, s1, s2 = _ends(x, d, 3)
+                e0, e1, e2 = _ends(x, d, -3)
+                head = (-1.5 * s0 + 2 * s1 - 0.5 * s2) / step
+                tail = (0.5 * e0 - 2 * e1 + 1.5 * e2) / step
+        out.append(_abi.cat([head, center, tail], d))
+    return tuple(out)
+
+
+gradient.__doc__ = _doc(
+    "Estimate the derivatives of the function sampled by ``input``, along each dimension.",
+    _IN + " Each dimension it differentiates along needs ``edge_order + 1`` samples.\n"
+    "    spacing : number, sequence of numbers or sequence of Tensor, optional\n"
+    "        The distance between neighbouring samples: one number for every\n"
+    "        dimension (default 1), one number per dimension, or per dimension\n"
+    "        a 1-d tensor of the samples' coordinates (unevenly spaced).\n"
+    "    dim : int or sequence of int, optional\n"
+    "        The dimensions to differentiate along (default: all).\n"
+    "    edge_order : int, optional\n"
+    "        The accuracy order at the two ends, 1 or 2 (default 1); inside,\n"
+    "        second-order central differences.",
+    "tuple of Tensor\n        One derivative per dimension, each of ``input``'s shape.",
+    ">>> rg.gradient(rg.tensor([1.0, 4.0, 9.0, 16.0]))\n"
+    "    (tensor([3., 4., 6., 7.]),)\n"
+    "    >>> rg.gradient(rg.tensor([[1.0, 2.0], [3.0, 5.0]]), spacing=[2.0, 1.0])\n"
+    "    (tensor([[1. , 1.5],\n            [1. , 1.5]]), tensor([[1., 1.],\n            [2., 2.]]))",
+    "The interior uses second-order central differences; ``torch.gradient``'s\n"
+    "    results and gradients, built from differentiable ops (numpy.gradient's\n"
+    "    method).")

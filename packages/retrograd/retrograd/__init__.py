@@ -61,8 +61,9 @@ _TORCH_TWINS = frozenset((
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "Size",
     "nuclear_norm", "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
-    "get_default_device", "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+    "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
     "embedding_renorm_", "index_put_", "addmv_", "default_generator", "empty_permuted",
+    "lstm", "gru", "rnn_tanh", "rnn_relu", "embedding_bag", "thread_safe_generator",
 ))
 
 

@@ -33,8 +33,9 @@ NAMES = (
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "Size",
     "nuclear_norm", "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
-    "get_default_device", "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+    "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
     "embedding_renorm_", "index_put_", "addmv_", "default_generator", "empty_permuted",
+    "lstm", "gru", "rnn_tanh", "rnn_relu", "embedding_bag", "thread_safe_generator",
 )
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -157,6 +158,114 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
     # ATen's padding_idx -1 means none (F.embedding's None)
     return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+_BAG_MODES = ("sum", "mean", "max")
+# the dtypes ATen's CPU kernel sums with its fast path, which skips offset2bag (torch returns it empty)
+_FAST_SUM_DTYPES = ("float32", "float16", "bfloat16")
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
+                  sparse: bool = False, per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """torch.embedding_bag: :func:`retrograd.nn.functional.embedding_bag` with
+    ATen's signature and its four results.
+
+    Parameters
+    ----------
+    weight : Tensor
+        The table, ``(num_embeddings, embedding_dim)``.
+    indices : Tensor
+        1-D integer indices into ``weight``.
+    offsets : Tensor
+        1-D integer starts of the bags (the first 0).
+    scale_grad_by_freq : bool, optional
+        Divide each row's gradient by its count in ``indices`` (sum and mean).
+    mode : int, optional
+        0 sum, 1 mean, 2 max (default 0).
+    sparse : bool, optional
+        Must be False (retrograd's gradients are dense).
+    per_sample_weights : Tensor, optional
+        A weight per index (``mode=0`` only).
+    include_last_offset : bool, optional
+        ``offsets`` ends with the end of the last bag.
+    padding_idx : int, optional
+        An index left out of every bag.
+
+    Returns
+    -------
+    tuple of Tensor
+        ``(output, offset2bag, bag_size, max_indices)`` as torch's CPU kernel
+        gives them: the bags' reductions ``(num_bags, embedding_dim)``; each
+        index's bag (empty where torch's fast float sum skips it); the bags'
+        sizes without padding (zeros for ``mode=0``); for ``mode=2`` the
+        row of each maximum, else a copy of ``bag_size``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> table = rg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> out, offset2bag, bag_size, max_indices = rg.embedding_bag(table, rg.tensor([0, 1, 2]), rg.tensor([0, 2]),
+    ...                                                           mode=2)
+    >>> out
+    tensor([[3., 4.],
+            [5., 6.]])
+    >>> offset2bag.tolist(), bag_size.tolist(), max_indices.tolist()
+    ([0, 0, 1], [2, 1], [[1, 1], [2, 2]])
+    """
+    if isinstance(mode, bool) or mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if indices.dim() != 1:
+        raise RuntimeError(f"embedding_bag: torch.embedding_bag takes 1-D indices with offsets, got {indices.dim()}-D; "
+                           "F.embedding_bag takes a 2-D batch of equal bags")
+    if per_sample_weights is not None and mode != 0:
+        raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+    # (ATen's max mode ignores scale_grad_by_freq, which F.embedding_bag refuses there)
+    out = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=bool(scale_grad_by_freq) and mode != 2,
+                          mode=_BAG_MODES[mode], sparse=sparse, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=padding_idx)
+    idx = np.asarray(indices.numpy(force=True)).reshape(-1)
+    off = np.asarray(offsets.numpy(force=True)).reshape(-1)
+    aux = np.promote_types(idx.dtype, off.dtype)
+    n, starts = idx.size, (off[:-1] if include_last_offset else off)
+    bags = starts.size
+    pad = -1 if padding_idx is None else int(padding_idx) % weight.shape[0]
+    bag_of = np.searchsorted(np.sort(starts), np.arange(n), side="right") - 1
+    fast_sum = (mode == 0 and pad < 0 and weight.dtype.name in _FAST_SUM_DTYPES and weight.stride()[1] == 1
+                and (per_sample_weights is None or per_sample_weights.stride()[0] == 1))
+    offset2bag = np.zeros(0, dtype=aux) if fast_sum else bag_of
+    if weight.requires_grad or mode != 0:
+        bag_size = np.zeros(bags, dtype=aux)
+        if bags:
+            bag_size[:-1] = off[1:bags] - off[:bags - 1]
+            bag_size[-1] = n - off[bags - 1]
+        if pad >= 0:
+            bag_size -= np.bincount(bag_of[(idx == pad) & (bag_of >= 0)], minlength=bags)[:bags].astype(aux)
+        if mode == 0:
+            bag_size[:] = 0
+    else:
+        bag_size = np.zeros(off.size, dtype=aux)
+    max_indices = bag_size.copy() if mode != 2 else _bag_argmax(weight, idx, bag_of, pad, bags)
+    dev = weight.device
+    return (out, _c.tensor(offset2bag.astype(aux), device=dev), _c.tensor(bag_size, device=dev),
+            _c.tensor(max_indices.astype(aux), device=dev))
+
+
+def _bag_argmax(weight: Tensor, idx: np.ndarray, bag_of: np.ndarray, pad: int, bags: int) -> np.ndarray:
+    # per bag and column, the row of the first maximum among the bag's indices (0 for an empty bag), as ATen's
+    out = np.zeros((bags, weight.shape[1]), dtype=np.int64)
+    pos = np.flatnonzero((bag_of >= 0) & (bag_of < bags) & (idx != pad))
+    if not pos.size:
+        return out
+    order = pos[np.argsort(bag_of[pos], kind="stable")]
+    bag, words = bag_of[order], idx[order]
+    vals = np.asarray(weight.detach().numpy(force=True))[words]
+    firsts = np.flatnonzero(np.r_[True, bag[1:] != bag[:-1]])
+    group = np.repeat(np.arange(firsts.size), np.diff(np.r_[firsts, bag.size]))
+    best = np.maximum.reduceat(vals, firsts, axis=0)
+    rows = np.where(vals == best[group], np.arange(bag.size)[:, None], bag.size)
+    out[bag[firsts]] = words[np.minimum.reduceat(rows, firsts, axis=0)]
+    return out
 
 
 # --- losses with an int reduction ----------------------------------------------------------------------
@@ -298,11 +407,6 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
     return _c.empty(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def get_default_device() -> Any:
-    import retrograd
-    return retrograd.device("cpu")
-
-
 def affine_grid_generator(theta: Tensor, size: Sequence[int], align_corners: bool) -> Tensor:
     return F.affine_grid(theta, list(size), align_corners=align_corners)
 
@@ -358,6 +462,33 @@ def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype
     return out.requires_grad_(True) if requires_grad else out
 
 
+def thread_safe_generator() -> Any:
+    """torch.thread_safe_generator: a DataLoader thread worker's own generator, else None.
+
+    torch gives each thread worker a generator of its own, so that random
+    transforms in threads do not share one; in the main process and in
+    worker processes it returns None (the functions then use the global
+    generator). retrograd's DataLoader runs worker processes only, each with
+    its own seeded generator, so this returns None there too.
+
+    Returns
+    -------
+    None
+        (or, in a thread worker that has a generator of its own, that generator)
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.thread_safe_generator() is None
+    True
+    """
+    from retrograd.utils.data import get_worker_info
+    info = get_worker_info()
+    if info is not None and info.worker_method == "thread" and info.rng is not None:
+        return getattr(info.rng, "torch_generator", info.rng)
+    return None
+
+
 class Size(tuple):
     """torch.Size: a tuple of ints, the type of a shape.
 
@@ -384,11 +515,14 @@ for _name in ("adaptive_max_pool1d", "max_pool1d_with_indices", "rrelu", "dropou
               "binary_cross_entropy_with_logits", "cosine_embedding_loss", "ctc_loss", "hinge_embedding_loss",
               "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "convolution",
               "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "nuclear_norm",
-              "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided", "get_default_device",
+              "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
               "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "embedding_renorm_",
               "index_put_", "addmv_", "empty_permuted"):
     _twin(_name, globals()[_name])
 del _name
+
+
+from retrograd._torch_functional_rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402,F401
 
 
 def __getattr__(name: str) -> Any:

@@ -147,6 +147,27 @@ def _stack(mode: str, x: Tensor, sizes: list[int], hx: Tensor, cx: Tensor | None
 _IMPLS = {mode: composite_op(name)(_stack)
           for mode, name in (("LSTM", "lstm"), ("GRU", "gru"), ("RNN_TANH", "rnn_tanh"), ("RNN_RELU", "rnn_relu"))}
 
+
+def _run(mode: str, input: Tensor, sizes: list[int] | None, h0: Tensor, c0: Tensor | None, weights: list,
+         num_layers: int, bidirectional: bool, dropout: float, training: bool,
+         batch_first: bool) -> tuple:
+    """ATen's lstm / gru / rnn_tanh / rnn_relu: the layer stack over a padded 3-d ``input`` (``sizes`` None;
+    ``(L, N, H_in)``, or ``(N, L, H_in)`` with ``batch_first``) or over a packed sequence's data (``sizes``
+    its batch sizes). Returns ``(output, h_n, c_n)``, ``c_n`` None but for an LSTM. The layers and torch's
+    top-level twins (``rg.lstm``, ...) both run through here."""
+    if sizes is not None:
+        return _IMPLS[mode](mode, input, sizes, h0, c0, weights, num_layers, bidirectional, dropout, training)
+    if batch_first:
+        input = input.transpose(0, 1)
+    steps, batch = input.shape[0], input.shape[1]
+    if steps == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    x = input.reshape((steps * batch, input.shape[2]))
+    out, h_n, c_n = _IMPLS[mode](mode, x, [batch] * steps, h0, c0, weights, num_layers, bidirectional, dropout,
+                                 training)
+    out = out.reshape((steps, batch, out.shape[1]))
+    return (out.transpose(0, 1) if batch_first else out), h_n, c_n
+
 _LAYER_ARGS = """input_size : int
         The number of features of each input step.
     hidden_size : int
@@ -515,27 +536,14 @@ class RNNBase(Module):
             if state.dtype != input.dtype:
                 raise RuntimeError(f"the initial state's dtype ({state.dtype}) is not the input's ({input.dtype}); "
                                    f"convert it with .to(rg.{input.dtype})")
-        if batch_sizes is not None:
-            sizes = [int(v) for v in batch_sizes.tolist()]
-            x = input
-        else:
-            steps = input.shape[1] if self.batch_first else input.shape[0]
-            if steps == 0:
-                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            sizes = [batch] * steps
-            x = input.reshape((steps * batch, self.input_size))
+        sizes = None if batch_sizes is None else [int(v) for v in batch_sizes.tolist()]
         h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
-        out, h_n, c_n = _IMPLS[self.mode](self.mode, x, sizes, h0, c0, self._weights_by_layer(),
-                                          self.num_layers, self.bidirectional, self.dropout, self.training)
+        out, h_n, c_n = _run(self.mode, input, sizes, h0, c0, self._weights_by_layer(), self.num_layers,
+                             self.bidirectional, self.dropout, self.training, self.batch_first)
         hidden = (h_n, c_n) if lstm else h_n
         if packed:
             return packed_cls(out, batch_sizes, sorted_indices, unsorted_indices), \
                 self.permute_hidden(hidden, unsorted_indices)
-        out = out.reshape((len(sizes), batch, out.shape[1]))
-        if self.batch_first:
-            out = out.transpose(0, 1)
         if not batched:
             out = out.squeeze(batch_dim)
             hidden = (h_n.squeeze(1), c_n.squeeze(1)) if lstm else h_n.squeeze(1)

@@ -322,7 +322,7 @@ def _pack(input: Tensor, lengths: list[int], batch_first: bool) -> tuple[Tensor,
     rows = b_idx * steps + t_idx if batch_first else t_idx * batch + b_idx
     flat = input.reshape((steps * batch,) + tuple(input.shape[2:]))
     data = flat.index_select(0, _index(rows, input.device))
-    return data, _c.tensor(batch_sizes.astype(np.int64))
+    return data, _c.tensor(batch_sizes.astype(np.int64), device="cpu")
 
 
 def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first: bool = False,
@@ -451,7 +451,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     if sequence.unsorted_indices is not None:
         order = np.asarray(sequence.unsorted_indices.cpu().tolist(), dtype=np.int64)
     padded = _unpack(sequence.data, sizes, order, batch_first, padding_value, max_len)
-    return padded, _c.tensor(lengths[order].astype(np.int64))
+    return padded, _c.tensor(lengths[order].astype(np.int64), device="cpu")
 
 
 pad_packed_sequence.__doc__ = (pad_packed_sequence.__doc__ or "").format(batch_first=_BATCH_FIRST)
