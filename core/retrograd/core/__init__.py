@@ -247,7 +247,12 @@ __all__ += _autocast_fns.__all__
 from retrograd.core import _tensor_methods_py  # noqa: E402
 from retrograd.core.abi import _install_tensor_methods  # noqa: E402
 
+from retrograd.core import _tensor_views_py  # noqa: E402
+from retrograd.core._tensor_views_py import as_strided, as_strided_, as_strided_scatter  # noqa: E402,F401
+
 _install_tensor_methods(_tensor_methods_py.METHODS)
+_install_tensor_methods(_tensor_views_py.METHODS)
+__all__ += _tensor_views_py.__all__
 del _install_tensor_methods
 
 

@@ -73,6 +73,18 @@ cdef class Device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __enter__(self):
+        # `with rg.device(d):` makes d the default device of the block
+        # (torch.device as a context manager); _creation.py keeps the stack
+        from retrograd.core._creation import _enter_device_context
+        _enter_device_context(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        from retrograd.core._creation import _exit_device_context
+        _exit_device_context()
+        return False
+
     @property
     def type_name(self):
         """The device type's name, ``"cpu"`` or ``"cuda"`` (``torch.device.type``)."""

@@ -334,11 +334,52 @@ def inverse_permutation(dims, int ndim):
 # --- in-place on views and __setitem__ (see _copy_slices.pxi) ---
 
 def as_strided_backward(ns, grad, tuple shape, dtype, offset, vshape, strides):
-    # The gradient of a view, placed back into zeros of its base's shape.
+    # The gradient of a view, placed back into zeros of its base's shape;
+    # where the view's elements overlap (as_strided with a stride 0, or
+    # windows that share elements) each base element gets the sum of the
+    # gradients of the elements that alias it, as in torch.
+    if _geometry_overlaps(vshape, strides):
+        return _as_strided_backward_overlapping(ns, grad, shape, dtype, offset, vshape, strides)
     if ns is A:
         return k_view_scatter(np.zeros(shape, dtype=dtype), grad, offset, vshape, strides)
     return _op__view_scatter(_constant_zeros(np.zeros(shape, dtype=dtype), (<Tensor>grad)._device),
                              grad, offset, vshape, strides)
+
+
+cdef bint _geometry_overlaps(tuple vshape, tuple strides):
+    # Whether two positions of a strided view can be one element: the dims of
+    # size > 1 sorted by stride must each step past all the earlier ones'
+    # extent (a sufficient test of no overlap, exact for every view op's
+    # geometry).
+    dims = sorted((_builtins.abs(st), n) for n, st in zip(vshape, strides) if n > 1)
+    cdef Py_ssize_t extent = 0
+    for st, n in dims:
+        if st == 0 or st <= extent:
+            return True
+        extent += st * (n - 1)
+    return False
+
+
+def _as_strided_backward_overlapping(ns, grad, tuple shape, dtype, offset, tuple vshape, tuple strides):
+    item = np.dtype(dtype).itemsize
+    idx = np.full(vshape, offset, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(vshape, strides)):
+        idx = idx + (np.arange(n, dtype=np.int64) * (st // item)).reshape((n,) + (1,) * (len(vshape) - d - 1))
+    size = 1
+    for n in shape:
+        size *= n
+    if ns is A:
+        xp = _xp(grad)
+        out = xp.zeros(size, dtype=dtype)
+        xp.add.at(out, xp.asarray(idx.reshape(-1)), grad.reshape(-1))
+        return out.reshape(shape)
+    cdef Device dev = (<Tensor>grad)._device
+    zeros = np.zeros(size, dtype=dtype)
+    idx = idx.reshape(-1)
+    if dev.type == RG_DEV_CUDA:
+        zeros, idx = _to_device_array(zeros, dev), _to_device_array(idx, dev)
+    flat = _op_scatter_add(_constant_zeros(zeros, dev), 0, _rg_wrap(idx, dev), _op_reshape(grad, (-1,)))
+    return _op_reshape(flat, shape)
 
 
 

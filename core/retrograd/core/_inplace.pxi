@@ -299,3 +299,42 @@ cdef int _tensor_setitem_untraced(Tensor self, object index, object value) excep
     if tok is not None:
         _op_event_exit(tok, None)
     return 0
+
+
+# --- in-place view ops (t_, squeeze_, unsqueeze_, transpose_, swapaxes_,
+# as_strided_): they change what `self` looks at, not the data. `self` takes
+# the array and the history of the view op's result (TBackward on top of
+# self's own history, as torch's), and its version is bumped (torch's), so a
+# node that saved the old `self` refuses to run. A view stays a view of the
+# same base: a later in-place write through it reaches the base through its
+# geometry (Note [CopySlices]).
+
+def _inplace_view(Tensor self, str name, object fn, tuple args):
+    """``self`` becomes ``fn(self, *args)``, a view of it: torch's in-place view ops (``Tensor.t_``, ...)."""
+    cdef Tensor out
+    if _trace_slot != NULL:
+        raise RuntimeError(f"{name}() changes the tensor it is called on into a view of itself, which rg.compile "
+                           f"cannot trace; use the out-of-place form ({name[:-1]}) and the result")
+    if self._is_inference and not rg_tls_inference_mode:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed. "
+            "Make a clone() of it (outside inference_mode) to get a normal tensor, and update that.")
+    if rg_tls_grad_enabled:
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation. "
+                "Do it under `with retrograd.no_grad():`, or work on a clone() of the tensor.")
+        if self._base is not None and self._base._grad_fn is None and self._base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                "Do it under `with retrograd.no_grad():`, or work on a clone().")
+    out = <Tensor>fn(self, *args)
+    self._array = out._array
+    self._version_counter.version += 1
+    if out._grad_fn is not None or self._grad_fn is not None:
+        _rebase_history(self, out)
+    if self._base is not None:
+        self._view_version = self._version_counter.version
+    if _forward_grad_slot != NULL:
+        _fw_inplace_done(self, out)
+    return self
