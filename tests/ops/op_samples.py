@@ -968,6 +968,8 @@ OP_DB += [
 # --- the entries added for torch's names (issue 41) --- (op_samples_coverage.py)
 OP_DB += __import__("op_samples_coverage").coverage_ops(OpInfo, SampleInput, _binary_samples, _unary_samples,
                                                         _away_from, _torch_binary_tensors)
+# --- torch's special functions (issue 41) --- (op_samples_special.py)
+OP_DB += __import__("op_samples_special").special_ops(OpInfo, SampleInput)
 
 OPS_BY_NAME = {o.name: o for o in OP_DB}
 
@@ -989,6 +991,10 @@ COVERED_ELSEWHERE = {
     "_max_pool2d_flat_index": "the positions max_pool2d's create_graph backward scatters to: every max_pool2d "
                               "sample's second-order check runs it",
 }
+# --- special functions ---
+COVERED_ELSEWHERE["_not_implemented"] = (
+    "raises by design (igamma's and igammac's derivative for their input, as torch): "
+    "tests/ops/test_special_functions.py checks the error in backward and forward mode")
 # --- reductions and linear algebra ---
 COVERED_ELSEWHERE["_take_dim_backward"] = (
     "the backward of _take_dim (max/min values): every _take_dim sample's second-order check runs it")

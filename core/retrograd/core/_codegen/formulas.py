@@ -147,3 +147,15 @@ NS_HELPERS |= {
 PRIMITIVES["t"] = ("k_t", "_op_t")
 NS_HELPERS |= {"eigh_backward", "eigh_jvp", "qr_backward", "qr_jvp", "pinv_backward", "pinv_jvp",
                "lstsq_backward", "lstsq_jvp"}
+
+# --- special functions (_kernels_special.pyx) ---
+PRIMITIVES.update({
+    "digamma": ("k_digamma", "_op_digamma"),
+    "lgamma": ("k_lgamma", "_op_lgamma"),
+    "polygamma": ("k_polygamma", "_op_polygamma"),
+    "_multi_polygamma": ("k_multi_polygamma", "_op__multi_polygamma"),
+    "i0": ("k_i0", "_op_i0"),
+    "_i1": ("k_i1", "_op__i1"),
+    # a derivative torch leaves unimplemented (NotImplementedError), for a gradient or a tangent
+    "not_implemented": ("k_not_implemented", "_op__not_implemented"),
+})
