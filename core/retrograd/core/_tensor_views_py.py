@@ -348,17 +348,29 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None) -> Tensor:
     return _abi._view_scatter(contig, src.to(input.dtype), offset, size, strides)
 
 
-def _method(fn: Callable, name: str) -> Callable:
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = fn.__doc__
-    return method
+def _as_strided_method(self, size, stride, storage_offset=None) -> Tensor:
+    return as_strided(self, size, stride, storage_offset)
+
+
+def _as_strided_inplace_method(self, size, stride, storage_offset=None) -> Tensor:
+    return as_strided_(self, size, stride, storage_offset)
+
+
+def _as_strided_scatter_method(self, src, size, stride, storage_offset=None) -> Tensor:
+    return as_strided_scatter(self, src, size, stride, storage_offset)
+
+
+for _fn, _of in ((_as_strided_method, as_strided), (_as_strided_inplace_method, as_strided_),
+                 (_as_strided_scatter_method, as_strided_scatter)):
+    # the method forms: the functions' docs, under the methods' names
+    _fn.__doc__ = _of.__doc__
+    _fn.__name__ = _fn.__qualname__ = _of.__name__
+del _fn, _of
 
 
 #: name -> function, installed in Tensor's dict by core's __init__
 METHODS: Dict[str, Callable] = {
     "squeeze_": squeeze_, "unsqueeze_": unsqueeze_, "t_": t_, "transpose_": transpose_, "swapaxes_": swapaxes_,
-    "swapdims_": swapdims_, "as_strided": _method(as_strided, "as_strided"), "as_strided_": as_strided_,
-    "as_strided_scatter": _method(as_strided_scatter, "as_strided_scatter"),
+    "swapdims_": swapdims_, "as_strided": _as_strided_method, "as_strided_": _as_strided_inplace_method,
+    "as_strided_scatter": _as_strided_scatter_method,
 }
