@@ -36,15 +36,21 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx.ext.graphviz",
+    "sphinx_copybutton",
+    "rg_autodoc",
+    "rg_changelog",
     "rg_graph",
+    "rg_math",
     "rg_omissions",
+    "rg_run",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "api/generated/sections.rst.inc"]
 templates_path = ["_templates"]
 
 # MyST: ::: fences for directives, and anchors for headings (links such as
@@ -52,12 +58,24 @@ templates_path = ["_templates"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
-# autodoc / autosummary: stub pages are generated at build time.
-autosummary_generate = True
+# autodoc / autosummary: rg_api writes the module and object pages at build
+# time (below); each class page names the members it describes.
+autosummary_generate = False
 autosummary_imported_members = True
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"        # numpydoc's Parameters section says the types
 autodoc_member_order = "bysource"
+
+# Every cross-reference must resolve (-n -W). The names below are outside
+# the project, which has no intersphinx (the build needs no network): the
+# standard library's and NumPy's, named by the docstrings that say where a
+# name comes from.
+nitpicky = True
+nitpick_ignore = [
+    ("py:class", "abc.ABC"),
+    ("py:class", "contextlib.ContextDecorator"),
+    ("py:class", "enum.Enum"),
+    ("py:mod", "pickle"),
+]
 
 # numpydoc: autosummary lists the members (templates in _templates), so
 # numpydoc does not add its own member tables.
@@ -77,9 +95,31 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
+    # the left sidebar lists a section's pages, down one level: the API
+    # reference's modules, not its thousand object pages (reached from their
+    # module's page)
+    "navigation_depth": 1,
 }
-html_static_path: list[str] = []
+# The top-level pages have no section to navigate: no left sidebar (it would
+# show an empty "Section Navigation").
+html_sidebars = {
+    os.path.splitext(name)[0]: []
+    for name in os.listdir(os.path.dirname(os.path.abspath(__file__)))
+    if name.endswith(".md")
+}
+# An object's page (a class, a function) is reached from its module's page
+# and its breadcrumbs, and gives its width to the text: no left sidebar.
+# (The theme renders the sidebar anew for each page of a thousand, most of a
+# build's time.)
+html_sidebars["api/generated/objects/*"] = []
+html_static_path = ["_static"]
+html_css_files = ["rg.css"]
 html_show_sourcelink = False
+
+# the copy button copies the code without the prompts of ``>>>`` examples
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
 
 # The API reference: one page per module of rg_api.MODULES (the list the
 # docstring test reads too), written before Sphinx looks for sources.

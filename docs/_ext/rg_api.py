@@ -6,7 +6,9 @@ check.
 
 An object is documented once, under the first module of ``MODULES`` that
 exports it (``rg.no_grad`` is also ``rg.autograd.no_grad``: its page is
-under ``retrograd``). A module's public names are its ``__all__``, or, without
+under ``retrograd``), or under the module that names it in ``owns`` (its
+PyTorch spelling: ``rg.autograd.grad``); the other modules that export it
+list it as an alias pointing there. A module's public names are its ``__all__``, or, without
 one, the names of ``dir()`` without a leading underscore; submodules and
 NumPy's own objects (the dtypes ``rg.float32`` ..., which are NumPy's) are
 left out.
@@ -17,7 +19,9 @@ import importlib
 import importlib.util
 import inspect
 import os
+import sys
 import types
+import typing
 from dataclasses import dataclass, field
 
 
@@ -32,6 +36,12 @@ class ApiModule:
     # not in any group are listed last under `rest`
     groups: tuple = field(default_factory=tuple)
     rest: str = "Contents"
+    # names documented here although an earlier module exports them too: the
+    # PyTorch spelling is canonical (``torch.autograd.grad``, not ``rg.grad``)
+    owns: tuple = ()
+    # list the names that another module documents as aliases on this page
+    # (off for retrograd.core, whose every name the umbrella re-exports)
+    aliases: bool = True
 
 
 # The ops and Tensor live in retrograd.core and are re-exported by the
@@ -62,8 +72,8 @@ MODULES: tuple[ApiModule, ...] = (
               "gradient modes, and saving.", _RG_GROUPS, rest="Operations"),
     ApiModule("retrograd.autograd", "retrograd.autograd",
               "Backward, custom Functions, gradient checking, and the engine's switches "
-              "(``torch.autograd``). The gradient modes and ``backward``/``grad`` are listed under "
-              ":doc:`retrograd`."),
+              "(``torch.autograd``). The gradient modes are described under :mod:`retrograd`.",
+              owns=("backward", "grad")),
     ApiModule("retrograd.autograd.functional", "retrograd.autograd.functional",
               "Jacobians, Hessians and their products with vectors (``torch.autograd.functional``)."),
     ApiModule("retrograd.autograd.graph", "retrograd.autograd.graph",
@@ -123,6 +133,13 @@ MODULES: tuple[ApiModule, ...] = (
     ApiModule("retrograd.utils.dlpack", "retrograd.utils.dlpack",
               "Zero-copy exchange with NumPy, CuPy, torch and JAX arrays (``torch.utils.dlpack``)."),
     ApiModule("retrograd.linalg", "retrograd.linalg", "Linear algebra (``torch.linalg``)."),
+    ApiModule("retrograd.utils", "retrograd.utils",
+              "Utilities (``torch.utils``): the data, checkpoint, dlpack and tensorboard modules, each with its "
+              "own page."),
+    ApiModule("retrograd.core", "retrograd.core",
+              "The ``retrograd-core`` distribution: the tensor, the operations and the autograd engine's data "
+              "structures, in Cython. Every public name is re-exported by the umbrella package and described "
+              "under :mod:`retrograd`; import it from there.", aliases=False),
     ApiModule("retrograd.profiler", "retrograd.profiler",
               "The profiler (``torch.profiler``; the ``retrograd-profiler`` distribution)."),
     ApiModule("retrograd.nn.parallel", "retrograd.nn.parallel",
@@ -174,15 +191,7 @@ def _absent(module: str) -> bool:
         return True
 
 
-def collect(skip_absent: bool = False) -> list[tuple[ApiModule, list[tuple[str, object]]]]:
-    """Each module of MODULES with the ``(name, object)`` pairs it documents.
-
-    An object exported by several modules belongs to the first. A module that
-    cannot be imported because an optional distribution is not installed
-    (retrograd.profiler, retrograd.forward_ad) raises, unless ``skip_absent``
-    (the tests of an install set without it), which leaves it out.
-    """
-    seen: set[int] = set()
+def _imported(skip_absent: bool) -> list[tuple[ApiModule, types.ModuleType]]:
     out = []
     for entry in MODULES:
         try:
@@ -192,11 +201,40 @@ def collect(skip_absent: bool = False) -> list[tuple[ApiModule, list[tuple[str, 
             if skip_absent and any(_absent(dist) for dist in _OPTIONAL):
                 continue
             raise
+        out.append((entry, module))
+    return out
+
+
+def collect(skip_absent: bool = False) -> list[tuple[ApiModule, list[tuple[str, object]]]]:
+    """Each module of MODULES with the ``(name, object)`` pairs it documents.
+
+    An object exported by several modules belongs to the first, unless a
+    later one names it in ``owns`` (the PyTorch spelling). A module that
+    cannot be imported because an optional distribution is not installed
+    (retrograd.profiler, retrograd.forward_ad) raises, unless ``skip_absent``
+    (the tests of an install set without it), which leaves it out.
+    """
+    modules = _imported(skip_absent)
+    claimed: dict[int, str] = {}
+    for entry, module in modules:
+        for name in entry.owns:
+            obj = getattr(module, name, None)
+            if obj is not None and _documentable(obj):
+                claimed.setdefault(id(obj), entry.name)
+    seen: set[int] = set()
+    out = []
+    for entry, module in modules:
         members = []
-        for name in public_names(module):
+        names = public_names(module)
+        for name in names:
             obj = getattr(module, name, None)
             if obj is None or not _documentable(obj) or id(obj) in seen:
                 continue
+            if claimed.get(id(obj), entry.name) != entry.name:
+                continue
+            own = getattr(obj, "__name__", name)
+            if own != name and own in names and getattr(module, own, None) is obj:
+                continue                  # `group = GroupMember`: described under its own name
             seen.add(id(obj))
             members.append((name, obj))
         out.append((entry, members))
@@ -216,25 +254,203 @@ def public_methods(cls: type) -> list[tuple[str, object]]:
     return out
 
 
-def _autosummary(names: list[str]) -> list[str]:
-    lines = [".. autosummary::", "   :toctree: objects", "   :nosignatures:", ""]
+# -- the site: what each page holds -------------------------------------------
+
+# The API index's sections, in the order of torch's; a module of MODULES that
+# no section names is listed under "More".
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Tensors and operations", ("retrograd", "retrograd.linalg", "retrograd.core")),
+    ("Automatic differentiation", ("retrograd.autograd", "retrograd.autograd.functional",
+                                   "retrograd.autograd.graph", "retrograd.autograd.forward_ad")),
+    ("Neural networks", ("retrograd.nn", "retrograd.nn.functional", "retrograd.nn.init", "retrograd.nn.grad",
+                         "retrograd.nn.utils", "retrograd.nn.utils.rnn", "retrograd.nn.utils.parametrize",
+                         "retrograd.nn.utils.parametrizations")),
+    ("Optimization", ("retrograd.optim", "retrograd.optim.lr_scheduler", "retrograd.optim.swa_utils")),
+    ("Data", ("retrograd.utils", "retrograd.utils.data")),
+    ("Memory and precision", ("retrograd.utils.checkpoint", "retrograd.amp", "retrograd.cuda.amp")),
+    ("Profiler", ("retrograd.profiler",)),
+    ("Compiler", ("retrograd.compile", "retrograd.compile.exc")),
+    ("Distributed", ("retrograd.distributed", "retrograd.distributed.nn.functional", "retrograd.distributed.run",
+                     "retrograd.nn.parallel", "retrograd.nn.parallel.comm")),
+    ("Devices and backends", ("retrograd.cuda", "retrograd.accelerator", "retrograd.backends",
+                              "retrograd.backends.cudnn", "retrograd.backends.cuda", "retrograd.backends.mps",
+                              "retrograd.backends.cpu")),
+    ("Saving, exchange and logging", ("retrograd.serialization", "retrograd.utils.dlpack",
+                                      "retrograd.utils.tensorboard", "retrograd.onnx")),
+)
+
+
+@dataclass
+class Page:
+    """One module's page: what it describes, and the names it only points from."""
+
+    entry: ApiModule
+    module: types.ModuleType
+    members: list                   # (name, object) described here
+    aliases: list                   # (name, object, canonical full name) described elsewhere
+    data: list                      # (name, value): constants and NumPy's dtypes
+
+
+@dataclass
+class Site:
+    pages: list
+    canonical: dict                 # id(object) -> its canonical full name
+
+    def name_of(self, obj) -> str | None:
+        return self.canonical.get(id(obj))
+
+
+def site(skip_absent: bool = False) -> Site:
+    """Every page of the API reference, with the canonical name of each object."""
+    modules = dict((e.name, m) for e, m in _imported(skip_absent))
+    described = collect(skip_absent)
+    canonical = {id(obj): f"{entry.name}.{name}" for entry, members in described for name, obj in members}
+    pages = []
+    for entry, members in described:
+        module = modules[entry.name]
+        own = {f"{entry.name}.{n}" for n, _ in members}
+        aliases, data = [], []
+        for name in public_names(module):
+            if not hasattr(module, name):
+                continue
+            obj = getattr(module, name)
+            if isinstance(obj, types.ModuleType):
+                continue
+            if _documentable(obj):
+                target = canonical.get(id(obj))
+                if entry.aliases and target and f"{entry.name}.{name}" not in own:
+                    aliases.append((name, obj, target))
+            elif entry.aliases:
+                data.append((name, obj))
+        pages.append(Page(entry, module, members, aliases, data))
+    return Site(pages, canonical)
+
+
+def ours(klass: type) -> bool:
+    """A class of retrograd's distributions (retrograd-compile's Cython
+    module is named ``compile._call``)."""
+    return (getattr(klass, "__module__", "") or "").split(".")[0] in ("retrograd", "compile")
+
+
+def class_members(cls: type, documented: set[int]) -> list[str]:
+    """The members a class page describes: the public ones ``cls`` defines,
+    and those it inherits from a base with no page of its own (a private
+    base such as ``_ConvNd``); those of a documented base (``Module``) are on
+    that base's page, and those of Python's own bases (``object``,
+    ``Exception``) are Python's."""
+    out = []
+    for klass in cls.__mro__:
+        if klass is not cls and (id(klass) in documented or not ours(klass)):
+            continue
+        for name in vars(klass):
+            if name.startswith("_") or name in out:
+                continue
+            owner = next(k for k in cls.__mro__ if name in vars(k))
+            if owner is klass:
+                out.append(name)
+    return out
+
+
+def _python_own(cls) -> bool:
+    """A class of Python itself (``Exception``, ``enum.Enum``, ``abc.ABC``)."""
+    return (getattr(cls, "__module__", "") or "").split(".")[0] in sys.stdlib_module_names
+
+
+def public_bases(cls: type, canonical: dict) -> list:
+    """The bases a class page shows (reST, or Python's own classes).
+
+    A base without a page of its own (a private ``_ConvNd``, ``_Loss``, or
+    a mixin) is replaced by its own bases, up to the nearest documented
+    class (its members are on the subclass's page: see ``class_members``);
+    ``object`` and ``Generic`` are left out; a documented base is named by
+    its canonical name (``retrograd.nn.Module``, not the module it is
+    defined in); another library's class is named, not linked (the build
+    has no intersphinx)."""
+    out: list = []
+
+    def add(base):
+        origin = typing.get_origin(base)
+        if origin is not None:                   # Sampler[T_co], Generic[T_co]: the class itself
+            if origin is typing.Generic or origin is typing.Protocol:
+                return
+            base = origin
+        if base is object or not isinstance(base, type):
+            return
+        if id(base) in canonical:
+            entry = f":py:class:`{canonical[id(base)]}`"
+        elif _python_own(base):
+            entry = base
+        elif ours(base):
+            for b in getattr(base, "__orig_bases__", base.__bases__):   # its own bases, in its place
+                add(b)
+            return
+        else:                                    # another library's class (NumPy's Generator): its name
+            entry = f"``{base.__module__.split('.')[0]}.{base.__qualname__}``"
+        if entry not in out:
+            out.append(entry)
+
+    for base in getattr(cls, "__orig_bases__", cls.__bases__):
+        add(base)
+    return out
+
+
+def _autosummary(names: list[str], toctree: bool = True) -> list[str]:
+    lines = [".. autosummary::"] + (["   :toctree: objects"] if toctree else []) + ["   :nosignatures:", ""]
     lines += [f"   {n}" for n in names]
     return lines + [""]
 
 
-def page(entry: ApiModule, members: list[tuple[str, object]]) -> str:
-    """The reST of one API page (autosummary tables; a page per object in ``objects/``)."""
-    lines = [entry.title, "=" * len(entry.title), "", f".. currentmodule:: {entry.name}", ""]
+def _indent(text: str, by: str = "   ") -> list[str]:
+    return [by + line if line else "" for line in text.splitlines()]
+
+
+def _value_text(name: str, value) -> str:
+    """A line about a constant or a dtype of a module."""
+    import numpy as np
+    if isinstance(value, np.dtype):
+        return (f"The dtype ``numpy.{value.name}`` (``torch.{name}``): retrograd's dtypes are NumPy's, "
+                "and ``rg.float32 == np.float32``.")
+    if isinstance(value, type) and (value.__module__ or "").startswith("numpy"):
+        return f"NumPy's ``numpy.{value.__name__}``: retrograd's dtypes are NumPy's."
+    text = repr(value)
+    if len(text) > 120:
+        text = text[:117] + "..."
+    if isinstance(value, float):
+        return f"The constant ``{text}`` (``torch.{name}``, ``math.{name}``)."
+    return f"The constant ``{text}``."
+
+
+def _alias_directive(name: str, obj, target: str) -> list[str]:
+    if isinstance(obj, type):
+        kind, role = "class", "class"
+    elif callable(obj):
+        kind, role = "function", "func"
+    else:
+        kind, role = "data", "data"
+    return [f".. py:{kind}:: {name}", "", f"   The same object as :{role}:`{target}`, which describes it.", ""]
+
+
+def page(p: Page) -> str:
+    """The reST of one module's page (autosummary tables linking a page per object in ``objects/``)."""
+    entry, members = p.entry, p.members
+    lines = [entry.title, "=" * len(entry.title), "", f".. module:: {entry.name}", "",
+             f".. currentmodule:: {entry.name}", ""]
     if entry.intro:
         lines += [entry.intro, ""]
     names = [n for n, _ in members]
+    alias_names = [n for n, _, _ in p.aliases]
     placed: set[str] = set()
     for heading, group in entry.groups:
         present = [n for n in group if n in names]
-        if not present:
+        linked = [n for n in group if n in alias_names]
+        if not present and not linked:
             continue
         placed.update(present)
-        lines += [heading, "-" * len(heading), ""] + _autosummary(present)
+        lines += [heading, "-" * len(heading), ""]
+        if present:
+            lines += _autosummary(present)
+        if linked:
+            lines += ["Described under their PyTorch spelling:", ""] + _autosummary(linked, toctree=False)
     rest = [n for n in names if n not in placed]
     if rest:
         classes = [n for n in rest if isinstance(dict(members)[n], type)]
@@ -245,23 +461,102 @@ def page(entry: ApiModule, members: list[tuple[str, object]]) -> str:
             for heading, group in (("Classes", classes), ("Functions", functions)):
                 if group:
                     lines += [heading, "-" * len(heading), ""] + _autosummary(group)
+    if p.data:
+        lines += ["Constants and dtypes", "-" * 20, ""]
+        for name, value in p.data:
+            lines += [f".. py:data:: {name}", "", *_indent(_value_text(name, value)), ""]
+    if p.aliases:
+        lines += ["Aliases", "-" * 7, "",
+                  "Names of this module that are described once, under another name.", ""]
+        for name, obj, target in p.aliases:
+            lines += _alias_directive(name, obj, target)
     return "\n".join(lines)
 
 
-def write_pages(outdir: str) -> list[str]:
-    """Write one page per module into ``outdir`` (only where the text changed,
-    so that Sphinx rebuilds only what changed). Returns the page names."""
-    os.makedirs(outdir, exist_ok=True)
-    written = []
-    for entry, members in collect():
-        text = page(entry, members)
-        path = os.path.join(outdir, entry.name + ".rst")
-        old = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                old = f.read()
-        if old != text:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        written.append(entry.name)
-    return written
+def object_page(module: str, name: str, obj, canonical: dict) -> str:
+    """The reST of one object's page (what autosummary's templates wrote before)."""
+    full = f"{module}.{name}"
+    lines = [full, "=" * len(full), "", f".. currentmodule:: {module}", ""]
+    if isinstance(obj, type):
+        lines.append(f".. autoclass:: {name}")
+        members = class_members(obj, set(canonical))
+        if members:
+            lines.append(f"   :members: {', '.join(members)}")
+            lines.append("   :undoc-members:")           # a C attribute cannot hold a docstring
+            if len(members) > 60:                  # Tensor: findable in alphabetical order, as torch's
+                lines.append("   :member-order: alphabetical")
+        if public_bases(obj, canonical):
+            lines.append("   :show-inheritance:")
+    elif isinstance(obj, types.FunctionType | types.BuiltinFunctionType) or inspect.isroutine(obj):
+        lines.append(f".. autofunction:: {name}")
+    else:                                          # a callable instance (a decorator object ...)
+        lines.append(f".. autodata:: {name}")
+        lines.append("   :no-value:")
+    return "\n".join(lines) + "\n"
+
+
+def index_text(s: Site) -> str:
+    """The API index: a table per section, a line per module, and the toctrees."""
+    entries = {p.entry.name: p.entry for p in s.pages}
+    sections = [(title, [n for n in names if n in entries]) for title, names in SECTIONS]
+    listed = {n for _, names in sections for n in names}
+    more = [n for n in entries if n not in listed]
+    if more:
+        sections.append(("More", more))
+    lines: list[str] = []
+    for title, names in sections:
+        if not names:
+            continue
+        lines += [title, "-" * len(title), "", ".. list-table::", "   :widths: 35 65", ""]
+        for n in names:
+            intro = " ".join(entries[n].intro.split()) or entries[n].title
+            lines += [f"   * - :mod:`{n}`", f"     - {intro}"]
+        lines += ["", ".. toctree::", "   :hidden:", f"   :caption: {title}", ""]
+        lines += [f"   generated/{n}" for n in names]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _write(path: str, text: str) -> None:
+    old = None
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    if old != text:                                # unchanged pages are not rebuilt
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+_SITE: list = []
+
+
+def current_site() -> Site:
+    """The site of the last ``write_pages`` (computed once per build)."""
+    if not _SITE:
+        _SITE.append(site())
+    return _SITE[0]
+
+
+def write_pages(outdir: str) -> Site:
+    """Write the module pages, the object pages (``objects/``) and the API
+    index's sections (``sections.rst.inc``) into ``outdir``, each only where
+    its text changed (so that Sphinx rebuilds only what changed), and remove
+    the pages of names that are gone. Returns the site."""
+    s = site()
+    _SITE[:] = [s]
+    objdir = os.path.join(outdir, "objects")
+    os.makedirs(objdir, exist_ok=True)
+    wanted = {"sections.rst.inc"}
+    for p in s.pages:
+        _write(os.path.join(outdir, p.entry.name + ".rst"), page(p))
+        wanted.add(p.entry.name + ".rst")
+        for name, obj in p.members:
+            fname = f"{p.entry.name}.{name}.rst"
+            _write(os.path.join(objdir, fname), object_page(p.entry.name, name, obj, s.canonical))
+            wanted.add("objects/" + fname)
+    _write(os.path.join(outdir, "sections.rst.inc"), index_text(s))
+    for folder, prefix in ((outdir, ""), (objdir, "objects/")):
+        for fname in os.listdir(folder):
+            if fname.endswith((".rst", ".inc")) and prefix + fname not in wanted:
+                os.remove(os.path.join(folder, fname))
+    return s
