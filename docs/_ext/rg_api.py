@@ -166,8 +166,10 @@ def public_names(module: types.ModuleType) -> list[str]:
     """The public names of ``module``: ``__all__``, else ``dir()`` without underscores."""
     names = getattr(module, "__all__", None)
     if names is None:
-        names = [n for n in dir(module) if not n.startswith("_")]
-    return list(dict.fromkeys(names))
+        names = dir(module)
+    # (core's __all__ lists its table's underscored ops, _conv2d, which only
+    # reach users through retrograd.core.extending)
+    return list(dict.fromkeys(n for n in names if not n.startswith("_")))
 
 
 def _documentable(obj) -> bool:

@@ -300,6 +300,9 @@ from retrograd.core import _dtypes  # noqa: E402
 from retrograd.core._dtypes import *  # noqa: E402,F401,F403
 
 __all__ += _dtypes.__all__
+# core's answer to "is this dtype floating-point?" (bfloat16 is NumPy kind 'V'),
+# for the other distributions; not a torch name, so not in __all__
+from retrograd.core._dtypes import is_floating_dtype  # noqa: E402,F401
 
 
 def __getattr__(name: str) -> object:

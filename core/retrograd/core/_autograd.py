@@ -14,6 +14,7 @@ import numpy as np
 
 from retrograd.core import abi as _abi
 from retrograd.core.abi import Tensor, Edge
+from retrograd.core._dtypes import is_floating_dtype as _is_floating_dtype
 
 __all__ = ["backward", "grad", "set_warn_always", "is_warn_always_enabled"]
 
@@ -58,7 +59,7 @@ def _make_grads(outputs, grads, create_graph, what="grad_tensors"):
                     raise RuntimeError(
                         f"grad can be implicitly created only for scalar outputs, but output {i} has "
                         f"shape {tuple(out.shape)}: pass `gradient=` (or grad_outputs=) with that shape")
-                if out.dtype.kind != "f":
+                if not _is_floating_dtype(out.dtype):
                     # (torch: complex too; the gradient of a complex scalar
                     # is not 1, and the user must say which one they mean)
                     raise RuntimeError(
@@ -123,7 +124,7 @@ def _edge_grad(edge, g, i, create_graph):
 
 
 def _check_grad_dtype(gdt, odt, i):
-    if gdt.kind not in "fciub":
+    if gdt.kind not in "fciub" and not _is_floating_dtype(gdt):
         raise RuntimeError(
             f"Mismatch in dtype: grad_output[{i}] has dtype {gdt}, which cannot be a gradient "
             f"of output[{i}] of dtype {odt}")

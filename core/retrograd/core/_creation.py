@@ -13,6 +13,7 @@ import numpy as np
 from retrograd.core import abi as _abi
 from retrograd.core.abi import Tensor, composite_op
 from retrograd.core._dtype_rules import _default_complex_dtype, get_default_dtype
+from retrograd.core._dtypes import _is_inexact_dtype
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand",
@@ -332,6 +333,10 @@ def set_default_device(device) -> None:
         ``"cpu"``, ``"cpu:N"`` (a virtual CPU device), ``"cuda"`` /
         ``"cuda:N"``; None goes back to the CPU.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     RuntimeError
@@ -555,7 +560,7 @@ def _checked_data(arr, data, fn):
     if arr.dtype.kind in "US":
         raise TypeError(f"{fn}(): invalid data type 'str': data must be numbers, nested sequences of "
                         "numbers or an array of numbers")
-    if arr.dtype.kind in "OVMm":
+    if arr.dtype.kind in "OVMm" and not _is_inexact_dtype(arr.dtype):       # (bfloat16 is kind 'V')
         bad = data if arr.ndim == 0 else next((x for x in arr.reshape(-1)
                                                if not isinstance(x, (builtins.int, builtins.float,
                                                                      builtins.complex))), None)
@@ -1427,7 +1432,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if n and lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}; "
                            "randint draws from [low, high)")
-    if requires_grad and dt.kind not in "fc":
+    if requires_grad and not _is_inexact_dtype(dt):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients; pass a "
                            "floating dtype to randint (dtype=rg.float64)")
     if device is None and _default_device_on:
@@ -1485,7 +1490,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     dt = _dtype(dtype, "randperm") or np.dtype(np.int64)
-    if requires_grad and dt.kind not in "fc":
+    if requires_grad and not _is_inexact_dtype(dt):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients; pass a "
                            "floating dtype to randperm (dtype=rg.float64)")
     if dt.kind in "iu" and n and n - 1 > np.iinfo(dt).max:
@@ -1501,7 +1506,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 def _random_like(fn, draw, t, dtype, device, requires_grad, generator, complex_scale=1.0):
     arr = _like_input(t, fn)
     dt = _dtype(dtype, fn) or np.dtype(arr.dtype)
-    if dt.kind not in "fc":
+    if not _is_inexact_dtype(dt):
         raise RuntimeError(f"{fn}(): expected a floating dtype, got {dt} (\"check_uniform_bounds\" not "
                            f"implemented for it); pass dtype=rg.float64 or a floating input")
     shape = tuple(arr.shape)

@@ -224,3 +224,49 @@ cpdef object k_sign(object a):
     elif isinstance(r, (float, np.floating)) and r != r:
         r = type(r)(0)
     return r
+
+
+# Note [bfloat16 kernels]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# torch.bfloat16 is ml_dtypes' bfloat16 here (kind 'V' to NumPy: floating
+# only to _is_floating_dtype). NumPy's ufuncs run on it through ml_dtypes,
+# each element computed in float32 and rounded, as torch's CPU kernels; but
+# matmul answers in float32, einsum and LAPACK refuse it, SciPy's special
+# functions answer in float64, and reductions would add in bfloat16, rounding
+# at every step. torch's CPU kernels compute bfloat16 in float32 (their
+# "opmath" type) and round the result once. The kernels of those ops do the
+# same: k_opmath gives the float32 copy of a bfloat16 operand, k_bf16_like
+# rounds the result back, k_via_float32 does both around a binary function.
+# Other arrays pass through after one C type test.
+cdef object _F32 = np.dtype(np.float32)
+
+
+cdef object k_opmath(object a):
+    # a bfloat16 array as float32 (a copy); anything else as it is
+    if _is_bf16(a):
+        return _arr(a).astype(_F32)
+    return a
+
+
+cdef object k_bf16_like(object r, object a, object b=None):
+    # r, computed in float32 (or float64) from bfloat16 operands, rounded to
+    # bfloat16 where the operands' dtypes promote to it (NumPy's promotion,
+    # Python scalars weak): bfloat16 with bfloat16, an integer or a number
+    if not (_is_bf16(a) or _is_bf16(b)):
+        return r
+    dt = np.result_type(a) if b is None else np.result_type(a, b)
+    if not _is_bf16_dtype(dt):
+        return r
+    if type(r) is tuple:
+        return tuple(k_bf16_like(x, a, b) for x in r)
+    if not hasattr(r, "dtype") or r.dtype == dt:
+        return r
+    return r.astype(dt)
+
+
+cdef object k_via_float32(object fn, object a, object b):
+    # fn(a, b) for the NumPy functions without a bfloat16 loop of their own
+    # (matmul, einsum's products): in float32, rounded back (Note [bfloat16 kernels])
+    if not (_is_bf16(a) or _is_bf16(b)):
+        return fn(a, b)
+    return k_bf16_like(fn(k_opmath(a), k_opmath(b)), a, b)

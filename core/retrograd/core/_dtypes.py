@@ -65,10 +65,40 @@ def finfo(type=None):  # noqa: A002 (torch's parameter name)
         from retrograd.core._dtype_rules import get_default_dtype
         type = get_default_dtype()
     dt = _np.dtype(type)
-    if dt.kind not in "fc":
+    if not (is_floating_dtype(dt) or dt.kind == "c"):
         raise TypeError(f"finfo() requires a floating-point input type (got {dt}); use iinfo for "
                         "integer types")
-    return _np.finfo(dt)
+    return _np.finfo(dt)            # (ml_dtypes registers bfloat16's limits with NumPy)
+
+
+def is_floating_dtype(dtype) -> bool:
+    """Whether ``dtype`` is a floating-point dtype: torch's ``dtype.is_floating_point``.
+
+    float16, float32, float64 and bfloat16. A tensor's dtype is a NumPy
+    dtype, and NumPy files ml_dtypes' bfloat16 under kind ``'V'``, not
+    ``'f'``: ask this rather than ``dtype.kind == "f"``, which leaves
+    bfloat16 out. Complex dtypes are not floating-point (as torch).
+
+    Parameters
+    ----------
+    dtype : dtype
+        A retrograd or NumPy dtype, or anything ``numpy.dtype`` takes.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> import retrograd.core as core
+    >>> core.is_floating_dtype(rg.float32), core.is_floating_dtype(rg.int64), core.is_floating_dtype(rg.complex64)
+    (True, False, False)
+    >>> core.is_floating_dtype(rg.zeros(2).dtype)
+    True
+    """
+    dt = dtype if isinstance(dtype, _np.dtype) else _np.dtype(dtype)
+    return dt.kind == "f" or (dt.kind == "V" and dt.name == "bfloat16")
 
 
 def iinfo(type):  # noqa: A002
@@ -111,3 +141,16 @@ def _bfloat16():
             "bfloat16 needs the ml_dtypes package, which gives NumPy a bfloat16 dtype: pip install ml_dtypes "
             "(or compute in float16 / float32 instead)") from None
     return _np.dtype(ml_dtypes.bfloat16)
+
+
+def _is_inexact_dtype(dtype) -> bool:
+    # floating-point (bfloat16 included) or complex: NumPy's kinds "fc" and bfloat16
+    return dtype.kind in "fc" or (dtype.kind == "V" and dtype.name == "bfloat16")
+
+
+def _no_bfloat16_kernel(dtype, name):
+    # torch has no CPU kernel of `name` for bfloat16 (cdist, pdist, ...): its
+    # NotImplementedError, rather than a result torch never gives
+    if dtype.kind == "V" and is_floating_dtype(dtype):
+        raise NotImplementedError(f'"{name}" not implemented for bfloat16 tensors (as torch); convert the input '
+                                  "first, e.g. x.float()")

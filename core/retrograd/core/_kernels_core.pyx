@@ -12,7 +12,7 @@ import numpy as np
 from numpy import ndarray
 from retrograd.core._dtype_rules import DtypeRuntimeError
 from retrograd.core._array_module cimport _device_index, _is_cupy, _xp, _cupy
-from retrograd.core._dtype_rules cimport _dtype_str, _kind_of
+from retrograd.core._dtype_rules cimport _dtype_str, _kind_of, _is_bf16, k_default_float, k_opmath, k_via_float32
 from retrograd.core._arg_checks cimport (
     _wrap_dim, _check_int_list, _type_name, _norm_dims, _unwrap_index, _matrix_operands,
 )
@@ -44,6 +44,9 @@ cdef object k_sum(object a, object dim, bint keepdim, object dtype):
     if type(a) is ndarray and a.ndim > 0 and a.dtype.kind in "fc":
         return np.add.reduce(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
     adt = a.dtype if hasattr(a, "dtype") else np.result_type(a)       # (a CuPy array stays on its device)
+    if dtype is None and _is_bf16(a):
+        # added up in float32, rounded once (Note [bfloat16 kernels])
+        return np.sum(k_opmath(a), axis=_norm_dims(dim, a.ndim), keepdims=keepdim).astype(adt)
     if dtype is None and adt.kind in "bu" and adt.itemsize < 8:
         dtype = np.int64                    # torch: sums of bool and small unsigned ints are int64 (NumPy: uint64)
     return np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=dtype)
@@ -68,6 +71,8 @@ cdef object k_mean(object a, object dim, bint keepdim, object dtype):
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
         return np.true_divide(np.add.reduce(a, axis=axis, keepdims=keepdim), count)
+    if dtype is None and _is_bf16(a):
+        return k_mean(k_opmath(a), dim, keepdim, None).astype(a.dtype)     # (Note [bfloat16 kernels])
     if dtype is None and _kind_of(a) == 105:
         # torch has no mean of integers or bools (NumPy's is float64); a
         # malformed dim is its argument parser's TypeError, found first (types
@@ -172,9 +177,26 @@ cdef object k_matmul(object a, object b):
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{np.ndim(a)}D and {np.ndim(b)}D")
     try:
-        return np.matmul(a, b)
+        return k_via_float32(np.matmul, a, b)      # (bfloat16: Note [bfloat16 kernels])
     except ValueError as exc:
         raise RuntimeError(f"matmul: shapes {np.shape(a)} and {np.shape(b)} cannot be multiplied ({exc})") from None
+
+
+cdef object k_where(object condition, object a, object b):
+    # NumPy promotes a Python number before a bfloat16 array to float32
+    # (np.where(c, 2.5, x)); torch keeps a number weak: bfloat16. Two Python
+    # numbers, one a float: torch's default dtype (NumPy's would be float64).
+    cdef bint na = type(a) is float or type(a) is int or type(a) is bool
+    cdef bint nb = type(b) is float or type(b) is int or type(b) is bool
+    if na and nb:
+        if type(a) is float or type(b) is float:
+            return np.where(condition, a, b).astype(k_default_float(), copy=False)
+    elif _is_bf16(a) or _is_bf16(b):
+        if na:
+            a = np.asarray(a, dtype=b.dtype)
+        elif nb:
+            b = np.asarray(b, dtype=a.dtype)
+    return np.where(condition, a, b)
 
 
 cdef object _raise_dtype_error(object exc, str op, object a):

@@ -8,7 +8,9 @@ import numpy as np
 from numpy import ndarray
 from retrograd.core._dtype_rules import DtypeRuntimeError
 from retrograd.core._array_module cimport _arr, _is_cupy, _cupy_ndarray
-from retrograd.core._dtype_rules cimport k_float, k_float_only, k_real, k_real_float, _kind_of
+from retrograd.core._dtype_rules cimport (
+    k_float, k_float_only, k_real, k_real_float, _kind_of, _is_bf16, k_opmath, k_bf16_like,
+)
 from retrograd.core._arg_checks cimport _dtype_of
 from retrograd.core._elementwise_loops cimport _loop_softplus, _loop_sigmoid
 
@@ -25,6 +27,8 @@ cdef object k_sigmoid(object a):
     r = _loop_sigmoid(a, 0)             # the same values, one ufunc call
     if r is not None:
         return r
+    if _is_bf16(a):                     # in float32, rounded once (Note [bfloat16 kernels])
+        return k_bf16_like(k_sigmoid(k_opmath(a)), a)
     cdef int kind = _kind_of(a)
     if kind == 99:
         # complex: 1 / (1 + exp(-z)), as torch (|z| would drop the imaginary part)
@@ -58,8 +62,11 @@ cdef object k_relu(object a):
 
 
 cdef inline object _float_type(object a):
-    # the floating type a float op computes in: float inputs keep theirs,
+    # the floating type a float op computes in: float inputs keep theirs
+    # (bfloat16 too: NumPy would promote it with float16 to float32),
     # integers and bools go to float64 (NumPy's rule for np.exp(int))
+    if _is_bf16(a):
+        return a.dtype
     return np.result_type(a, np.float16)
 
 
@@ -185,6 +192,8 @@ cdef object k_reciprocal(object a):
 
 cdef object k_gelu(object a, object approximate):
     k_real_float(a, "gelu")
+    if _is_bf16(a):                     # in float32, rounded once (Note [bfloat16 kernels])
+        return k_bf16_like(k_gelu(k_opmath(a), approximate), a)
     if approximate == "none":
         return a * 0.5 * (1.0 + k_erf(a * 0.7071067811865476))
     if approximate == "tanh":
@@ -198,6 +207,8 @@ cdef object k_silu(object a):
     if r is not None:
         return r
     k_float_only(a, "silu")             # (complex: z * sigmoid(z), as torch)
+    if _is_bf16(a):
+        return k_bf16_like(k_silu(k_opmath(a)), a)
     return a * k_sigmoid(a)
 
 
@@ -210,6 +221,8 @@ cdef object k_softplus(object a, object beta, object threshold):
     if r is not None:
         return r
     k_real_float(a, "softplus")
+    if _is_bf16(a):
+        return k_bf16_like(k_softplus(k_opmath(a), beta, threshold), a)
     xb = a if beta == 1 else a * beta
     y = np.logaddexp(0, xb)
     if beta != 1:
@@ -239,6 +252,8 @@ cdef object k_lerp(object a, object end, object weight):
         raise DtypeRuntimeError(f"lerp(): expected dtype {_dtype_of(a)} for `end` but got dtype "
                                 f"{_dtype_of(end)}; convert both to one floating point dtype first")
     k_float_only(a, "lerp")
+    if _is_bf16(a) or _is_bf16(end) or _is_bf16(weight):
+        return k_bf16_like(k_lerp(k_opmath(a), k_opmath(end), k_opmath(weight)), a, end)
     # torch's formula: exact at weight 0 and weight 1
     d = np.subtract(end, a)
     return np.where(np.abs(weight) < 0.5, a + weight * d, end - d * (1 - weight))

@@ -10,7 +10,10 @@ import builtins as _bi
 cimport numpy as _cnp
 import numpy as np
 from retrograd.core._array_module cimport _arr, _device_index, _is_cupy, _xp, _cupy
-from retrograd.core._dtype_rules cimport k_float, k_real
+from retrograd.core._dtype_rules cimport (
+    k_float, k_real, _is_bf16, k_opmath, k_bf16_like, k_via_float32,
+)
+from retrograd.core._dtype_rules import DtypeNotImplementedError
 from retrograd.core._arg_checks cimport _wrap_dim, _norm_dims, _matrix_operands
 
 _cnp.import_array()
@@ -40,6 +43,8 @@ cdef tuple _axes_tuple(object axis, int ndim):
 
 
 cdef object k_prod(object a, object dim, bint keepdim, object dtype):
+    if dtype is None and _is_bf16(a):   # in float32, rounded once (Note [bfloat16 kernels])
+        return k_bf16_like(k_prod(k_opmath(a), dim, keepdim, None), a)
     if dim is not None and isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     if np.ndim(a) == 0:
@@ -100,6 +105,8 @@ def _var_correction(dim, unbiased, correction):
 
 cdef object k_var(object a, object dim, object unbiased, bint keepdim, object correction,
                   str name="var"):
+    if _is_bf16(a):
+        return k_bf16_like(k_var(k_opmath(a), dim, unbiased, keepdim, correction, name), a)
     dim, correction = _var_correction(dim, unbiased, correction)
     if _arr(a).dtype.kind not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
@@ -122,10 +129,14 @@ cdef object k_var(object a, object dim, object unbiased, bint keepdim, object co
 
 
 cdef object k_std(object a, object dim, object unbiased, bint keepdim, object correction):
+    if _is_bf16(a):
+        return k_bf16_like(k_std(k_opmath(a), dim, unbiased, keepdim, correction), a)
     return np.sqrt(k_var(a, dim, unbiased, keepdim, correction, "std"))
 
 
 cdef object k_logsumexp(object a, object dim, bint keepdim):
+    if _is_bf16(a):
+        return k_bf16_like(k_logsumexp(k_opmath(a), dim, keepdim), a)
     a = _arr(k_float(a))                # integer inputs: torch's default float (float32)
     if a.dtype.kind not in "fc":
         a = a.astype(np.float64)
@@ -150,6 +161,10 @@ cdef object _norm_p(object p):
 
 cdef object k_norm(object a, object p, object dim, bint keepdim, object dtype):
     arr = _arr(a)
+    if _is_bf16(arr):
+        if dtype is None:
+            return k_bf16_like(k_norm(k_opmath(arr), p, dim, keepdim, None), arr)
+        arr = arr.astype(dtype)         # (torch: computed in the dtype asked for)
     if arr.dtype.kind not in "fc":
         raise RuntimeError(f"norm(): input dtype should be floating point or complex, got {arr.dtype}; "
                            "convert with .to(float) first")
@@ -185,6 +200,8 @@ cdef object k_cumsum(object a, object dim, object dtype):
     arr = _arr(a)
     if dtype is None and arr.dtype.kind in "biu":
         dtype = np.int64                                   # torch promotes integer cumsum to int64
+    if dtype is None and _is_bf16(arr):                    # added in float32 (Note [bfloat16 kernels])
+        return k_bf16_like(k_cumsum(k_opmath(arr), dim, None), arr)
     if n == 0:
         return arr.astype(dtype if dtype is not None else arr.dtype, copy=True)
     return np.cumsum(a, axis=d, dtype=dtype)
@@ -196,6 +213,8 @@ cdef object k_cumprod(object a, object dim, object dtype):
     arr = _arr(a)
     if dtype is None and arr.dtype.kind in "biu":
         dtype = np.int64
+    if dtype is None and _is_bf16(arr):
+        return k_bf16_like(k_cumprod(k_opmath(arr), dim, None), arr)
     if n == 0:
         return arr.astype(dtype if dtype is not None else arr.dtype, copy=True)
     return np.cumprod(a, axis=d, dtype=dtype)
@@ -263,7 +282,7 @@ cdef object k_mm(object a, object b):
     if np.shape(a)[1] != np.shape(b)[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({np.shape(a)[0]}x{np.shape(a)[1]} "
                            f"and {np.shape(b)[0]}x{np.shape(b)[1]})")
-    return np.matmul(a, b)
+    return k_via_float32(np.matmul, a, b)          # (bfloat16: Note [bfloat16 kernels])
 
 
 cdef object k_addmm(object c, object a, object b, object beta, object alpha):
@@ -277,6 +296,8 @@ cdef object k_addmm(object c, object a, object b, object beta, object alpha):
     if np.shape(a)[1] != np.shape(b)[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({np.shape(a)[0]}x{np.shape(a)[1]} "
                            f"and {np.shape(b)[0]}x{np.shape(b)[1]})")
+    if _is_bf16(a) or _is_bf16(b) or _is_bf16(c):     # one rounding, as torch's (Note [bfloat16 kernels])
+        return k_bf16_like(k_addmm(k_opmath(c), k_opmath(a), k_opmath(b), beta, alpha), a, c)
     out_shape = (np.shape(a)[0], np.shape(b)[1])
     cshape = np.shape(c)
     if len(cshape) > 2 or any(s != 1 and s != o for s, o in zip(cshape[::-1], out_shape[::-1])):
@@ -301,7 +322,7 @@ cdef object k_bmm(object a, object b):
     if sa[0] != sb[0] or sa[2] != sb[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{sa[0]}, {sa[2]}] "
                            f"but got: [{sb[0]}, {sb[1]}].")
-    return np.matmul(a, b)
+    return k_via_float32(np.matmul, a, b)
 
 
 cdef object k_dot(object a, object b):
@@ -312,7 +333,7 @@ cdef object k_dot(object a, object b):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{np.shape(a)[0]}] and src "
                            f"[{np.shape(b)[0]}] to have the same number of elements, but got "
                            f"{np.shape(a)[0]} and {np.shape(b)[0]} elements respectively")
-    return np.dot(a, b)
+    return k_via_float32(np.dot, a, b)
 
 
 cdef object k_outer(object a, object b):
@@ -325,6 +346,9 @@ cdef object k_outer(object a, object b):
 
 
 cdef object k_einsum(object a, object b, object equation):
+    if _is_bf16(a) or _is_bf16(b):      # (NumPy's einsum refuses bfloat16: Note [bfloat16 kernels])
+        two = "," in equation.split("->")[0]            # (one operand: b is a placeholder)
+        return k_bf16_like(k_einsum(k_opmath(a), k_opmath(b), equation), a, b if two else None)
     try:
         if "," in equation.split("->")[0]:
             # (optimize=True may end in a transpose of its last product: the
@@ -343,9 +367,19 @@ cdef object _check_square(object a, str name):
     if s[-1] != s[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                            f"{s[-2]} by {s[-1]} matrices")
+    _no_bfloat16(a, name)
     if _arr(a).dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_arr(a).dtype}")
+
+
+cdef void _no_bfloat16(object a, str name) except *:
+    # torch's LAPACK-backed functions have no bfloat16 kernel on the CPU (a
+    # NotImplementedError or a RuntimeError there: NotImplementedError is both)
+    if _is_bf16(a):
+        raise DtypeNotImplementedError(
+            f"linalg.{name}: not implemented for bfloat16 (as torch: its LAPACK kernels take float32, float64 "
+            f"and complex); convert first, e.g. A.float()")
 
 
 import contextlib as _contextlib
@@ -462,6 +496,7 @@ cdef object k_cholesky(object a):
 # with nothing to differentiate), as torch's _linalg_svd.
 cdef tuple k_linalg_svd(object a, bint full_matrices, bint compute_uv):
     cdef str name = "svd" if compute_uv else "svdvals"
+    _no_bfloat16(a, name)
     if np.ndim(a) < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
     try:
@@ -577,6 +612,7 @@ cdef tuple k_linalg_qr(object a, object mode):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
                            "(default), 'r', or 'complete'")
+    _no_bfloat16(a, "qr")
     if np.ndim(a) < 2:
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     if _arr(a).dtype.kind not in "fc":
@@ -598,6 +634,7 @@ cdef object _pinv_rcond(object a):
 
 
 cdef object k_linalg_pinv(object a):
+    _no_bfloat16(a, "pinv")
     if np.ndim(a) < 2:
         raise RuntimeError("linalg.pinv(A): The input tensor A must have at least 2 dimensions.")
     if _arr(a).dtype.kind not in "fc":
@@ -628,6 +665,8 @@ cdef tuple k_linalg_lstsq(object a, object b, object rcond, object driver):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            f"gelss), got {driver}")
     a, b = _arr(a), _arr(b)
+    _no_bfloat16(a, "lstsq")
+    _no_bfloat16(b, "lstsq")
     if a.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":

@@ -14,7 +14,7 @@ import numpy as np
 from numpy import ndarray
 from numpy.lib.stride_tricks import sliding_window_view as _swv
 from retrograd.core._array_module cimport _arr, _contig, _on_device_of, _xp
-from retrograd.core._dtype_rules cimport k_real_float
+from retrograd.core._dtype_rules cimport k_real_float, _is_bf16, _is_floating_dtype, k_opmath, k_bf16_like
 from retrograd.core._arg_checks cimport _int_arg, _norm_dims
 from retrograd.core._nn_loops cimport (
     _cols_conv_ok, _conv2d_cols, _conv2d_input_grad_cols, _conv2d_weight_grad_cols,
@@ -44,6 +44,8 @@ cdef tuple _max_shifted(object x, object dim, str name):
 
 cdef object k_softmax(object x, object dim):
     # max-shifted: exp never overflows
+    if _is_bf16(x):                     # in float32, rounded once (Note [bfloat16 kernels])
+        return k_bf16_like(k_softmax(k_opmath(x), dim), x)
     s, axis = _max_shifted(x, dim, "softmax")
     if s is None:
         return axis
@@ -53,6 +55,8 @@ cdef object k_softmax(object x, object dim):
 
 
 cdef object k_log_softmax(object x, object dim):
+    if _is_bf16(x):
+        return k_bf16_like(k_log_softmax(k_opmath(x), dim), x)
     s, axis = _max_shifted(x, dim, "log_softmax")
     if s is None:
         return axis
@@ -62,6 +66,8 @@ cdef object k_log_softmax(object x, object dim):
 cdef object k_logsigmoid(object x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): stable for any |x|
     x = _arr(k_real_float(x, "logsigmoid"))
+    if _is_bf16(x):
+        return k_bf16_like(k_logsigmoid(k_opmath(x)), x)
     out = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
     return out.astype(np.result_type(x, np.float16), copy=False)
 
@@ -131,6 +137,8 @@ cdef void _check_conv(object x, object w, int groups) except *:
 cdef object k_conv2d(object x, object w, object stride, object padding, object dilation, int groups):
     x = _arr(x)
     w = _arr(w)
+    if _is_bf16(x) or _is_bf16(w):      # GEMMs in float32, rounded once (Note [bfloat16 kernels])
+        return k_bf16_like(k_conv2d(k_opmath(x), k_opmath(w), stride, padding, dilation, groups), x, w)
     _check_conv(x, w, groups)
     O, Cg, kh, kw = w.shape
     N = x.shape[0]
@@ -155,6 +163,9 @@ cdef object k_conv2d_bias(object x, object w, object b, object stride, object pa
     x = _arr(x)
     w = _arr(w)
     b = _arr(b)
+    if _is_bf16(x) or _is_bf16(w) or _is_bf16(b):
+        return k_bf16_like(k_conv2d_bias(k_opmath(x), k_opmath(w), k_opmath(b), stride, padding, dilation,
+                                         groups), x, w)
     _check_conv(x, w, groups)
     if np.ndim(b) != 1 or b.shape[0] != w.shape[0]:
         raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
@@ -217,6 +228,9 @@ cdef object k_conv2d_input_grad(object g, object w, object input_shape, object s
     # (one strided accumulation per kernel position).
     g = _arr(g)
     w = _arr(w)
+    if _is_bf16(g) or _is_bf16(w):
+        return k_bf16_like(k_conv2d_input_grad(k_opmath(g), k_opmath(w), input_shape, stride, padding, dilation,
+                                               groups), g, w)
     xp = _xp(g)
     N, C, H, W = input_shape
     O, Cg, kh, kw = w.shape
@@ -260,6 +274,9 @@ cdef object k_conv2d_weight_grad(object x, object g, object weight_shape, object
                                  object dilation, int groups):
     x = _arr(x)
     g = _arr(g)
+    if _is_bf16(x) or _is_bf16(g):
+        return k_bf16_like(k_conv2d_weight_grad(k_opmath(x), k_opmath(g), weight_shape, stride, padding, dilation,
+                                                groups), x, g)
     O, Cg, kh, kw = weight_shape
     N = x.shape[0]
     if tuple(stride) == (1, 1) and type(x) is ndarray and _shift_worth(x.shape[2] * x.shape[3]):
@@ -330,6 +347,13 @@ cdef tuple _pool_geometry(object x, tuple ks, tuple st, tuple pd, tuple dl, bint
     return Ho, Wo, eh, ew
 
 
+cdef object _pool_fill(object dt):
+    # what max pooling pads with: below every value of the dtype
+    if _is_floating_dtype(dt) or dt.kind == "c":
+        return -np.inf
+    return np.iinfo(dt).min if dt.kind in "iu" else False
+
+
 cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object padding,
                             object dilation, bint ceil_mode):
     # (out, am, params): am is each window's argmax as a kernel position
@@ -337,7 +361,7 @@ cdef tuple _max_pool_argmax(object x, object kernel_size, object stride, object 
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
     x = _arr(x)
     x4 = x if x.ndim == 4 else x[None]
-    fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+    fill = _pool_fill(x.dtype)
     Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
     v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), dl, fill)[:, :, :Ho, :Wo]
     N, C, Ho, Wo = v.shape[0], v.shape[1], v.shape[2], v.shape[3]
@@ -356,7 +380,7 @@ cdef tuple _max_pool_windows(object x, object kernel_size, object stride, object
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode)
     x = _arr(x)
     x4 = x if x.ndim == 4 else x[None]
-    fill = -np.inf if x.dtype.kind in "fc" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+    fill = _pool_fill(x.dtype)
     Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
     if pd[0] or pd[1] or eh or ew:
         x4 = np.pad(x4, ((0, 0), (0, 0), (pd[0], pd[0] + eh), (pd[1], pd[1] + ew)), constant_values=fill)
@@ -401,7 +425,7 @@ cdef object k_max_pool2d_backward_fast(object g, object x, object result, object
     # memory on the host, a synchronize per backward: device arrays take
     # the branch-free forms (NaN matched in the compare, the ties pass always)
     cdef bint on_host = xp is np
-    cdef bint nan_dtype = r.dtype.kind in "fc"
+    cdef bint nan_dtype = _is_floating_dtype(r.dtype) or r.dtype.kind == "c"
     cdef bint tiled = (st[0] == ks[0] and st[1] == ks[1] and dl[0] == 1 and dl[1] == 1
                        and pd[0] == 0 and pd[1] == 0
                        and x4.shape[2] == Ho * ks[0] and x4.shape[3] == Wo * ks[1]
@@ -516,6 +540,9 @@ cdef object k_avg_pool2d(object x, object kernel_size, object stride, object pad
                          bint count_include_pad, object divisor_override):
     ks, st, pd, dl = _pool_params(x, kernel_size, stride, padding, 1, ceil_mode)
     x = _arr(x)
+    if _is_bf16(x):                     # summed in float32, rounded once (Note [bfloat16 kernels])
+        return k_bf16_like(k_avg_pool2d(k_opmath(x), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                        divisor_override), x)
     x4 = x if x.ndim == 4 else x[None]
     Ho, Wo, eh, ew = _pool_geometry(x, ks, st, pd, dl, ceil_mode)
     v = _conv_windows(x4, ks[0], ks[1], st, (pd[0], pd[0] + eh, pd[1], pd[1] + ew), (1, 1), 0)[:, :, :Ho, :Wo]

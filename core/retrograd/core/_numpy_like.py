@@ -20,6 +20,7 @@ import numpy as np
 from retrograd.core import abi as _abi
 from retrograd.core import _creation
 from retrograd.core._dtype_rules import get_default_dtype
+from retrograd.core._dtypes import _is_inexact_dtype, is_floating_dtype as _is_floating_dtype
 from retrograd.core.abi import Tensor, composite_op
 from retrograd.core.grad_mode import no_grad
 
@@ -47,7 +48,7 @@ def _operand(x, like: Tensor) -> Tensor:
 def _floating(x: Tensor) -> Tensor:
     """`x` itself when floating or complex, else in the default dtype (torch
     computes the float functions of integers in float32)."""
-    if x._array.dtype.kind in "fc":
+    if _is_inexact_dtype(x._array.dtype):
         return x
     return x.to(get_default_dtype())
 
@@ -190,7 +191,7 @@ logaddexp2.__doc__ = _doc("``log2(2**input + 2**other)``, computed without overf
 def copysign(input, other) -> Tensor:
     x = _floating(_t(input, "copysign"))
     y = _operand(other, x)
-    neg = _mask(x, np.signbit(y._array)) if y._array.dtype.kind in "fc" else y < 0
+    neg = _mask(x, np.signbit(y._array)) if _is_inexact_dtype(y._array.dtype) else y < 0
     return _abi.where(neg, -_abi.abs(x), _abi.abs(x))
 
 
@@ -260,7 +261,7 @@ isreal = _predicate("isreal", lambda a: np.imag(a) == 0 if a.dtype.kind == "c" e
 @composite_op("nan_to_num")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:
     x = _t(input, "nan_to_num")
-    if x._array.dtype.kind not in "fc":
+    if not _is_inexact_dtype(x._array.dtype):
         return x.clone()
     info = np.finfo(x._array.dtype)
     hi = float(info.max) if posinf is None else posinf
@@ -373,7 +374,7 @@ count_nonzero.__doc__ = _doc("The number of non-zero elements, over ``dim`` or t
 @composite_op("nansum")
 def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     x = _t(input, "nansum")
-    if x._array.dtype.kind in "fc":
+    if _is_inexact_dtype(x._array.dtype):
         x = _abi.where(_abi.isnan(x), 0.0, x)
     return _abi.sum(x, dim, keepdim, dtype=dtype)
 
@@ -381,7 +382,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 @composite_op("nanmean")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     x = _t(input, "nanmean")
-    if x._array.dtype.kind not in "fc":
+    if not _is_inexact_dtype(x._array.dtype):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{x._array.dtype}")
     kept = ~_abi.isnan(x)
@@ -459,10 +460,10 @@ def _is(name: str, test, summary: str, example: str):
 
 is_complex = _is("is_complex", lambda x: x._array.dtype.kind == "c", "Whether the dtype is complex.",
                  ">>> rg.is_complex(rg.tensor([1.0]))\n    False")
-is_floating_point = _is("is_floating_point", lambda x: x._array.dtype.kind == "f" or x._array.dtype.name == "bfloat16",
+is_floating_point = _is("is_floating_point", lambda x: _is_floating_dtype(x._array.dtype),
                         "Whether the dtype is a floating-point one.",
                         ">>> rg.is_floating_point(rg.tensor([1.0]))\n    True")
-is_signed = _is("is_signed", lambda x: x._array.dtype.kind in "ifc" or x._array.dtype.name == "bfloat16",
+is_signed = _is("is_signed", lambda x: x._array.dtype.kind in "ifc" or _is_floating_dtype(x._array.dtype),
                 "Whether the dtype is signed (every float and complex dtype, the signed integers).",
                 ">>> rg.is_signed(rg.tensor([1], dtype=rg.uint8))\n    False")
 numel = _is("numel", lambda x: int(x._array.size), "The number of elements.",

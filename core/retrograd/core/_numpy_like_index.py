@@ -9,6 +9,7 @@ import numpy as np
 
 from retrograd.core import abi as _abi
 from retrograd.core import _creation
+from retrograd.core._dtypes import _is_inexact_dtype, is_floating_dtype as _is_floating_dtype
 from retrograd.core._numpy_like_shape import _IN, _const, _doc, _t
 from retrograd.core.abi import Tensor, composite_op
 
@@ -355,3 +356,225 @@ def zero_(input) -> Tensor:
 
 __all__ += ["split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "constant_pad_nd",
             "range", "is_inference", "get_device", "detach_", "zero_"]
+
+
+# --- scatter_reduce and index_reduce ----------------------------------------------------------------------------
+# Note [scatter_reduce's gradients]: "sum" and "mean" are scatter_add over the ops. For "amax"/"amin" and
+# "prod" the value is reduced on the arrays (NumPy's ufunc.at) and a term that is zero in value carries
+# torch's gradient (scatter_reduce_backward): amax/amin split it evenly among the elements equal to the
+# result, counting self's even when include_self=False (torch's rule); prod gives each element the product
+# of the others, exact with zeros. That term is linear with weights fixed at forward time, so the double
+# backward of "prod" is not torch's.
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_checks(x: Tensor, d: int, idx: np.ndarray, src: Tensor, fn: str) -> None:
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+    if src.dtype != x.dtype:
+        raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype")
+    if idx.ndim != max(x.ndim, 1) and idx.size:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for k, n in enumerate(idx.shape):
+        if n > (src.shape[k] if src.ndim else 1) or (k != d and n > (x.shape[k] if x.ndim else 1)):
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(idx.shape)} to be "
+                               f"smaller than self {list(x.shape)} apart from dimension {d} and to be smaller "
+                               f"size than src {list(src.shape)}")
+    size = x.shape[d] if x.ndim else 1
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        bad = idx[(idx < -size) | (idx >= size)].flat[0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+
+
+def _host(t: Tensor) -> np.ndarray:
+    return np.asarray(t.detach().numpy(force=True))
+
+
+def _reduce_values(a: np.ndarray, flat_t: np.ndarray, vals: np.ndarray, reduce: str, include_self: bool,
+                   touched: np.ndarray) -> np.ndarray:
+    out = a.reshape(-1).copy()
+    if not include_self:
+        if reduce == "prod":
+            start = 1
+        elif _is_floating_dtype(a.dtype):
+            start = -np.inf if reduce == "amax" else np.inf
+        elif a.dtype.kind == "b":
+            start = reduce == "amin"
+        else:
+            info = np.iinfo(a.dtype)
+            start = info.min if reduce == "amax" else info.max
+        out[touched.reshape(-1)] = start
+    ufunc = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    ufunc.at(out, flat_t, vals)
+    return out.reshape(a.shape)
+
+
+def _scatter_reduce(x: Tensor, d: int, index: Tensor, src: Tensor, reduce: str, include_self: bool,
+                    fn: str) -> Tensor:
+    idx = _host(index)
+    _scatter_checks(x, d, idx, src, fn)
+    shape = tuple(x.shape) or (1,)
+    idx = idx.astype(np.int64) % (shape[d] if shape[d] else 1)
+    if idx.size == 0:
+        return x * 1 if x.dtype.kind != "b" else _abi.clone(x)
+    region = tuple(slice(0, n) for n in idx.shape)
+    s = src if tuple(src.shape) == idx.shape else src[region]
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    flat_t = np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), shape).reshape(-1)
+    counts = np.bincount(flat_t, minlength=int(np.prod(shape))).reshape(tuple(x.shape))
+    touched = counts > 0
+    index_t = _const(x, idx)
+    if reduce in ("sum", "mean"):
+        base = x if include_self else _abi.where(_const(x, touched), _const(x, np.zeros((), x._array.dtype)), x)
+        total = _abi.scatter_add(base, d, index_t, s)
+        if reduce == "sum":
+            return total
+        n = counts + (1 if include_self else 0)
+        n = np.where(n == 0, 1, n)
+        if _is_inexact_dtype(x.dtype):
+            return total / _const(x, n.astype(x._array.dtype))
+        return _abi.floor_divide(total, _const(x, n.astype(x._array.dtype)))
+    a, sv = _host(x), _host(s)
+    value = _reduce_values(a, flat_t, sv.reshape(-1), reduce, include_self, touched)
+    V = _const(x, value)
+    if not (x.requires_grad or s.requires_grad) or not _is_inexact_dtype(x.dtype):
+        return V
+    vt = value.reshape(-1)[flat_t].reshape(idx.shape)
+    if reduce == "prod":
+        masked_self = np.where(a == 0, 1, a)
+        w_self = _reduce_values(masked_self, flat_t, sv.reshape(-1), "prod", include_self, touched) / masked_self
+        src_zero = sv == 0
+        zeros_at = np.bincount(flat_t, weights=src_zero.reshape(-1), minlength=value.size)[flat_t].reshape(idx.shape)
+        single = src_zero & (zeros_at == 1)
+        masked_src_result = _reduce_values(a, flat_t, np.where(single, 1, sv).reshape(-1), "prod", include_self,
+                                           touched).reshape(-1)[flat_t].reshape(idx.shape)
+        w_src = np.where(single, masked_src_result, vt / np.where(src_zero, 1, sv))
+        self_part, src_part = x, s
+    else:
+        self_is = a == value
+        src_is = sv == vt
+        n = self_is + np.bincount(flat_t, weights=src_is.reshape(-1), minlength=value.size).reshape(value.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w_self = self_is / n
+            w_src = src_is / n.reshape(-1)[flat_t].reshape(idx.shape)
+        zero = _const(x, np.zeros((), a.dtype))
+        self_part = _abi.where(_const(x, self_is), x, zero)
+        src_part = _abi.where(_const(x, src_is), s, zero)
+    if not include_self:
+        w_self = np.where(touched, 0, w_self)
+    w_self = np.where(np.isfinite(w_self), w_self, 0).astype(a.dtype)
+    w_src = np.where(np.isfinite(w_src), w_src, 0).astype(a.dtype)
+    Z = _const(x, w_self) * self_part
+    Z = _abi.scatter_add(Z, d, index_t, _const(x, w_src) * src_part)
+    Zd = Z.detach()
+    finite = _const(x, np.isfinite(_host(Zd)) & np.isfinite(value))
+    # where the term is not finite (an infinite element), the value stands alone (no gradient there)
+    return _abi.where(finite, V + (Z - Zd), V)
+
+
+def _reduce_arg(reduce, fn: str, allowed=_REDUCES) -> str:
+    if reduce not in allowed:
+        if fn == "index_reduce":
+            raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+                               f"{reduce}.")
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return reduce
+
+
+@composite_op("scatter_reduce")
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tensor:
+    x = _t(input, "scatter_reduce")
+    index, src = _t(index, "scatter_reduce", "index"), _t(src, "scatter_reduce", "src")
+    _reduce_arg(reduce, "scatter_reduce")
+    d = _abi._wrap_dim_py(dim, max(x.ndim, 1))
+    return _scatter_reduce(x, d, index, src, reduce, bool(include_self), "scatter")
+
+
+@composite_op("index_reduce")
+def index_reduce(input, dim, index, source, reduce, *, include_self=True) -> Tensor:
+    x = _t(input, "index_reduce")
+    index, source = _t(index, "index_reduce", "index"), _t(source, "index_reduce", "source")
+    _reduce_arg(reduce, "index_reduce", _REDUCES[1:])
+    d = _abi._wrap_dim_py(dim, max(x.ndim, 1))
+    idx = _host(index)
+    if idx.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if idx.dtype.kind not in "iu":
+        raise IndexError("index_reduce_(): Expected dtype int32/int64 for index")
+    if source.dtype != x.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({x.dtype}) and source ({source.dtype}) must have the same "
+                           "scalar type")
+    sshape = tuple(source.shape) or (1,)
+    if x.ndim != source.ndim and source.ndim and x.ndim:
+        raise IndexError("index_reduce_(): Source and self must have the same number of dimensions")
+    if sshape[d] != idx.reshape(-1).shape[0]:
+        raise IndexError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to source.size(dim) "
+                         f"({sshape[d]})")
+    full = np.broadcast_to(idx.reshape([-1 if k == d else 1 for k, _ in enumerate(sshape)]), sshape)
+    src = source if source.ndim else _abi.reshape(source, (1,))
+    return _scatter_reduce(x, d, _const(x, np.ascontiguousarray(full)), src, reduce, bool(include_self),
+                           "index_reduce")
+
+
+_RED = ("    reduce : {'sum', 'prod', 'mean', 'amax', 'amin'}\n        How the values that meet at one place combine.\n"
+        "    include_self : bool, optional\n        Whether ``input``'s own value there takes part (default True).")
+scatter_reduce.__doc__ = _doc(
+    "``input`` with the values of ``src`` reduced into it at the places ``index`` names along ``dim``.",
+    _IN + "\n    dim : int\n        The dimension ``index`` indexes.\n    index : Tensor\n        int64 indices, "
+    "of ``src``'s number of dimensions.\n    src : Tensor\n        The values." + "\n" + _RED,
+    "Tensor",
+    ">>> rg.scatter_reduce(rg.zeros(2), 0, rg.tensor([0, 0, 1]), rg.tensor([1.0, 5.0, 2.0]), 'amax',\n"
+    "    ...                  include_self=False)\n    tensor([5., 2.])",
+    "The gradient is torch's: amax and amin split it evenly among equal maxima, prod handles zeros "
+    "(its double backward is not supported).")
+index_reduce.__doc__ = _doc(
+    "``input`` with the slices of ``source`` reduced into the slices ``index`` names along ``dim``.",
+    _IN + "\n    dim : int\n        The dimension.\n    index : Tensor\n        A 1-d int64 tensor, one entry per "
+    "slice of ``source``.\n    source : Tensor\n        The values." + "\n" + _RED.replace("'sum', ", ""),
+    "Tensor",
+    ">>> rg.index_reduce(rg.ones(2), 0, rg.tensor([0, 0, 1]), rg.tensor([2.0, 3.0, 4.0]), 'prod')\n"
+    "    tensor([6., 4.])",
+    "The gradients are those of :func:`scatter_reduce`.")
+
+
+def nonzero_static(input, *, size, fill_value=-1) -> Tensor:
+    """The indices of the non-zero elements, cut or padded with ``fill_value`` to exactly ``size`` rows.
+
+    Parameters
+    ----------
+    input : Tensor
+        The input.
+    size : int
+        The number of rows of the result.
+    fill_value : int, optional
+        The value of the padding rows (default -1).
+
+    Returns
+    -------
+    Tensor
+        An int64 ``(size, input.ndim)`` tensor.
+
+    Raises
+    ------
+    RuntimeError
+        For a negative ``size``.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.tensor([0, 3, 0, 4]).nonzero_static(size=3)
+    tensor([[ 1],
+            [ 3],
+            [-1]])
+    """
+    x = _t(input, "nonzero_static")
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = np.argwhere(_host(x)).astype(np.int64)[:size]
+    out = np.full((int(size), x.ndim), fill_value, dtype=np.int64)
+    out[:found.shape[0]] = found
+    return _const(x, out)
+
+
+__all__ += ["scatter_reduce", "index_reduce", "nonzero_static"]

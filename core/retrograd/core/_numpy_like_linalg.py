@@ -11,12 +11,13 @@ import numpy as np
 
 from retrograd.core import abi as _abi
 from retrograd.core import linalg as _linalg
+from retrograd.core._dtypes import _is_inexact_dtype
 from retrograd.core.abi import Tensor, composite_op
 
 __all__ = [
     "det", "inverse", "slogdet", "logdet", "cholesky", "qr", "svd", "matrix_power", "addmv", "addr",
     "baddbmm", "addbmm", "cov", "corrcoef", "cross", "dist", "vdot", "chain_matmul", "trapezoid", "trapz",
-    "cumulative_trapezoid",
+    "cumulative_trapezoid", "lu", "lu_unpack", "lu_solve", "triangular_solve", "matrix_exp", "pinverse",
 ]
 
 
@@ -200,7 +201,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None) -> Tensor:
                            "dimensions")
     if x.ndim < 2:
         x = _abi.reshape(x, (1, -1))
-    if x._array.dtype.kind not in "fc":
+    if not _is_inexact_dtype(x._array.dtype):
         from retrograd.core._dtype_rules import get_default_dtype
         x = x.to(get_default_dtype())
     w = None
@@ -362,3 +363,122 @@ trapezoid.__doc__ = _doc("The integral of ``y`` by the trapezoid rule along ``di
 cumulative_trapezoid.__doc__ = _doc("The running integral of ``y`` by the trapezoid rule along ``dim``.", _TRAPZ,
                                     "Tensor", ">>> rg.cumulative_trapezoid(rg.tensor([1.0, 2.0, 3.0]))\n"
                                     "    tensor([1.5, 4. ])")
+
+
+# --- torch's older LU / triangular-solve forms, matrix_exp and pinverse (over rg.linalg's) ---
+_lu_with_info = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
+_lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+_triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+for _nt in (_lu_with_info, _lu_unpack_result, _triangular_solve_result):
+    _nt.__module__ = "retrograd.return_types"
+del _nt
+_warned: set = set()
+
+
+def _deprecated(name: str, message: str) -> None:
+    # torch warns once per process (TORCH_WARN_ONCE)
+    if name not in _warned:
+        _warned.add(name)
+        import warnings
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+@composite_op("lu")
+def lu(A, pivot=True, get_infos=False, out=None):
+    _deprecated("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
+                "will be removed in a future PyTorch release.")
+    r = _linalg.lu_factor_ex(_t(A, "lu", "A"), pivot=pivot)
+    return _lu_with_info(*r) if get_infos else (r.LU, r.pivots)
+
+
+@composite_op("lu_unpack")
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    from retrograd.core import _linalg_more
+    LU = _t(LU_data, "lu_unpack", "LU_data")
+    piv = _t(LU_pivots, "lu_unpack", "LU_pivots")
+    if str(piv.dtype).replace("torch.", "") != "int32":
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by "
+                           "torch.linalg.lu_factor")
+    if LU.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: {list(LU.shape)} "
+                           "instead")
+    P, L, U = _linalg_more._unpack(LU, _linalg_more._host(piv) if unpack_pivots else None, bool(unpack_data))
+    from retrograd.core import _creation
+    empty = _creation.empty(0, dtype=LU.dtype, device=LU.device)
+    return _lu_unpack_result(P if P is not None else empty, L if L is not None else empty,
+                             U if U is not None else empty)
+
+
+@composite_op("lu_solve")
+def lu_solve(input, LU_data, LU_pivots, *, out=None) -> Tensor:
+    _deprecated("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a "
+                "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.")
+    return _linalg.lu_solve(LU_data, LU_pivots, _t(input, "lu_solve"))
+
+
+@composite_op("triangular_solve")
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    _deprecated("triangular_solve", "torch.triangular_solve is deprecated in favor of "
+                "torch.linalg.solve_triangular and will be removed in a future PyTorch release.")
+    b, a = _t(input, "triangular_solve"), _t(A, "triangular_solve", "A")
+    if b.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {b.ndim} "
+                           "dimensions instead")
+    if a.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {a.ndim} "
+                           "dimensions instead")
+    batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    coef = _abi.clone(_abi.broadcast_to(a, batch + tuple(a.shape[-2:])))
+    tri = _abi.transpose(a, -2, -1) if transpose else a
+    x = _linalg.solve_triangular(tri, b, upper=bool(upper) != bool(transpose), unitriangular=unitriangular)
+    return _triangular_solve_result(x, coef)
+
+
+@composite_op("matrix_exp")
+def matrix_exp(input) -> Tensor:
+    return _linalg.matrix_exp(_t(input, "matrix_exp"))
+
+
+@composite_op("pinverse")
+def pinverse(input, rcond=1e-15) -> Tensor:
+    return _linalg.pinv(_t(input, "pinverse"), rtol=rcond)
+
+
+_M = "    A : Tensor\n        A (batch of) matrix ``(..., m, n)``."
+_LUF = "    LU_data : Tensor\n        The packed factors of :func:`retrograd.linalg.lu_factor`."
+_LUP = "    LU_pivots : Tensor\n        Its int32 pivots."
+_LU_EX = "rg.tensor([[1.0, 2.0], [3.0, 4.0]])"
+lu.__doc__ = _doc("The packed LU factorization and pivots (deprecated: :func:`retrograd.linalg.lu_factor`).",
+                  _M + "\n    pivot : bool, optional\n        Must be True.\n    get_infos : bool, optional\n"
+                  "        Also return LAPACK's ``info`` per matrix.\n    out : None, optional\n        Not supported.",
+                  "(LU, pivots) or (LU, pivots, info)",
+                  f">>> LU, pivots = rg.lu({_LU_EX})\n    >>> pivots\n    tensor([2, 2], dtype=int32)",
+                  "Warns once (UserWarning) that it is deprecated, as torch does.")
+lu_unpack.__doc__ = _doc("``P``, ``L`` and ``U`` (``A = P @ L @ U``) from packed LU factors and pivots.",
+                         _LUF + "\n" + _LUP + "\n    unpack_data : bool, optional\n        Compute ``L`` and ``U`` "
+                         "(else empty tensors).\n    unpack_pivots : bool, optional\n        Compute ``P`` (else an "
+                         "empty tensor).", "(P, L, U)",
+                         f">>> P, L, U = rg.lu_unpack(*rg.linalg.lu_factor({_LU_EX}))\n    >>> P\n"
+                         "    tensor([[0., 1.],\n            [1., 0.]])")
+lu_solve.__doc__ = _doc("Solve ``A X = input`` from the LU factors of ``A`` (deprecated: "
+                        ":func:`retrograd.linalg.lu_solve`, arguments reversed).",
+                        "    input : Tensor\n        The right-hand sides ``(..., n, k)``.\n" + _LUF + "\n" + _LUP,
+                        "Tensor", f">>> LU, piv = rg.linalg.lu_factor({_LU_EX})\n"
+                        "    >>> rg.lu_solve(rg.tensor([[5.0], [11.0]]), LU, piv).round(decimals=5)\n"
+                        "    tensor([[1.],\n            [2.]])")
+triangular_solve.__doc__ = _doc(
+    "Solve ``A X = input`` for triangular ``A`` (deprecated: :func:`retrograd.linalg.solve_triangular`).",
+    "    input : Tensor\n        The right-hand sides ``(..., n, k)``.\n    A : Tensor\n        Triangular "
+    "matrices ``(..., n, n)``.\n    upper : bool, optional\n        Upper (default) or lower triangular.\n"
+    "    transpose : bool, optional\n        Solve ``A^T X = input`` instead.\n    unitriangular : bool, optional\n"
+    "        Take ``A``'s diagonal as ones.", "(solution, cloned_coefficient): ``X`` and a copy of ``A``",
+    ">>> rg.triangular_solve(rg.tensor([[3.0], [4.0]]), rg.tensor([[2.0, 1.0], [0.0, 4.0]])).solution\n"
+    "    tensor([[1.],\n            [1.]])")
+matrix_exp.__doc__ = _doc("The matrix exponential (:func:`retrograd.linalg.matrix_exp`).", _A, "Tensor",
+                          ">>> rg.matrix_exp(rg.zeros(2, 2))\n    tensor([[1., 0.],\n            [0., 1.]])")
+pinverse.__doc__ = _doc("The pseudo-inverse (:func:`retrograd.linalg.pinv` with ``rtol=rcond``).",
+                        "    input : Tensor\n        A (batch of) matrix.\n    rcond : float, optional\n"
+                        "        Singular values below ``rcond`` times the largest count as zero (default 1e-15).",
+                        "Tensor", ">>> rg.pinverse(rg.tensor([[2.0, 0.0], [0.0, 0.0]]))\n"
+                        "    tensor([[0.5, 0. ],\n            [0. , 0. ]])")

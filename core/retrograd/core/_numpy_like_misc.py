@@ -13,6 +13,7 @@ import numpy as np
 from retrograd.core import abi as _abi
 from retrograd.core import _creation
 from retrograd.core._dtype_rules import get_default_dtype
+from retrograd.core._dtypes import _is_inexact_dtype, is_floating_dtype as _is_floating_dtype
 from retrograd.core._numpy_like import _TWO_ARGS, _doc, _floating, _mask, _operand, _t
 from retrograd.core.abi import Tensor, composite_op
 
@@ -55,7 +56,7 @@ def frexp(input):
     frexp(mantissa=tensor([0.5 , 0.75]), exponent=tensor([4, 0], dtype=int32))
     """
     x = _t(input, "frexp")
-    if x._array.dtype.kind != "f":
+    if not _is_floating_dtype(x._array.dtype):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(x._array)
     return frexp_result(_mask(x, m), _mask(x, e.astype(np.int32)))
@@ -87,7 +88,7 @@ def histc(input, bins=100, min=0, max=0) -> Tensor:  # noqa: A002 (torch's param
     tensor([0., 2., 1., 0.])
     """
     x = _t(input, "histc")
-    if x._array.dtype.kind != "f":
+    if not _is_floating_dtype(x._array.dtype):
         raise RuntimeError(f"\"histogram_cpu\" not implemented for '{x._array.dtype}'")
     lo, hi = float(min), float(max)
     if lo == hi and x._array.size:
@@ -314,3 +315,208 @@ def _inplace_function(name: str):
 deg2rad_, rad2deg_, frac_, logit_, xlogy_, sinc_, nan_to_num_, ldexp_ = (
     _inplace_function(n) for n in ("deg2rad", "rad2deg", "frac", "logit", "xlogy", "sinc", "nan_to_num", "ldexp"))
 __all__ += ["deg2rad_", "rad2deg_", "frac_", "logit_", "xlogy_", "sinc_", "nan_to_num_", "ldexp_"]
+
+
+# --- mode, hash_tensor, and the activations torch also has at its top level ---
+mode_result = namedtuple("mode", ["values", "indices"])
+mode_result.__module__ = "retrograd.return_types"
+
+
+@composite_op("mode")
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an index of it.
+
+    The index is that of the value's last occurrence, which is torch's
+    choice on the CPU for up to 16 elements along ``dim``; beyond that
+    torch's index among equal values depends on its sort and may differ.
+    The gradient goes to the element at that index.
+
+    Parameters
+    ----------
+    input : Tensor
+        The input.
+    dim : int, optional
+        The dimension to reduce (default -1).
+    keepdim : bool, optional
+        Keep the reduced dimension with size 1.
+
+    Returns
+    -------
+    retrograd.return_types.mode
+        The named tuple ``(values, indices)`` (int64 indices).
+
+    Raises
+    ------
+    IndexError
+        If the reduced dimension is empty.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.mode(rg.tensor([1.0, 3.0, 3.0, 1.0, 2.0]))
+    mode(values=tensor(1.), indices=tensor(3))
+    """
+    x = _t(input, "mode")
+    xx = x if x.ndim else _abi.reshape(x, (1,))
+    d = _abi._wrap_dim_py(dim, xx.ndim)
+    if xx.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    a = np.moveaxis(np.asarray(xx.detach().numpy(force=True)), d, -1)
+    n = a.shape[-1]
+    rows = a.reshape(-1, n)
+    order = np.argsort(rows, axis=-1, kind="stable")
+    s = np.take_along_axis(rows, order, -1)
+    pos = np.arange(n)
+    new_run = np.ones(s.shape, dtype=bool)
+    new_run[:, 1:] = s[:, 1:] != s[:, :-1]
+    start = np.maximum.accumulate(np.where(new_run, pos, 0), axis=-1)
+    last = np.ones(s.shape, dtype=bool)
+    last[:, :-1] = new_run[:, 1:]
+    count = np.where(last, pos - start + 1, 0)
+    best = np.argmax(count, axis=-1)            # the first (smallest) value of the largest count
+    idx = order[np.arange(rows.shape[0]), best].reshape(a.shape[:-1])   # its last occurrence (stable sort)
+    idx_t = _creation._make(np.expand_dims(idx, d).astype(np.int64), x.device, False)
+    values = _abi.gather(xx, d, idx_t)
+    if not keepdim or not x.ndim:
+        values, idx_t = _abi.squeeze(values, d), _abi.squeeze(idx_t, d)
+    return mode_result(values, idx_t)
+
+
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0) -> Tensor:  # noqa: A002 (torch's parameter name)
+    """The xor of the elements' 64-bit patterns, over all of them or along ``dim`` (``torch.hash_tensor``).
+
+    Each element is first widened to its 64-bit kind (float64, or int64 for
+    integers and bools) and read as an unsigned 64-bit integer. The result
+    never requires grad.
+
+    Parameters
+    ----------
+    input : Tensor
+        A real tensor.
+    dim : int or tuple of int, optional
+        The dimension(s) to reduce (default: all).
+    keepdim : bool, optional
+        Keep the reduced dimensions with size 1.
+    mode : int, optional
+        The hash: only 0 (the xor reduction).
+
+    Returns
+    -------
+    Tensor
+        uint64 hashes.
+
+    Raises
+    ------
+    RuntimeError
+        For another ``mode``, or an empty input without ``dim``.
+    IndexError
+        For an empty dimension to reduce.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.hash_tensor(rg.tensor([1, 2, 3]))
+    tensor(0, dtype=uint64)
+    >>> rg.hash_tensor(rg.tensor([[1, 2], [4, 4]]), 1)
+    tensor([3, 0], dtype=uint64)
+    """
+    x = _t(input, "hash_tensor")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    a = np.asarray(x.detach().numpy(force=True))
+    if a.dtype.kind == "c":
+        kind = "ComplexDouble" if a.itemsize == 16 else "ComplexFloat"
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{kind}'")
+    bits = (a.astype(np.float64) if _is_floating_dtype(a.dtype) else a.astype(np.int64)).view(np.uint64)
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        axes = tuple(range(a.ndim))
+    else:
+        axes = tuple(_abi._wrap_dim_py(k, max(a.ndim, 1)) for k in ((dim,) if isinstance(dim, int) else dim))
+        for k in axes:
+            if a.ndim and a.shape[k] == 0:
+                raise IndexError(f"hash_tensor: Expected reduction dim {k} to have non-zero size.")
+    if a.ndim == 0:
+        return _creation._make(bits.copy(), x.device, False)
+    out = np.bitwise_xor.reduce(bits, axis=axes, keepdims=bool(keepdim))
+    return _creation._make(np.asarray(out, dtype=np.uint64), x.device, False)
+
+
+def _activation_input(input, name: str) -> Tensor:
+    x = _t(input, name)
+    if not _is_inexact_dtype(x._array.dtype):
+        raise NotImplementedError(f'"{name}" not implemented for {x.dtype} input, as in torch; convert it first, '
+                                  "e.g. input.float()")
+    return x
+
+
+@composite_op("hardshrink")
+def hardshrink(input, lambd=0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0 (``torch.hardshrink``, ``F.hardshrink``).
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor.
+    lambd : float, optional
+        Default 0.5.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.hardshrink(rg.tensor([-2.0, 0.2, 1.0]))
+    tensor([-2.,  0.,  1.])
+    """
+    x = _activation_input(input, "hardshrink")
+    return _abi.where(_abi.gt(_abi.abs(x), lambd), x, 0.0)
+
+
+@composite_op("prelu")
+def prelu(input, weight) -> Tensor:
+    """``x`` where ``x > 0``, else ``weight * x``, with a learned slope per channel (dim 1).
+
+    ``torch.prelu`` and ``F.prelu``.
+
+    Parameters
+    ----------
+    input : Tensor
+        A floating-point tensor, channels in dim 1 (or a 1-d tensor).
+    weight : Tensor
+        One slope, or one per channel.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    RuntimeError
+        If ``weight`` has neither 1 element nor one per channel.
+
+    Examples
+    --------
+    >>> import retrograd as rg
+    >>> rg.prelu(rg.tensor([[-1.0, 2.0]]), rg.tensor([0.25]))
+    tensor([[-0.25,  2.  ]])
+    """
+    x = _activation_input(input, "prelu")
+    w = _t(weight, "prelu", "weight")
+    n = w.numel()
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                           f"and channel size = {channels}.")
+    if n != 1 and x.ndim >= 2:
+        w = _abi.reshape(w, (n,) + (1,) * (x.ndim - 2))
+    elif n == 1:
+        w = _abi.reshape(w, ())
+    return _abi.where(_abi.gt(x, 0.0), x, _abi.mul(w, x))
+
+
+__all__ += ["mode", "hash_tensor", "hardshrink", "prelu"]

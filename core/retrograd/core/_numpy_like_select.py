@@ -12,6 +12,7 @@ import numpy as np
 
 from retrograd.core import abi as _abi
 from retrograd.core import _creation
+from retrograd.core._dtypes import _is_inexact_dtype
 from retrograd.core.abi import Tensor, composite_op
 
 __all__ = [
@@ -74,7 +75,7 @@ def _median(name: str, result, ignore_nan: bool):
         n = x.shape[d]
         if n == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-        nans = np.isnan(np.asarray(x._array)).sum(axis=d, keepdims=True) if x._array.dtype.kind in "fc" \
+        nans = np.isnan(np.asarray(x._array)).sum(axis=d, keepdims=True) if _is_inexact_dtype(x._array.dtype) \
             else np.zeros([1 if j == d else s for j, s in enumerate(x.shape)], dtype=np.int64)
         if ignore_nan:
             k = np.maximum((n - nans - 1) // 2, 0)

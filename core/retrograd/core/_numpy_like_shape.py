@@ -15,6 +15,7 @@ import numpy as np
 
 from retrograd.core import abi as _abi
 from retrograd.core import _creation
+from retrograd.core._dtypes import _no_bfloat16_kernel
 from retrograd.core.abi import Tensor, composite_op
 
 __all__ = [
@@ -691,6 +692,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> 
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}")
+    _no_bfloat16_kernel(a.dtype, "cdist")
     d = _abi.unsqueeze(a, -2) - _abi.unsqueeze(b, -3)
     if p == 0:
         return _abi.sum((d != 0).to(a._array.dtype), -1)

@@ -4,6 +4,7 @@
 
 from retrograd.core._array_module cimport _is_cupy, _cupy, _cupy_ndarray
 from retrograd.core._kernels_core cimport k_clone
+from retrograd.core._dtype_rules cimport _is_bf16_dtype, _is_floating_dtype  # (also _ufunc's, _tensor_args')
 
 import traceback as _traceback
 
@@ -140,17 +141,12 @@ cdef inline void _set_edges2(Node node, Node f0, int n0, Node f1, int n1):
     node.topo_nr = topo
 
 
-cdef bint _is_bfloat16(object dtype):
-    # ml_dtypes' bfloat16: a floating dtype NumPy files under kind 'V'
-    return dtype.kind == 'V' and dtype.name == "bfloat16"
-
-
 cdef inline bint _record(object out):
     # Only floating (and complex) results carry gradients.
     cdef char c
     if type(out) is ndarray:            # (the dtype's kind read in C: no attribute lookups)
         c = (<_cnp.dtype><object>_cnp.PyArray_DESCR(<_cnp.ndarray>out)).kind
-        return c == b'f' or c == b'c' or (c == b'V' and _is_bfloat16(out.dtype))
+        return c == b'f' or c == b'c' or (c == b'V' and _is_bf16_dtype(out.dtype))
     cdef str k = out.dtype.kind
     return k == 'f' or k == 'c'
 
@@ -168,7 +164,7 @@ cdef inline int _record_op(object out) except -1:
         if c == b'f':
             return 1
         if c == b'V':
-            return _is_bfloat16(out.dtype)
+            return _is_bf16_dtype(out.dtype)
         if c != b'c':
             return 0
     elif not _record(out):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd.core import _creation
+from retrograd.core._dtypes import _is_inexact_dtype, is_floating_dtype as _is_floating_dtype
 from retrograd.core.abi import Tensor, composite_op
 
 __all__ = ["addcmul", "addcdiv"]
@@ -49,7 +50,7 @@ addcdiv.__doc__ = _ADDC_DOC.format(sym="/", what="quotient", name="addcdiv", exa
 def _draws(self, kind, a, b, generator):
     # values of self's shape and dtype for an in-place random method (their
     # history is none: the method's gradient to self's old value is zero)
-    if self.dtype.kind not in "fc" and kind not in ("random", "geometric"):
+    if not _is_inexact_dtype(self.dtype) and kind not in ("random", "geometric"):
         raise NotImplementedError(f"{kind}_(): not implemented for {self.dtype} tensors (as torch); use a "
                                   "floating tensor")
     g = _creation._generator(generator, kind + "_", self.device)
@@ -114,7 +115,7 @@ def _random_range(self, frm, to):
     # random_(): [0, 2**mantissa] for floats (every integer there is exact), the dtype's range for ints;
     # random_(to): [0, to); random_(from, to): [from, to) (to=None: the dtype's top)
     kind = self.dtype.kind
-    if kind == "f":
+    if _is_floating_dtype(self.dtype):
         top = 2 ** (np.finfo(self.dtype).nmant + 1) + 1
     elif kind == "b":
         top = 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd.core import _creation
+from retrograd.core._dtypes import is_floating_dtype as _is_floating_dtype
 from retrograd.core.abi import Tensor, composite_op
 
 __all__ = ["multinomial", "bernoulli", "normal", "poisson"]
@@ -63,7 +64,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
     probs = np.asarray(input.detach())
     if probs.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim (got {probs.ndim} dims)")
-    if probs.dtype.kind != "f":
+    if not _is_floating_dtype(probs.dtype):
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {probs.dtype}")
     n = int(num_samples)
     if n <= 0:
@@ -102,7 +103,7 @@ def _floating(input, fn):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(input).__name__}")
     arr = np.asarray(input.detach())
-    if arr.dtype.kind != "f":
+    if not _is_floating_dtype(arr.dtype):
         raise NotImplementedError(f"\"{fn}\" not implemented for {arr.dtype} tensors (as torch); convert the "
                                   f"input first, e.g. x.float()")
     return arr

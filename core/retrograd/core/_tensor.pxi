@@ -7,7 +7,7 @@
 # generated from derivatives.yaml; the autograd API lives here.
 
 from retrograd.core._arg_checks cimport _wrap_dim
-from retrograd.core._dtype_rules cimport k_default_complex, k_default_float
+from retrograd.core._dtype_rules cimport k_default_complex, k_default_float, _is_floating_dtype
 from retrograd.core._array_module cimport _cupy_ndarray
 from retrograd.core._ops cimport (
     _rg_inference_mode, _parse_device, _make_accumulate_grad, _note_detached,
@@ -57,7 +57,7 @@ cdef class VersionCounter:
 
 cdef inline bint _is_float_dtype(object dtype):
     # (bfloat16, ml_dtypes' dtype, is kind 'V' to NumPy)
-    return dtype.kind == 'f' or dtype.kind == 'c' or (dtype.kind == 'V' and dtype.name == "bfloat16")
+    return dtype.kind == 'c' or _is_floating_dtype(dtype)
 
 
 # the dtypes of the conversion methods (.float(), .double(), ...)

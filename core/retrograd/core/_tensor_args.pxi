@@ -135,7 +135,7 @@ cdef object _deepcopy_array(object arr, dict memo):
 cdef object _convert_dtype(Tensor t, object dt):
     if t._array.dtype == dt:
         return t
-    if dt.kind not in "fc" and dt.name != "bfloat16":
+    if dt.kind != "c" and not _is_floating_dtype(dt):
         # torch: integer and bool results are not differentiable (no graph)
         return _rg_wrap(t._array.astype(dt), t._device)
     return _op__to_dtype(t, dt)
@@ -165,7 +165,7 @@ cpdef object _dtype_arg(object dtype, str fn):
     except TypeError:
         raise TypeError(f"{fn}(): argument 'dtype' must be a dtype such as rg.float32, np.float32 or "
                         f"'float32', not {_type_name(dtype)} {dtype!r}") from None
-    if dt.kind in "OUSVMm" and dt.name != "bfloat16":
+    if dt.kind in "OUSVMm" and not _is_bf16_dtype(dt):
         raise TypeError(f"{fn}(): dtype {dt} is not a numeric dtype; pass rg.float32, rg.int64, rg.bool, ...")
     return dt
 
@@ -213,7 +213,7 @@ cdef object _checked_asarray(object x, str where):
             raise _foreign_tensor_error(x, where)
         raise TypeError(f"{where} must be Tensor, not {_type_name(x)}")
     a = np.asarray(x)
-    if a.dtype.kind in "OUSVMm" and a.dtype.name != "bfloat16":
+    if a.dtype.kind in "OUSVMm" and not _is_bf16_dtype(a.dtype):
         if a.dtype.kind == "O" and _builtins.any(_is_foreign_tensor(i) for i in a.reshape(-1)):
             raise _foreign_tensor_error(next(i for i in a.reshape(-1) if _is_foreign_tensor(i)), where)
         raise TypeError(f"{where} must be Tensor, or numbers or an array of numbers, not {_type_name(x)}"

@@ -61,8 +61,10 @@ cdef bint _graph_at_stake(tuple inputs, dict kwargs):
 
 
 cdef bint _all_integer(tuple inputs):
+    cdef object dt
     for a in inputs:
-        if np.asarray((<Tensor>a)._array if isinstance(a, Tensor) else a).dtype.kind in "fc":
+        dt = np.asarray((<Tensor>a)._array if isinstance(a, Tensor) else a).dtype
+        if dt.kind == "c" or _is_floating_dtype(dt):
             return False
     return True
 

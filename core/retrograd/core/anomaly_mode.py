@@ -34,7 +34,7 @@ def _check_bool(name, value):
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True, check_inf: bool = False) -> None:
     """Turn anomaly mode on or off for this thread.
 
-    The function form of :class:`set_detect_anomaly`. While anomaly mode is on,
+    The function form of :class:`~retrograd.autograd.set_detect_anomaly`. While anomaly mode is on,
     each node records the traceback of the forward op that created it, and
     backward checks every gradient a node returns for NaN (``check_nan``) and
     infinity (``check_inf``), raising with that traceback.

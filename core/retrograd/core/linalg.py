@@ -1,6 +1,7 @@
 """retrograd.linalg (rg.linalg): torch.linalg's inv, solve, det, slogdet,
 norm (with vector_norm / matrix_norm), cholesky, svd and svdvals, eigh and
-eigvalsh, qr and lstsq, batched over leading
+eigvalsh, qr and lstsq (and, from _linalg_more, the LU family, solve_triangular,
+matrix_exp and pinv), batched over leading
 dims. Each is an entry of derivatives.yaml (private, reached from here) or
 a composite of entries; failures of a factorization raise
 ``rg.linalg.LinAlgError`` (a RuntimeError, as torch.linalg.LinAlgError)."""
@@ -676,3 +677,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     tensor(2)
     """
     return return_types.linalg_lstsq(*_abi._linalg_lstsq_op(_tensor(A), _tensor(B), rcond, driver))
+
+
+# the LU family, solve_triangular, matrix_exp and pinv (a module of their own: this one is near its size limit)
+from retrograd.core._linalg_more import (  # noqa: E402
+    lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp, pinv, solve_triangular,
+)
+
+__all__ += ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve_triangular", "matrix_exp", "pinv"]

@@ -32,7 +32,7 @@ NAMES = (
     "max_pool1d_with_indices", "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "Size",
-    "nuclear_norm", "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
+    "nuclear_norm", "frobenius_norm", "binomial", "histogramdd", "empty_strided",
     "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
     "embedding_renorm_", "index_put_", "addmv_", "default_generator", "empty_permuted",
     "lstm", "gru", "rnn_tanh", "rnn_relu", "embedding_bag", "thread_safe_generator",
@@ -368,15 +368,6 @@ def frobenius_norm(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> 
     return linalg.vector_norm(input, 2, dim=tuple(dim), keepdim=keepdim)
 
 
-def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
-    idx = _c.nonzero(input)
-    n = int(idx.shape[0])
-    if n >= size:
-        return idx[:size]
-    pad = _c.full((size - n, idx.shape[1]), fill_value, dtype=idx.dtype, device=input.device)
-    return _c.cat([idx, pad], 0)
-
-
 def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
     from retrograd.core import get_rng
     rng = get_rng() if generator is None else generator
@@ -515,7 +506,7 @@ for _name in ("adaptive_max_pool1d", "max_pool1d_with_indices", "rrelu", "dropou
               "binary_cross_entropy_with_logits", "cosine_embedding_loss", "ctc_loss", "hinge_embedding_loss",
               "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss", "convolution",
               "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "nuclear_norm",
-              "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
+              "frobenius_norm", "binomial", "histogramdd", "empty_strided",
               "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "embedding_renorm_",
               "index_put_", "addmv_", "empty_permuted"):
     _twin(_name, globals()[_name])

@@ -225,6 +225,8 @@ def _write_record(z: zipfile.ZipFile, name: str, data: Any, align: bool = False)
         start = z.fp.tell() + 30 + len(name.encode("utf-8")) + 4  # type: ignore[union-attr]
         pad = (-start) % _ALIGN
         info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
+    if isinstance(data, np.ndarray) and data.dtype.kind == "V":
+        data = data.view(np.uint8)          # (bfloat16 has no buffer-protocol format: its bytes as they are)
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
     with z.open(info, "w", force_zip64=len(view) > 0x7FFF0000) as out:
         out.write(view)
@@ -547,7 +549,7 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
     weights_only : bool, optional
         True (the default when None, as torch): unpickle only tensors,
         arrays, built-in values and containers and allowed globals
-        (:func:`add_safe_globals`). False: unpickle anything; only for
+        (:func:`~retrograd.serialization.add_safe_globals`). False: unpickle anything; only for
         files you trust.
     mmap : bool, optional
         Map the storages from the file (a path) instead of reading them:

@@ -418,71 +418,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return _c.where(_c.gt(_c.abs(x), lambd), shrunk, 0.0)
 
 
-@composite_op("hardshrink")
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x`` where ``|x| > lambd``, else 0.
-
-    Parameters
-    ----------
-    input : Tensor
-        A floating-point tensor.
-    lambd : float, optional
-        Default 0.5.
-
-    Returns
-    -------
-    Tensor
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> import retrograd.nn.functional as F
-    >>> F.hardshrink(rg.tensor([-2.0, 0.2, 1.0]))
-    tensor([-2.,  0.,  1.])
-    """
-    x = _x(input, "hardshrink")
-    return _c.where(_c.gt(_c.abs(x), lambd), x, 0.0)
-
-
-@composite_op("prelu")
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """``x`` where ``x > 0``, else ``weight * x``, with a learned slope per channel (dim 1).
-
-    Parameters
-    ----------
-    input : Tensor
-        A floating-point tensor, channels in dim 1 (or a 1-d tensor).
-    weight : Tensor
-        One slope, or one per channel.
-
-    Returns
-    -------
-    Tensor
-
-    Raises
-    ------
-    RuntimeError
-        If ``weight`` has neither 1 element nor one per channel.
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> import retrograd.nn.functional as F
-    >>> F.prelu(rg.tensor([[-1.0, 2.0]]), rg.tensor([0.25]))
-    tensor([[-0.25,  2.  ]])
-    """
-    x = _x(input, "prelu")
-    w = _t(weight, "weight")
-    n = w.numel()
-    channels = x.shape[1] if x.ndim >= 2 else 1
-    if n != 1 and n != channels:
-        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
-                           f"and channel size = {channels}.")
-    if n != 1 and x.ndim >= 2:
-        w = _c.reshape(w, (n,) + (1,) * (x.ndim - 2))
-    elif n == 1:
-        w = _c.reshape(w, ())
-    return _c.where(_c.gt(x, 0.0), x, _c.mul(w, x))
+# torch.hardshrink and torch.prelu are core's (rg.hardshrink, rg.prelu): one implementation, also F's
+hardshrink = _c.hardshrink
+prelu = _c.prelu
 
 
 # --- in-place forms -------------------------------------------------------------------

@@ -29,7 +29,7 @@ _NEG_INF = float("-inf")
 
 
 def _is_float(dtype) -> bool:
-    return dtype.kind == "f" or dtype.name == "bfloat16"
+    return _c.is_floating_dtype(dtype)
 
 
 def _check_bool(value, name, fn):

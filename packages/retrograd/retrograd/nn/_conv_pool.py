@@ -767,7 +767,7 @@ def _adaptive_max_checks(x, fn, nd):
         if x.shape[d] == 0:
             raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
                                f"has sizes {list(x.shape)} with dimension {d} being empty")
-    if x.dtype.kind not in "f":
+    if not _c.is_floating_dtype(x.dtype):
         raise NotImplementedError(f'"{fn}" not implemented for {x.dtype} input, as in torch; convert it first, '
                                   "e.g. input.float()")
 
@@ -1177,7 +1177,7 @@ def _check_interp_input(x, sizes, mode):
     if x.shape[1] == 0:
         raise RuntimeError(f"Non-empty {x.ndim}D data tensor expected but got a tensor with sizes {list(x.shape)}")
     if mode in ("nearest", "nearest-exact"):
-        if x.dtype.kind != "f" and x.dtype != np.uint8:
+        if not _c.is_floating_dtype(x.dtype) and x.dtype != np.uint8:
             raise NotImplementedError(f'"{mode}" interpolation is not implemented for {x.dtype} input, as in torch; '
                                       "convert it first, e.g. input.float()")
     else:

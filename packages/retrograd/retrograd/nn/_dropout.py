@@ -16,7 +16,7 @@ import numpy as np
 import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core.extending import composite_op
-from retrograd.nn.functional import _t
+from retrograd.nn.functional import _inexact, _t
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
@@ -45,7 +45,7 @@ def _noise(x, p, lead, alpha):
     if lead is not None and x.ndim + 2 - lead < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = tuple(x.shape) if lead is None else tuple(x.shape[:lead]) + (1,) * (x.ndim - lead)
-    dtype = x.dtype if x.dtype.kind in "fc" else _c.get_default_dtype()
+    dtype = x.dtype if _inexact(x.dtype) else _c.get_default_dtype()
     # drawn by rg.rand (the host generator, as torch's CPU one) and kept a
     # tensor, so that rg.compile replays the draw on every call
     keep = (_c.rand(shape) >= p).to(dtype)

@@ -23,7 +23,8 @@ import retrograd.core as _c
 from retrograd.autograd.function import Function, once_differentiable
 from retrograd.core import Tensor
 from retrograd.core.extending import composite_op, wrap as _wrap
-from retrograd.nn.functional import _arr, _float_loss_input, _on_device, _reduce, _reduction, _size_warning, _t
+from retrograd.nn.functional import (_arr, _float_loss_input, _no_bfloat16, _on_device, _reduce, _reduction,
+                                     _size_warning, _t)
 
 __all__ = ["smooth_l1_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "triplet_margin_loss", "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss",
@@ -689,6 +690,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     ta = _arr(target)
     _long_target(ta)
     _float_loss_input(x, "multi_margin_loss_cpu_kernel")
+    _no_bfloat16(x, "multi_margin_loss_cpu_kernel")
     nframe, dim = _margin_frames(x, "multi_margin_loss")
     if ta.ndim > 1 or ta.size != nframe:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "

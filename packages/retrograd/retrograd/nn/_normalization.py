@@ -18,8 +18,8 @@ import numpy as np
 import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core.extending import composite_op
-from retrograd.nn.functional import (_arr, _compiling, _embedding_renorm_, _floating, _int_tuple, _t,
-                                     _update_running_stats, _update_running_stats_ops)
+from retrograd.nn.functional import (_arr, _compiling, _embedding_renorm_, _floating, _inexact, _int_tuple, _no_bfloat16,
+                                     _opmath, _rounded, _t, _update_running_stats, _update_running_stats_ops)
 
 __all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm", "normalize", "cosine_similarity",
            "pairwise_distance", "pdist", "embedding_bag"]
@@ -100,11 +100,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(x.shape)}")
     _floating(x, "GroupNormKernelImpl")
+    x, rounded = _opmath(x)
     g = _c.reshape(x, (N, G, -1))
     gc = _c.sub(g, _c.mean(g, (2,), True))
     var = _c.mean(_c.mul(gc, gc), (2,), True)
     y = _c.reshape(_c.mul(gc, _c.pow(_c.add(var, eps), -0.5)), tuple(x.shape))
-    return _affine(y, x, weight, bias)
+    return _rounded(_affine(y, x, weight, bias), rounded)
 
 
 @composite_op("instance_norm")
@@ -175,6 +176,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         if t is not None and _arr(t, name).size != C:
             raise RuntimeError(f"{name} should contain {N * C} elements not {N * _arr(t).size}")
     _floating(x, "instance_norm")
+    x, rounded = _opmath(x)
     shape = _channel_shape(x)
     if use_input_stats:
         dims = tuple(range(2, x.ndim))
@@ -195,7 +197,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         rm = _c.reshape(_t(running_mean, "running_mean"), shape)
         rv = _c.reshape(_t(running_var, "running_var"), shape)
         y = _c.mul(_c.sub(x, rm), _c.pow(_c.add(rv, eps), -0.5))
-    return _affine(y, x, weight, bias)
+    return _rounded(_affine(y, x, weight, bias), rounded)
 
 
 def _normalized_dims(x, normalized_shape, fn):
@@ -260,10 +262,11 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     _floating(x, "rms_norm")
     if eps is None:
         eps = float(np.finfo(x.dtype).eps)
+    x, rounded = _opmath(x)
     y = _c.mul(x, _c.rsqrt(_c.add(_c.mean(_c.mul(x, x), dims, True), eps)))
     if weight is not None:
         y = _c.mul(y, weight)
-    return y
+    return _rounded(y, rounded)
 
 
 def _window_sum(sq, size, front, back):
@@ -416,9 +419,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """
     a, b = _t(x1, "x1"), _t(x2, "x2")
     # torch's promotion: an integer input takes the floating one's dtype
-    floats = [t.dtype for t in (a, b) if t.dtype.kind in "fc"]
+    floats = [t.dtype for t in (a, b) if _inexact(t.dtype)]
     dtype = np.result_type(*floats) if floats else np.result_type(a.dtype, b.dtype)
-    if dtype.kind != "f":
+    if not _c.is_floating_dtype(dtype):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {dtype}")
     if a.dtype.kind in "biu":
         a = a.to(dtype)
@@ -508,6 +511,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     x = _t(input)
     if x.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    _no_bfloat16(x, "pdist")
     if x.dtype.kind != "f":
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
@@ -645,7 +649,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     tensor([[3., 4.]])
     """
     if (isinstance(weight, Tensor) and isinstance(input, Tensor) and weight.dtype == np.int64
-            and input.dtype.kind == "f"):
+            and _c.is_floating_dtype(input.dtype)):
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
                       stacklevel=3)

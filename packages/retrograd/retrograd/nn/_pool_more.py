@@ -17,7 +17,8 @@ import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core import extending as _ext
 from retrograd.core.extending import composite_op, wrap as _wrap
-from retrograd.nn.functional import _adaptive_matrix, _floating, _int_tuple, _ntuple, _t, avg_pool2d
+from retrograd.nn.functional import (_adaptive_matrix, _floating, _inexact, _int_tuple, _no_bfloat16, _ntuple, _t,
+                                     avg_pool2d)
 from retrograd.nn._conv_pool import _adaptive_max, _adaptive_sizes, _const, _lp_pool, _reshape
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
@@ -94,7 +95,7 @@ def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, want_i
     if x.dtype.kind == "b":
         raise NotImplementedError('"max_pool3d" not implemented for bool input, as in torch; convert it first, '
                                   "e.g. input.float()")
-    low = -math.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
+    low = -math.inf if _inexact(x.dtype) else np.iinfo(x.dtype).min
     xp = _c.pad(x, (p[2], right[2], p[1], right[1], p[0], right[0]), value=low)
     dp, hp, wp = xp.shape[2:]
     y1 = _c.max_pool2d(_reshape(xp, (N * C, dp, hp, wp)), k[1:], s[1:], 0, d[1:], False)
@@ -249,6 +250,7 @@ def avg_pool3d(input: Tensor, kernel_size: int | tuple[int, int, int], stride: i
         raise RuntimeError("divisor must be not zero")
     if x0.dtype.kind in "iu":
         return _int_avg_pool3d(x0, k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override)
+    _no_bfloat16(x0, "avg_pool3d_out_frame")
     if x0.dtype.kind == "b":
         raise NotImplementedError('"avg_pool3d" not implemented for bool input, as in torch; convert it first, '
                                   "e.g. input.float()")
@@ -294,7 +296,7 @@ def _adaptive3d_input(input, fn):
         if x.shape[d] == 0:
             raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
                                f"has sizes {list(x.shape)} with dimension {d} being empty")
-    if x.dtype.kind != "f":
+    if not _c.is_floating_dtype(x.dtype):
         raise NotImplementedError(f'"{fn}" not implemented for {x.dtype} input, as in torch; convert it first, '
                                   "e.g. input.float()")
     return x

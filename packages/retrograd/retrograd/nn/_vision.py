@@ -18,7 +18,7 @@ import numpy as np
 import retrograd.core as _c
 from retrograd.core import Tensor
 from retrograd.core.extending import composite_op, wrap as _wrap
-from retrograd.nn.functional import _arr, _on_device, _t
+from retrograd.nn.functional import _arr, _inexact, _on_device, _t
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -94,7 +94,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    if th.dtype.kind not in "fc":
+    if not _inexact(th.dtype):
         raise ValueError(f"Expected theta to have floating point type, but got {th.dtype}")
     size = tuple(int(s) for s in size)
     if len(size) == 4:
@@ -232,7 +232,7 @@ def _check_grid_sample(x: Tensor, g: Tensor, mode: str) -> None:
                            f"got input with sizes {list(x.shape)} and grid with sizes {list(g.shape)}")
     if mode == "bicubic" and x.ndim != 4:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if x.dtype.kind != "f":
+    if not _c.is_floating_dtype(x.dtype):
         raise NotImplementedError(f'"grid_sampler" not implemented for {x.dtype} input, as in torch; convert it '
                                   "first, e.g. input.float()")
 

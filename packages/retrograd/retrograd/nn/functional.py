@@ -16,7 +16,6 @@ from retrograd.core.extending import check_tensor_arg, composite_op, max_pool2d_
 import warnings
 
 import operator
-import sys
 from collections.abc import Sequence
 from typing import Literal, overload
 
@@ -432,10 +431,36 @@ def tanh(input: Tensor) -> Tensor:
     return _c.tanh(_t(input))
 
 
+def _inexact(dtype):
+    # floating-point (bfloat16 too: NumPy kind 'V', core.is_floating_dtype) or complex
+    return _c.is_floating_dtype(dtype) or dtype.kind == "c"
+
+
+def _opmath(x):
+    # torch's CPU kernels of the norms take a bfloat16 input (with float32
+    # weights too: autocast's mix), compute in float32 and return bfloat16:
+    # (x to compute on, the dtype to round the result to, or None)
+    if x.dtype.kind == "V" and _c.is_floating_dtype(x.dtype):
+        return x.float(), x.dtype
+    return x, None
+
+
+def _rounded(y, dtype):
+    return y if dtype is None else y.to(dtype)
+
+
+def _no_bfloat16(x, kernel):
+    # torch has no CPU kernel `kernel` for bfloat16 (pdist, avg_pool3d, ...):
+    # its NotImplementedError
+    if x.dtype.kind == "V" and _c.is_floating_dtype(x.dtype):
+        raise NotImplementedError(f'"{kernel}" not implemented for bfloat16 input, as in torch; convert it first, '
+                                  "e.g. input.float()")
+
+
 def _floating(x, fn):
     # torch has no kernel of these activations, norms and pools for integer
     # or bool input
-    if x.dtype.kind not in "fc":
+    if not _inexact(x.dtype):
         raise NotImplementedError(f'"{fn}" not implemented for {x.dtype} input, as in torch; convert it first, '
                                   "e.g. input.float()")
 
@@ -1384,11 +1409,28 @@ def _nll_parts(x, target, weight, ignore_index):
     return picked, wv, _c.logical_not(keep), batch, C
 
 
-def _compiling():
-    """Whether rg.compile traces on this thread (its module is loaded only
-    when it is in use)."""
-    mod = sys.modules.get("retrograd.compile")
-    return mod is not None and mod.is_compiling()
+# Note [eager NumPy, traced ops]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A few functionals compute values that need no gradient (a target's mask
+# and class weights, a batch norm's running statistics, an embedding's
+# indices) with NumPy on the arrays, which eagerly is the fastest way. A
+# trace (rg.compile) records ops only: a value computed on arrays would be
+# baked into the program as a constant of the first call. So eager uses
+# NumPy and tracing uses ops, and _compiling() is the one place that says
+# which: the compiler's public is_compiling() when retrograd-compile is
+# installed (it is optional), else never.
+try:
+    from retrograd.compile import is_compiling as _is_compiling
+except ImportError:          # retrograd-compile is not installed: nothing traces
+    def _is_compiling() -> bool:
+        return False
+
+
+def _compiling() -> bool:
+    """True while rg.compile traces on this thread: use ops, not NumPy, for
+    values the program must recompute at each call. See Note [eager NumPy,
+    traced ops]."""
+    return bool(_is_compiling())
 
 
 def _mean_over_weight(total, denom):
@@ -1403,7 +1445,7 @@ def _mean_over_weight(total, denom):
     # call's): a zero denominator divides by 1 (gradient 0, as total's
     # weights are 0) and adds NaN to the loss
     empty = _c.eq(denom, 0)
-    return _c.add(_c.div(total, _c.where(empty, 1.0, denom)), _c.where(empty, float("nan"), 0.0))
+    return _c.where(empty, float("nan"), _c.div(total, _c.where(empty, 1.0, denom)))
 
 
 @composite_op('nll_loss')
@@ -1542,7 +1584,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     t = _arr(target)
     wshape = [1] * x.ndim
     wshape[cdim] = C
-    if tuple(t.shape) == tuple(x.shape) and t.dtype.kind not in "fc":
+    if tuple(t.shape) == tuple(x.shape) and not _inexact(t.dtype):
         # torch: a target of the input's shape holds class probabilities
         raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                            f"{t.dtype}; for class indices pass a target of shape {list(x.shape[:cdim])}"
@@ -1576,8 +1618,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         else:
             ret = smooth
         return _c.add(_c.mul(nll, 1.0 - label_smoothing), _c.mul(ret, label_smoothing / C))
-    if t.dtype.kind != "f" or tuple(t.shape) != tuple(x.shape):
-        if t.dtype.kind not in "fc" and tuple(t.shape) == tuple(x.shape):
+    if not _c.is_floating_dtype(t.dtype) or tuple(t.shape) != tuple(x.shape):
+        if not _inexact(t.dtype) and tuple(t.shape) == tuple(x.shape):
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{t.dtype}")
         # not class probabilities: checked as class indices (torch's errors)
@@ -1713,7 +1755,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     reduction = _reduction(size_average, reduce, reduction)
     _size_warning(input, target)
     x = _t(input)
-    if x.dtype.kind not in "fc" and reduction == "mean":
+    if not _inexact(x.dtype) and reduction == "mean":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {x.dtype}")
     return _weighted_reduce(_c.abs(_c.sub(x, target)), x, weight, reduction, True)
@@ -1939,7 +1981,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     x = _t(input)
     if not training or p == 0.0:
         return x
-    dtype = x.dtype if x.dtype.kind in "fc" else _c.get_default_dtype()
+    dtype = x.dtype if _inexact(x.dtype) else _c.get_default_dtype()
     if p == 1.0:
         mask = _on_device(np.zeros(x.shape, dtype=dtype), x._array)
     else:
@@ -2001,10 +2043,11 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     if k == 0 or k > x.ndim or tuple(x.shape[x.ndim - k:]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(x.shape)}")
-    if x.dtype.kind not in "fc":
+    if not _inexact(x.dtype):
         # torch has no layer_norm kernel for integer or bool input
         raise NotImplementedError(f"layer_norm(): not implemented for {x.dtype} input, as in torch; "
                                   f"convert it first, e.g. input.float()")
+    x, rounded = _opmath(x)
     dims = tuple(range(x.ndim - k, x.ndim))
     xc = _c.sub(x, _c.mean(x, dims, True))
     var = _c.mean(_c.mul(xc, xc), dims, True)
@@ -2013,7 +2056,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
         y = _c.mul(y, weight)
     if bias is not None:
         y = _c.add(y, bias)
-    return y
+    return _rounded(y, rounded)
 
 
 def _check_stat(t, name, C):
@@ -2089,6 +2132,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     (bias, "bias")):
         _check_stat(t, name, C)
     _floating(x, "batch_norm")
+    x, rounded = _opmath(x)
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
@@ -2129,7 +2173,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         y = _c.mul(y, _c.reshape(_t(weight, "weight"), shape))
     if bias is not None:
         y = _c.add(y, _c.reshape(_t(bias, "bias"), shape))
-    return y
+    return _rounded(y, rounded)
 
 
 def _update_running_stats(running_mean, running_var, mean, var, count, momentum):

@@ -118,7 +118,7 @@ def _check_tensor(tensor, fn):
 def _check_floating(tensor, fn):
     # random fills of an integer tensor would truncate silently; torch
     # refuses them too
-    if tensor.dtype.kind not in "fc":
+    if not (_c.is_floating_dtype(tensor.dtype) or tensor.dtype.kind == "c"):
         raise NotImplementedError(f"{fn}(): not implemented for {tensor.dtype} tensors, as in torch; "
                                   "initialise a floating-point tensor")
 

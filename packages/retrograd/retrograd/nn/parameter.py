@@ -20,7 +20,7 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
 class Parameter(Tensor):
     """A tensor that is a module parameter (``torch.nn.Parameter``).
 
-    A Parameter is a :class:`rg.Tensor` and behaves as one in every op; what
+    A Parameter is a :class:`~retrograd.Tensor` and behaves as one in every op; what
     makes it special is that assigning it as an attribute of a
     :class:`~retrograd.nn.Module` registers it, so that it appears in
     ``module.parameters()`` and in the state dict. A plain tensor assigned as

@@ -1056,7 +1056,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state made by :meth:`state_dict`.
+        """Load a state made by :meth:`~retrograd.optim.lr_scheduler.LRScheduler.state_dict`.
 
         Parameters
         ----------

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable
 from copy import deepcopy
 from typing import Any, TypeAlias
 
-from retrograd.core import Tensor, tensor, enable_grad, get_default_dtype
+from retrograd.core import Tensor, tensor, enable_grad, get_default_dtype, is_floating_dtype
 from retrograd.utils.hooks import RemovableHandle
 from retrograd.core.extending import increment_version as _increment_version
 
@@ -610,7 +610,7 @@ class Optimizer:
         # As torch's Tensor.to, nothing is copied when nothing changes.
         if key == "step":
             return value
-        if param.dtype.kind == "f":
+        if is_floating_dtype(param.dtype):
             return value.to(dtype=param.dtype, device=param.device)
         return value.to(device=param.device)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any, Literal
 
-from retrograd.core import Tensor, no_grad, tensor
+from retrograd.core import Tensor, is_floating_dtype, no_grad, tensor
 from retrograd.nn.modules.batchnorm import _BatchNorm
 from retrograd.nn.modules.instancenorm import _InstanceNorm
 from retrograd.nn.modules.module import Module
@@ -46,7 +46,7 @@ def _check_decay(decay: float) -> None:
 
 
 def _is_float_or_complex(t: Tensor) -> bool:
-    return t.dtype.kind in "fc" or t.dtype.name == "bfloat16"
+    return is_floating_dtype(t.dtype) or t.dtype.kind == "c"
 
 
 @_fill
@@ -480,7 +480,8 @@ class SWALR(LRScheduler):
     def get_lr(self) -> list[Any]:
         """The next rates: a step of the annealing from each group's current rate towards ``swa_lr``.
 
-        Called by :meth:`step`; to read the current rates use :meth:`get_last_lr`.
+        Called by :meth:`~retrograd.optim.lr_scheduler.LRScheduler.step`; to read the current rates use
+        :meth:`~retrograd.optim.lr_scheduler.LRScheduler.get_last_lr`.
 
         Returns
         -------

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from retrograd.core import Device, Tensor, no_grad
+from retrograd.core import Device, Tensor, is_floating_dtype, no_grad
 from retrograd.nn.parameter import Buffer, Parameter
 from retrograd.nn.modules._hooks import BackwardHook
 from retrograd.utils.hooks import RemovableHandle
@@ -678,12 +678,12 @@ class Module:
         (dtype('float32'), dtype('int64'), True)
         """
         device, dtype = _parse_to(args, kwargs)
-        if dtype is not None and dtype.kind not in "fc":
+        if dtype is not None and not (is_floating_dtype(dtype) or dtype.kind == "c"):
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
 
         def convert(t: Tensor) -> Tensor:
-            return t.to(device=device, dtype=dtype if t.dtype.kind in "fc" else None)
+            return t.to(device=device, dtype=dtype if is_floating_dtype(t.dtype) or t.dtype.kind == "c" else None)
         return self._apply(convert)
 
     def cpu(self: T) -> T:
@@ -770,7 +770,7 @@ class Module:
         >>> m.float().w.dtype
         dtype('float32')
         """
-        return self._apply(lambda t: t.float() if t.dtype.kind == "f" else t)
+        return self._apply(lambda t: t.float() if is_floating_dtype(t.dtype) else t)
 
     def double(self: T) -> T:
         """Cast the floating-point parameters and buffers to float64.
@@ -788,7 +788,7 @@ class Module:
         >>> m.double().w.dtype
         dtype('float64')
         """
-        return self._apply(lambda t: t.double() if t.dtype.kind == "f" else t)
+        return self._apply(lambda t: t.double() if is_floating_dtype(t.dtype) else t)
 
     def half(self: T) -> T:
         """Cast the floating-point parameters and buffers to float16.
@@ -806,7 +806,24 @@ class Module:
         >>> m.half().w.dtype
         dtype('float16')
         """
-        return self._apply(lambda t: t.half() if t.dtype.kind == "f" else t)
+        return self._apply(lambda t: t.half() if is_floating_dtype(t.dtype) else t)
+
+    def bfloat16(self: T) -> T:
+        """Cast the floating-point parameters and buffers to bfloat16 (needs the ml_dtypes package).
+
+        Returns
+        -------
+        Module
+            self.
+
+        Examples
+        --------
+        >>> import retrograd as rg
+        >>> m = rg.nn.Linear(2, 1)
+        >>> m.bfloat16().weight.dtype == rg.bfloat16
+        True
+        """
+        return self._apply(lambda t: t.bfloat16() if is_floating_dtype(t.dtype) else t)
 
     # -- hooks --------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,

@@ -636,7 +636,7 @@ class DataParallel(Module):
         return replicate(module, device_ids, not _c.is_grad_enabled())
 
     def scatter(self, inputs: tuple, kwargs: dict | None, device_ids: Sequence[_DeviceLike]) -> tuple[tuple, tuple]:
-        """:func:`scatter_kwargs` along ``self.dim``.
+        """Split the inputs and keyword arguments among ``device_ids`` along ``self.dim`` (torch's ``scatter_kwargs``).
 
         Parameters
         ----------

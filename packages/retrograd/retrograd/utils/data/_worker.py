@@ -100,7 +100,7 @@ _worker_info: WorkerInfo | None = None
 def get_worker_info() -> WorkerInfo | None:
     """Information about the current DataLoader worker process, or None in the main process.
 
-    Inside a worker it returns a :class:`WorkerInfo` with the worker's
+    Inside a worker it returns a ``WorkerInfo`` with the worker's
     ``id``, ``num_workers``, ``seed`` and its copy of the ``dataset``. An
     :class:`IterableDataset` uses it to give each worker its own share of the
     stream (every worker otherwise iterates the whole dataset), and a

@@ -235,7 +235,7 @@ class SummaryWriter:
     {STEP}
     bins : str, int or sequence, optional
         ``"tensorflow"`` (TensorBoard's exponential buckets, the default),
-        or any ``bins`` of :func:`numpy.histogram` (``"auto"``, a count,
+        or any ``bins`` of ``numpy.histogram`` (``"auto"``, a count,
         edges).
     max_bins : int, optional
         Merge neighbouring buckets so at most this many remain.
