@@ -46,9 +46,9 @@ DISTRIBUTIONS = {
     "engine": "engine",
     "forward_ad": "forward_ad",
     "profiler": "profiler",
+    "compile": "compile",
     "distributed": "distributed",
     "retrograd": "packages/retrograd",
-    "compile": "compile",
 }
 
 # What building any distribution needs (no build isolation: engine compiles
@@ -69,7 +69,11 @@ TEST_REQUIREMENTS = ["pytest>=8", "pyyaml>=6", "scipy>=1.11", "nox>=2024.3", "te
 ORACLE_REQUIREMENTS = ["torch==2.13.0"]
 LINT_REQUIREMENTS = ["ruff>=0.5", "cython-lint>=0.16"]
 # the documentation site (docs/, `nox -s docs`)
-DOCS_REQUIREMENTS = ["sphinx>=8", "pydata-sphinx-theme>=0.16", "numpydoc>=1.8", "myst-parser>=4"]
+# (sphinx-copybutton: the copy button without prompts; latex2mathml: formulas
+# rendered at build time as MathML, so the site needs no network; scipy: the
+# higher-order tutorial, which runs at build time, uses scipy.optimize)
+DOCS_REQUIREMENTS = ["sphinx>=8", "pydata-sphinx-theme>=0.16", "numpydoc>=1.8", "myst-parser>=4",
+                     "sphinx-copybutton>=0.5", "latex2mathml>=3.77", "scipy>=1.11"]
 # mypy: the typing session checks the stubs and a typed user program (tests/typing)
 TYPING_REQUIREMENTS = ["mypy>=1.8"]
 # The engine's floor (the oldest core ABI minor it supports), kept as headers:
@@ -450,13 +454,21 @@ def docs(session: nox.Session) -> None:
     """The documentation site (docs/): Sphinx with warnings as errors, into
     docs/_build/html (open index.html). The API pages are generated from the
     installed package's docstrings; the pictures of graphs are drawn at build
-    time by rg.autograd.graph.to_dot and Graphviz; torch (the oracle) lets the
-    omissions page print the coverage of torch's names."""
+    time by rg.autograd.graph.to_dot and Graphviz; the tutorials run at build
+    time; torch (the oracle) lets the omissions page print the coverage of
+    torch's names. Nitpicky (-n): every cross-reference resolves. Then
+    tests/docs/test_rendered_site.py checks the built HTML."""
     _install(session, "all", *DOCS_REQUIREMENTS, *ORACLE_REQUIREMENTS)
     _graphviz(session)
     if not shutil.which("dot"):
         session.error("Graphviz's `dot` is needed for the docs' pictures of graphs (apt-get install graphviz)")
-    session.run("sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html")
+    # -n: every cross-reference must resolve; the tutorials' outputs are
+    # cached in docs/_build/html/.doctrees/rg_run (RG_DOCS_RERUN=1 reruns them)
+    session.run("sphinx-build", "-n", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html")
+    # then the built site itself: anchors, offline, outputs (tests/docs/test_rendered_site.py)
+    session.install("pytest>=8")
+    session.run("python", "-m", "pytest", "--strict-markers", "-p", "no:cacheprovider", "-q",
+                "tests/docs/test_rendered_site.py", env={"RG_DOCS_HTML": str(ROOT / "docs" / "_build" / "html")})
 
 
 @nox.session(python=PYTHON)

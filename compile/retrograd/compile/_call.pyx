@@ -23,10 +23,8 @@ from retrograd.core.abi cimport (
 # The ABI handshake (abi.pxd), before anything else runs.
 import_core("retrograd-compile")
 
-from retrograd.core.extending import function_apply as _function_apply
+from retrograd.core import is_inference_mode_enabled
 from retrograd.compile import _tracer
-
-import retrograd as rg
 
 cnp.import_array()
 
@@ -38,7 +36,7 @@ cdef object _wrap_results = _tracer.wrap_results
 cdef object _wrap_grads = _tracer.wrap_grads
 cdef object _may_alias = _tracer.may_alias
 cdef object _guards_hold = _tracer.guards_hold
-cdef object _inference_mode = rg.is_inference_mode_enabled
+cdef object _inference_mode = is_inference_mode_enabled
 # set once by configure(): api.py and _function.py import this module
 cdef object _key = None             # api._key: the key of a non-tensor argument
 cdef object _Function = None        # _function.CompiledFunction
@@ -219,7 +217,8 @@ cpdef object run(EntryBase entry, list tensors):
     elif not rg_op_events_active() and not rg_saved_tensors_hooks_active():
         outs = _array_node(entry, progs, tensors)
     else:
-        outs = _function_apply(_Function, (entry, *tensors, *entry.lifted), {})
+        # (the list: where forward leaves what setup_context keeps)
+        outs = _Function.apply(entry, [], *tensors, *entry.lifted)
         if entry.n_out == 1:
             outs = [outs]
     if entry.mutations or entry.struct != "single":
@@ -308,35 +307,46 @@ cdef tuple _run_backward(EntryBase entry, object bwd, object saved_arrays, objec
     return bwd.run(*garr, *arrays, *saved_arrays)
 
 
-def node_forward(ctx, EntryBase entry, *tensors):
+def node_forward(EntryBase entry, list handoff, *tensors):
     """CompiledFunction.forward (the custom-Function path of run()): the
-    forward program on the inputs' arrays; ctx keeps what the backward
-    program reads."""
-    cdef Py_ssize_t i, n
+    forward program on the inputs' arrays. What the node keeps (the
+    backward program of the pair in use, the values it reads, the random
+    values drawn) goes into ``handoff`` for node_setup_context."""
     cdef list arrays = [(<Tensor?>t)._array for t in tensors]
     progs = entry.progs           # the pair: their saved values match
     res = progs[0].run(*arrays)
-    n = entry.n_out
+    cdef Py_ssize_t n = entry.n_out
     outs = _wrap_results(res, n, arrays, entry.device, _aliases)
-    # (one attribute: the entry, the backward program, the values it reads)
-    ctx.state = (entry, progs[1], res[n:])
-    ctx.random = None
+    random = None
     if entry.random_slots:
         fwd = progs[0]
-        ctx.random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
-                      for s in entry.random_slots]
+        random = [res[fwd.ret_index[s]] if s in fwd.ret_index else None
+                  for s in entry.random_slots]
+    handoff[:] = [progs[1], res[n:], random]
+    return outs if n != 1 else outs[0]
+
+
+def node_setup_context(ctx, tuple inputs, output):
+    """CompiledFunction.setup_context: ctx keeps what the backward program
+    reads, marks the outputs that get no gradient, and saves the inputs,
+    for their version check (a gradient that needs an input modified in
+    place since raises, as eager would), and the results the backward
+    reads (one modified in place since raises too, where the backward
+    would silently read its new value)."""
+    cdef EntryBase entry = <EntryBase?>inputs[0]
+    bwd, saved_arrays, random = inputs[1]
+    tensors = inputs[2:]
+    # (one attribute: the entry, the backward program, the values it reads)
+    ctx.state = (entry, bwd, saved_arrays)
+    ctx.random = random
+    outs = output if entry.n_out != 1 else (output,)
     if not entry.all_diff:
         ctx.mark_non_differentiable(*[o for o, d in zip(outs, entry.out_diff) if not d])
-    # the inputs, for their version check: a gradient that needs an input
-    # modified in place since raises, as eager would; and the results the
-    # backward reads: one modified in place since raises too, where the
-    # backward would silently read its new value
     saved_out = entry.saved_out_index
     if saved_out:
         ctx.save_for_backward(*tensors, *[outs[i] for i in saved_out])
     else:
         ctx.save_for_backward(*tensors)
-    return outs if n != 1 else outs[0]
 
 
 def node_backward(ctx, *gouts):
@@ -350,8 +360,9 @@ def node_backward(ctx, *gouts):
     if n_saved:
         tensors = tensors[:len(tensors) - n_saved]
     if rg_grad_enabled() and _any_needs_grad(tensors):
-        return (None, *_graph_backward(entry, ctx.random, tensors, gouts))
-    # (the Function's first argument is the entry: no gradient; each
-    # gradient on its input's device: a function may move values)
-    return _wrap_grads(_run_backward(entry, bwd, saved_arrays, gouts, tensors),
-                       entry.grad_inputs, tensors)
+        return (None, None, *_graph_backward(entry, ctx.random, tensors, gouts))
+    # (the Function's first two arguments are the entry and the hand-off
+    # list: no gradient; each gradient on its input's device: a function may
+    # move values)
+    return (None, *_wrap_grads(_run_backward(entry, bwd, saved_arrays, gouts, tensors),
+                               entry.grad_inputs, tensors))

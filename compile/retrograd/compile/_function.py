@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-import retrograd as rg
+from retrograd.core.extending import CustomFunction
 from retrograd.compile import _arrays, _call, _tracer
 from retrograd.compile import _background
 from retrograd.compile._program import Program, fusible_ops, live_steps, merge_common
@@ -211,8 +211,9 @@ class _Meta:
         self.shape, self.dtype = getattr(a, "shape", ()), getattr(a, "dtype", None)
 
 
-class CompiledFunction(rg.autograd.Function):
-    """The compiled region as a custom Function: the forward program runs
+class CompiledFunction(CustomFunction):
+    """The compiled region as a custom Function (core's, extending.CustomFunction:
+    compile needs nothing of the umbrella): the forward program runs
     in ``forward``, the backward program in ``backward`` (its tensor form
     under ``create_graph=True``, recomputing the forward's values from the
     inputs so that higher-order gradients flow). Both bodies are C
@@ -224,6 +225,7 @@ class CompiledFunction(rg.autograd.Function):
     ``CompiledFunctionBackward``, and the same backward."""
 
     forward = staticmethod(_call.node_forward)
+    setup_context = staticmethod(_call.node_setup_context)
     backward = staticmethod(_call.node_backward)
 
 

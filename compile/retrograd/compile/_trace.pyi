@@ -9,6 +9,7 @@ COMPOSITE_BEGIN: int
 COMPOSITE_END: int
 NEW: int
 FACTORY: int
+FUNCTION: int
 
 UNSET: object
 
@@ -56,6 +57,7 @@ class Recorder:
     bwd_start: int | None
     mutated: list[tuple[Any, int]]
     restore: list[tuple[Any, Any]]
+    function: Any
     def __init__(self, fullgraph: bool, raise_error: Any, abort: bool = ...) -> None: ...
     def new_slot(self, array: Any, alias_of: int | None = ...) -> int: ...
     def add_input(self, t: Any) -> int: ...

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""The recorder: turns the tracing slot's events (abi.pxd, ABI 1.5 and 1.6) into a
+"""The recorder: turns the tracing slot's events (abi.pxd, ABI 1.5 to 1.8) into a
 straight-line list of steps over numbered value slots.
 
 A value is known by the identity of its array: ops hand the tracer
@@ -17,6 +17,7 @@ cimport numpy as cnp
 from cpython.object cimport PyObject
 
 from retrograd.core.abi cimport import_core, Tensor
+from retrograd.core.extending import ONCE_DIFFERENTIABLE
 
 import_core("retrograd-compile")
 
@@ -30,7 +31,7 @@ from retrograd.compile import _arrays, _tracer
 cnp.import_array()
 
 # abi.pxd's RG_TRACE_* kinds
-OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END, NEW, FACTORY = range(9)
+OP, INPLACE_BEGIN, INPLACE, RANDOM, BREAK, COMPOSITE_BEGIN, COMPOSITE_END, NEW, FACTORY, FUNCTION = range(10)
 cdef enum:
     K_OP = 0
     K_INPLACE_BEGIN = 1
@@ -39,6 +40,7 @@ cdef enum:
     K_BREAK = 4
     K_NEW = 7
     K_FACTORY = 8
+    K_FUNCTION = 9
 
 _PKG_DIRS = tuple(os.path.dirname(os.path.dirname(str(m.__file__))) + os.sep
                   for m in (sys.modules["retrograd.core"],))
@@ -124,34 +126,20 @@ def user_line():
     return "<unknown>"
 
 
-_ONCE_CODE = None
-
-
-def _inlinable(str name):
-    # Whether the custom autograd.Function `name` being applied is recorded
-    # like any other code, as torch.compile inlines one: its forward's ops
-    # into the forward program, and the ops its backward runs in the
-    # trace's create_graph backward into the backward program. Not when its
-    # backward is once_differentiable: that backward's results must raise
-    # when differentiated, and the compiled node's would not. The class is
-    # the `cls` of Function.apply's frame (the event names it only).
-    global _ONCE_CODE
-    import retrograd as rg
-    if _ONCE_CODE is None:
-        # (the code of once_differentiable's wrapper: every backward it
-        # wraps shares it)
-        from retrograd.autograd.function import once_differentiable
-        _ONCE_CODE = once_differentiable(lambda ctx: None).__code__
-    f = sys._getframe(0)         # (this is C: the innermost Python frame)
-    while f is not None:
-        if f.f_code.co_name == "apply":
-            cls = f.f_locals.get("cls")
-            if isinstance(cls, type) and issubclass(cls, rg.autograd.Function) and \
-                    cls.__name__ == name:
-                return not any(getattr(getattr(cls, m, None), "__code__", None) is _ONCE_CODE
-                               for m in ("backward", "vjp"))
-        f = f.f_back
-    return False
+def _inlinable(cls):
+    # Whether the custom Function class `cls` (the RG_TRACE_FUNCTION event
+    # carries it, ABI 1.8) is recorded like any other code, as torch.compile
+    # inlines one: its forward's ops into the forward program, and the ops
+    # its backward runs in the trace's create_graph backward into the
+    # backward program. Not when its backward is once_differentiable (the
+    # decorator marks the function it returns, extending.ONCE_DIFFERENTIABLE):
+    # that backward's results must raise when differentiated, and the
+    # compiled node's would not. Nor a class without a Python backward of
+    # its own (core's internal Functions, whose node computes the gradient).
+    fns = [getattr(cls, m, None) for m in ("backward", "vjp")]
+    if not any(callable(f) for f in fns):
+        return False
+    return not any(getattr(f, ONCE_DIFFERENTIABLE, False) is True for f in fns)
 
 
 # Ops that index with their arguments: with a boolean mask tensor among
@@ -206,6 +194,7 @@ cdef class Recorder:
     cdef public object bwd_start
     cdef public list mutated           # (tensor, slot before): tensors from outside changed in place
     cdef public list restore           # (array, copy): their values before the trace, put back after
+    cdef public object function        # the custom Function class of the break that follows, or None
 
     def __init__(self, fullgraph, raise_error, abort=False):
         self.fullgraph = fullgraph
@@ -231,6 +220,7 @@ cdef class Recorder:
         self.bwd_start = None
         self.mutated = []
         self.restore = []
+        self.function = None
 
     # -- slots ---------------------------------------------------------------
     cpdef Py_ssize_t new_slot(self, object array, object alias_of=None) except -1:
@@ -314,6 +304,9 @@ cdef class Recorder:
     def event(self, int kind, str op, tuple inputs, tuple outputs, attrs):
         cdef Py_ssize_t s
         cdef Tensor o
+        if kind == K_FUNCTION:
+            self.function = attrs
+            return
         if kind == K_NEW:
             a = (<Tensor?>outputs[0])._array
             self.born.add(id(a))
@@ -350,7 +343,9 @@ cdef class Recorder:
             self.random_devices[s] = o._device
             self.steps.append(Step("random" if kind == K_RANDOM else "factory", op, attrs, (), (s,)))
         elif kind == K_BREAK:
-            if op.startswith("autograd.Function:") and _inlinable(op[18:]):
+            cls, self.function = self.function, None
+            if op.startswith("autograd.Function:") and cls is not None and \
+                    getattr(cls, "__name__", None) == op[18:] and _inlinable(cls):
                 return        # its forward's ops and its backward's are recorded
             self.brk(_BREAKS.get(op) or (op if op.startswith("autograd.Function") else
                                          f"{op}()" if op.startswith("Node.") else f"Tensor.{op}()"))

@@ -27,14 +27,15 @@ import weakref
 
 import numpy as np
 
-import retrograd as rg
+import retrograd.core as _core
+from retrograd.core import extending as _extending
 from retrograd.compile import _arrays, _call, _tracer
 from retrograd.compile._function import (CompiledFunction, Entry, _aliases,
                                          _create_graph_backward)
 from retrograd.compile._trace import Abort, Recorder
 from retrograd.compile.exc import Unsupported
 
-__all__ = ["compile", "CompiledCallable"]
+__all__ = ["compile", "CompiledCallable", "register_module_type"]
 
 BACKENDS = ("auto", "numpy", "numba", "cupy")
 
@@ -377,7 +378,7 @@ class CompiledCallable(_call.CallableBase):
         try:
             key = (_args_key(args, tensors),
                    _key(tuple(sorted(kwargs.items())), tensors) if kwargs else (),
-                   rg.is_grad_enabled(), rg.is_inference_mode_enabled())
+                   _core.is_grad_enabled(), _core.is_inference_mode_enabled())
             entry = self._cache.get(key)         # (raises TypeError for an unhashable key)
         except TypeError:
             self._warn_once("unhashable", f"rg.compile({self.__name__}): an argument is neither a "
@@ -421,7 +422,7 @@ class CompiledCallable(_call.CallableBase):
                         "calls with these argument shapes run eagerly")
 
     def _trace(self, key, args, kwargs, tensors):
-        gen = rg.get_rng().bit_generator
+        gen = _core.get_rng().bit_generator
         state0 = gen.state
         # The trace runs on copies of the tensor arguments: its own backward
         # must not reach the caller's tensors (their hooks would run), and a
@@ -469,7 +470,7 @@ class _NotCompilable(Exception):
 
 
 def _key(x, tensors):
-    if isinstance(x, rg.Tensor):
+    if isinstance(x, _core.Tensor):
         tensors.append(x)
         return ("T", x.shape, x.dtype, str(x.device), x.requires_grad)
     if type(x) in (tuple, list):
@@ -505,9 +506,9 @@ def _flat_outputs(out):
     results, rebuilt without a walk), else a spec for _rebuild: tuples,
     lists, named tuples and dicts, nested, of tensors and of None, bools,
     numbers and strings (torch.compile returns any such structure)."""
-    if isinstance(out, rg.Tensor):
+    if isinstance(out, _core.Tensor):
         return [out], "single"
-    if type(out) in (tuple, list) and out and all(isinstance(o, rg.Tensor) for o in out):
+    if type(out) in (tuple, list) and out and all(isinstance(o, _core.Tensor) for o in out):
         return list(out), type(out).__name__
     tensors = []
     spec = _spec(out, tensors)
@@ -522,7 +523,7 @@ _CONSTANT_RESULTS = (type(None), bool, int, float, complex, str)
 
 
 def _spec(x, tensors):
-    if isinstance(x, rg.Tensor):
+    if isinstance(x, _core.Tensor):
         tensors.append(x)
         return ("T",)
     if type(x) in _CONSTANT_RESULTS:
@@ -543,7 +544,7 @@ def _write_back(entry, tensors, outs):
     (the results after its own) into them, bumping their versions as
     eager's in-place ops do; returns the function's own results."""
     n = entry.n_user
-    with rg.no_grad():
+    with _core.no_grad():
         for (kind, x), new in zip(entry.mutations, outs[n:]):
             (tensors[x] if kind == "arg" else x).copy_(new)
     return outs[:n]
@@ -642,7 +643,7 @@ def _recorded_run(fn, args, kwargs, tensors, rec, lifted, seed):
     r.grad_inputs = [i for i, t in enumerate(r.arg_tensors) if t.requires_grad]
     r.gouts = r.grads = r.grad_slots = None
     r.gout_slots = []
-    if rg.is_grad_enabled() and any(r.diff) and r.grad_inputs:
+    if _core.is_grad_enabled() and any(r.diff) and r.grad_inputs:
         rec.phase = "backward"
         rec.bwd_start = len(rec.steps)
         rng = np.random.default_rng(seed)
@@ -658,7 +659,7 @@ def _recorded_run(fn, args, kwargs, tensors, rec, lifted, seed):
         _tracer.begin(rec)
         try:
             with _backward_on_this_thread():
-                r.grads = rg.autograd.grad([o for o, d in zip(r.outs, r.diff) if d],
+                r.grads = _core.grad([o for o, d in zip(r.outs, r.diff) if d],
                                            [r.arg_tensors[i] for i in r.grad_inputs], r.gouts,
                                            create_graph=True, allow_unused=True)
         except Unsupported:
@@ -709,17 +710,21 @@ class _backward_on_this_thread:
     threads, with the same results)."""
 
     def __enter__(self):
+        # (the engine is imported here, as core imports it on the first
+        # backward: importing compile alone leaves it unloaded)
+        import retrograd.engine as _engine
         with _threads_lock:
             if _threads_held[0] == 0:
-                _threads_held[1] = rg.autograd.is_multithreading_enabled()
-                rg.autograd.set_multithreading_enabled(False)
+                _threads_held[1] = _engine.is_multithreading_enabled()
+                _engine.set_multithreading_enabled(False)
             _threads_held[0] += 1
 
     def __exit__(self, *exc):
+        import retrograd.engine as _engine
         with _threads_lock:
             _threads_held[0] -= 1
             if _threads_held[0] == 0:
-                rg.autograd.set_multithreading_enabled(_threads_held[1])
+                _engine.set_multithreading_enabled(_threads_held[1])
 
 
 def _build(fn, rec, r, backend):
@@ -795,8 +800,7 @@ def _value_guards(fn, depth=0, seen=None):
     seen = set() if seen is None else seen
     guards = []
     owner = getattr(fn, "__self__", None)
-    Module = getattr(getattr(rg, "nn", None), "Module", ())
-    if owner is not None and not isinstance(owner, (_types.ModuleType, Module)) and \
+    if owner is not None and not isinstance(owner, (_types.ModuleType, _extending.module_types()[0])) and \
             type(getattr(owner, "__dict__", None)) is dict:
         # (an nn.Module's state: _nn_state_guards)
         d = owner.__dict__
@@ -834,6 +838,13 @@ def _module_guards(module, names):
     return [_by_value(d, name, d[name]) for name in sorted(names) if name in d and _guardable(d[name])]
 
 
+# The module types a compiled function's state is guarded through, and the
+# names of the dicts in which their instances keep parameters, buffers and
+# children: registered in core (extending.register_module_type) by the
+# umbrella at its import, so that compile needs nothing of the umbrella.
+register_module_type = _extending.register_module_type
+
+
 def _nn_state_guards(fn):
     """Guards on the state of the nn.Modules ``fn`` runs: ``fn`` itself,
     the object of a bound method, and modules held in its closure or read
@@ -842,13 +853,13 @@ def _nn_state_guards(fn):
     dropout's ``p``, a layer's ``eps``), and its parameters, buffers and
     children by identity (a replaced weight retraces): the program bakes in
     what the trace read."""
-    Module = getattr(getattr(rg, "nn", None), "Module", None)
-    if Module is None:
+    _MODULE_TYPES, _STATE_DICTS = _extending.module_types()
+    if not _MODULE_TYPES:
         return []
     roots = [fn, getattr(fn, "__self__", None)] + [value for _, _, value in _outside_reads(fn)]
     guards, seen = [], set()
     for root in roots:
-        if not isinstance(root, Module):
+        if not isinstance(root, _MODULE_TYPES):
             continue
         for m in root.modules():
             if id(m) in seen:
@@ -858,7 +869,7 @@ def _nn_state_guards(fn):
             for name, value in d.items():
                 if _guardable(value):
                     guards.append(_by_value(d, name, value))
-                elif type(value) is dict and name in ("_parameters", "_buffers", "_modules"):
+                elif type(value) is dict and name in _STATE_DICTS:
                     # (where Module keeps them: a replaced one is a new entry)
                     guards.extend((value, k, v, False) for k, v in value.items())
     return guards
@@ -961,7 +972,7 @@ def _check(fn, args, kwargs, tensors, entry, rec, first, state0):
     and their checks start from another state, so a random value baked into
     the trace as a constant is caught too. The generator is left as the
     first (eager) run left it."""
-    gen = rg.get_rng().bit_generator
+    gen = _core.get_rng().bit_generator
     state_after = gen.state
     try:
         other = type(gen)(98765).state
@@ -1053,7 +1064,7 @@ def _compare_traces(a, b):
 
 
 def _replace(x, it):
-    if isinstance(x, rg.Tensor):
+    if isinstance(x, _core.Tensor):
         return next(it)
     if type(x) in (tuple, list):
         return type(x)(_replace(y, it) for y in x)

@@ -214,7 +214,10 @@ def _function_apply(cls, tuple args, dict kwargs):
     cdef Tensor t
     cdef Py_ssize_t i, nin = len(args)
     if _trace_slot != NULL:
-        # a tracer cannot see into a custom Function's backward: it breaks there
+        # A tracer cannot see into a custom Function's backward: it breaks
+        # there, unless it inlines the Function, which the class (ABI 1.8)
+        # lets it decide without searching the caller's frames for it.
+        _rg_trace_event(RG_TRACE_FUNCTION, "autograd.Function:" + cls.__name__, args, (), cls)
         _rg_trace_event(RG_TRACE_BREAK, "autograd.Function:" + cls.__name__, args, (), None)
     cdef bint executable = False, any_needs = False
     cdef list is_var = [False] * nin

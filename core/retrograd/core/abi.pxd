@@ -28,7 +28,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 cdef enum:
     RG_ABI_MAJOR = 1
-    RG_ABI_MINOR = 7
+    RG_ABI_MINOR = 8
 
 # Device codes. A device is (type, index); virtual CPU devices (cpu:1, ...)
 # are CPU arrays whose graph nodes run on their own engine worker thread.
@@ -551,3 +551,17 @@ cdef bint rg_saved_tensors_hooks_active() noexcept nogil
 cdef list rg_array_function(str name, tuple inputs, list outputs, Device device,
                             tuple differentiable, tuple saved_outputs, tuple saved,
                             object backward, object state)
+
+
+# ---------------------------------------------------------------------------
+# ABI 1.8: the class of a custom Function, for the tracer.
+
+cdef enum:
+    RG_TRACE_FUNCTION = 9
+
+# RG_TRACE_FUNCTION, (semantics 1), reported to the tracing slot right before
+# the RG_TRACE_BREAK "autograd.Function:<class name>" of a custom Function's
+# apply (extending.function_apply): `op` that same "autograd.Function:<class
+# name>", inputs the arguments of apply, outputs (), `attrs` the class that
+# apply runs. A tracer that records the Function's ops (inlines it) ignores
+# the break that follows; one that knows only ABI 1.7 sees the break alone.

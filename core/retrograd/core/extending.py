@@ -28,6 +28,7 @@ __all__ = [
     "disable_saved_tensors_hooks", "enable_saved_tensors_hooks", "increment_version",
     "gradient_edge", "grad_accumulator", "wrap", "check_tensor_arg", "composite_op", "max_pool2d_indices",
     "conv2d", "conv2d_bias", "conv2d_input_grad", "register_missing_attribute_hook",
+    "CustomFunction", "ONCE_DIFFERENTIABLE", "register_module_type", "module_types",
 ]
 
 # -- custom autograd Functions (rg.autograd.Function) -------------------------------
@@ -42,6 +43,91 @@ register_function_defaults = _abi._register_function_defaults
 #: ``delayed_error(message, outputs)``: outputs whose backward raises
 #: RuntimeError(message) (once_differentiable under create_graph).
 delayed_error = _abi._delayed_error
+#: The attribute that ``once_differentiable`` sets (to True) on the backward
+#: it returns: a tracer that inlines custom Functions reads it to leave such
+#: a backward to eager (its results must raise when differentiated).
+ONCE_DIFFERENTIABLE = "once_differentiable"
+
+
+class _CustomFunctionMeta(type):
+    # Each class gets its node class, `<Name>Backward` (what grad_fn.name()
+    # says), which is also the ctx its setup_context and backward receive.
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(name + "Backward", (_CustomFunctionNode,),
+                                 {"_forward_cls": cls, "__module__": cls.__module__})
+
+
+class _CustomFunctionNode(FunctionBase):
+    # the ctx methods a CustomFunction's setup_context uses
+    def _get_user_fn(self):
+        return self._forward_cls.backward
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+
+class CustomFunction(metaclass=_CustomFunctionMeta):
+    """A custom autograd Function for distributions below the umbrella.
+
+    The same node as ``rg.autograd.Function`` records (``function_apply``),
+    in its ``setup_context`` style only: ``forward(*args)`` computes the
+    outputs under no_grad, ``setup_context(ctx, inputs, output)`` prepares
+    ``ctx`` (``ctx.save_for_backward``, ``ctx.mark_non_differentiable``,
+    attributes), ``backward(ctx, *grads)`` returns one gradient (or None)
+    per argument. retrograd-compile's ``CompiledFunction`` and
+    retrograd-distributed's differentiable collectives are built on it, so
+    that neither needs the umbrella; users subclass ``rg.autograd.Function``.
+
+    Examples
+    --------
+    >>> from retrograd.core import extending, tensor
+    >>> class Double(extending.CustomFunction):
+    ...     @staticmethod
+    ...     def forward(x):
+    ...         return x * 2
+    ...
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * 2
+    >>> x = tensor([1.0, 2.0], requires_grad=True)
+    >>> y = Double.apply(x)
+    >>> y.grad_fn.name()
+    'DoubleBackward'
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([2., 2.])
+    """
+
+    @staticmethod
+    def forward(*args):
+        """Compute the outputs from the arguments of ``apply`` (override it)."""
+        raise NotImplementedError("a CustomFunction defines forward(*args)")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Prepare ``ctx`` from ``inputs`` (apply's arguments) and ``output``."""
+        return None
+
+    @staticmethod
+    def backward(ctx, *grads):
+        """One gradient (or None) per argument, given one per output (override it)."""
+        raise NotImplementedError("a CustomFunction defines backward(ctx, *grads)")
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Forward-mode AD: none unless overridden."""
+        raise NotImplementedError(
+            "this CustomFunction has no jvp: forward-mode AD cannot go through it")
+
+    @classmethod
+    def apply(cls, *args):
+        """Run ``forward`` on ``args`` and record one node for the call."""
+        return function_apply(cls, args, {})
+
 
 # -- saved-tensor hooks (rg.autograd.graph.saved_tensors_hooks) ----------------------
 #: ``push_saved_tensors_hooks(pack_hook, unpack_hook)``: enter a pair on this thread.
@@ -97,3 +183,75 @@ conv2d_bias = _abi._conv2d_bias
 #: transposed 2-D convolution (its double backward goes through the table);
 #: what ``rg.nn.functional.conv_transpose2d`` builds on.
 conv2d_input_grad = _abi._conv2d_input_grad
+
+
+# -- module systems (the umbrella's nn.Module) -------------------------------------
+# Code below the umbrella that must recognise its modules (rg.compile guards a
+# compiled function's module state) reads them here; the umbrella registers
+# nn.Module at its import, so nothing below it imports it (docs/design.md,
+# "Layers").
+_MODULE_TYPES: tuple = ()
+_STATE_DICTS: tuple = ()
+
+
+def register_module_type(cls: type, state_dicts: tuple = ()) -> None:
+    """Register a module class whose instances hold parameters, buffers and children.
+
+    The umbrella registers ``retrograd.nn.Module`` when it is imported;
+    another module system registers its own the same way. Compiled
+    functions (retrograd.compile) guard the state of such modules: they
+    retrace when a module's plain attributes change (``eval()``), or when
+    an entry of one of its ``state_dicts`` is replaced. ``cls`` instances
+    must have a ``modules()`` method that yields the module and its
+    submodules.
+
+    Parameters
+    ----------
+    cls : type
+        The module class (its subclasses are covered too).
+    state_dicts : tuple of str, optional
+        Names of the instance attributes (dicts) whose entries are guarded
+        by identity.
+
+    Raises
+    ------
+    TypeError
+        If ``cls`` is not a class.
+
+    Examples
+    --------
+    >>> from retrograd.core import extending
+    >>> class Block:
+    ...     def __init__(self):
+    ...         self._params = {}
+    ...
+    ...     def modules(self):
+    ...         yield self
+    >>> extending.register_module_type(Block, ("_params",))
+    >>> Block in extending.module_types()[0]
+    True
+    """
+    global _MODULE_TYPES, _STATE_DICTS
+    if not isinstance(cls, type):
+        raise TypeError(f"register_module_type expects a class, got {type(cls).__name__}")
+    if cls not in _MODULE_TYPES:
+        _MODULE_TYPES = _MODULE_TYPES + (cls,)
+    _STATE_DICTS = _STATE_DICTS + tuple(s for s in state_dicts if s not in _STATE_DICTS)
+
+
+def module_types() -> tuple:
+    """The registered module classes and the names of their state dicts: ``(types, state_dicts)``.
+
+    Returns
+    -------
+    tuple
+        ``(tuple of classes, tuple of str)``.
+
+    Examples
+    --------
+    >>> from retrograd.core import extending
+    >>> types, dicts = extending.module_types()
+    >>> isinstance(types, tuple) and isinstance(dicts, tuple)
+    True
+    """
+    return _MODULE_TYPES, _STATE_DICTS

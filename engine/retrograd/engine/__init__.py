@@ -14,6 +14,7 @@ from retrograd.engine._engine import (  # noqa: E402,F401
     current_worker_device,
     device_threads,
     get_max_reentrant_depth,
+    is_checkpoint_valid,
     is_multithreading_enabled,
     set_max_reentrant_depth,
     queue_callback,
@@ -52,4 +53,4 @@ def shutdown_device_threads(timeout: float = 1.0) -> None:
 __all__ = ["GraphTask", "ExecInfo", "set_multithreading_enabled", "is_multithreading_enabled",
            "set_max_reentrant_depth", "get_max_reentrant_depth", "current_worker_device",
            "device_threads", "shutdown_device_threads", "queue_callback",
-           "current_graph_task_id", "will_engine_execute_node"]
+           "current_graph_task_id", "will_engine_execute_node", "is_checkpoint_valid"]

@@ -40,6 +40,17 @@ from retrograd import optim  # noqa: E402,F401
 from retrograd import cuda  # noqa: E402,F401
 from retrograd.serialization import save, load  # noqa: E402,F401
 
+
+# rg.compile guards the state of the nn.Modules a compiled function runs
+# (parameters, buffers and children by identity, plain attributes by value);
+# it learns nn.Module through core's registry, since compile is below the
+# umbrella and never imports it (docs/design.md, "Layers"). Registering in
+# core costs no import of compile.
+from retrograd.core import extending as _extending  # noqa: E402
+
+_extending.register_module_type(nn.Module, ("_parameters", "_buffers", "_modules"))
+del _extending
+
 from typing import Any as _Any  # noqa: E402
 from retrograd._version import __version__  # noqa: E402,F401
 
@@ -60,7 +71,7 @@ _TORCH_TWINS = frozenset((
     "max_pool1d_with_indices", "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
     "triplet_margin_loss", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "Size",
-    "nuclear_norm", "frobenius_norm", "nonzero_static", "binomial", "histogramdd", "empty_strided",
+    "nuclear_norm", "frobenius_norm", "binomial", "histogramdd", "empty_strided",
     "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
     "embedding_renorm_", "index_put_", "addmv_", "default_generator", "empty_permuted",
     "lstm", "gru", "rnn_tanh", "rnn_relu", "embedding_bag", "thread_safe_generator",

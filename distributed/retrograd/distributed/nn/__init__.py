@@ -1,7 +1,7 @@
 """rg.distributed.nn: collectives that autograd differentiates (torch.distributed.nn).
 
-``functional`` needs the umbrella ``retrograd`` (its ``rg.autograd.Function``),
-imported when the module is: ``import retrograd.distributed`` alone does not.
+``functional``'s collectives are core's custom Functions
+(``retrograd.core.extending.CustomFunction``): no umbrella needed.
 """
 from retrograd.distributed.nn import functional  # noqa: F401
 

@@ -9,13 +9,8 @@ it communicates. The inputs are not modified (forward works on copies).
 """
 from __future__ import annotations
 
-try:
-    from retrograd.autograd import Function
-except ImportError as exc:            # the umbrella names this distribution as its extra
-    raise ImportError("retrograd.distributed.nn needs the umbrella distribution 'retrograd' "
-                      "(rg.autograd.Function): pip install retrograd") from exc
-
 import retrograd.core as _core
+from retrograd.core.extending import CustomFunction as Function
 from retrograd.distributed import _collectives as c
 from retrograd.distributed import _group
 from retrograd.distributed._reduce_op import ReduceOp
@@ -27,13 +22,19 @@ def _world(group):
     return _group.group.WORLD if group is None else group
 
 
+# (core's CustomFunction: forward without ctx, which setup_context fills)
+def _keep_op_and_group(ctx, inputs, output):
+    ctx.op, ctx.group = inputs[0], inputs[1]
+
+
 class _AllReduce(Function):
     @staticmethod
-    def forward(ctx, op, group, tensor):
-        ctx.op, ctx.group = op, group
+    def forward(op, group, tensor):
         out = tensor.clone()
         c.all_reduce(out, op=op, group=group)
         return out
+
+    setup_context = staticmethod(_keep_op_and_group)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -45,11 +46,14 @@ class _AllReduce(Function):
 
 class _Broadcast(Function):
     @staticmethod
-    def forward(ctx, src, group, tensor):
-        ctx.src, ctx.group = src, group
+    def forward(src, group, tensor):
         out = tensor.clone()
         c.broadcast(out, src=src, group=group)
         return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.src, ctx.group = inputs[0], inputs[1]
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -63,12 +67,15 @@ class _Broadcast(Function):
 
 class _AllGather(Function):
     @staticmethod
-    def forward(ctx, group, tensor):
-        ctx.group = group
+    def forward(group, tensor):
         g = _group.resolve(group)
         outs = [_core.empty_like(tensor) for _ in range(g.size())]
         c.all_gather(outs, tensor, group=group)
         return tuple(outs)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.group = inputs[0]
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -78,12 +85,13 @@ class _AllGather(Function):
 
 class _ReduceScatter(Function):
     @staticmethod
-    def forward(ctx, op, group, output, *inputs):
-        ctx.op, ctx.group = op, group
+    def forward(op, group, output, *inputs):
         stacked = _core.stack(list(inputs))
         out = _core.empty_like(output)
         c.reduce_scatter_tensor(out, stacked, op=op, group=group)
         return out
+
+    setup_context = staticmethod(_keep_op_and_group)
 
     @staticmethod
     def backward(ctx, grad_output):

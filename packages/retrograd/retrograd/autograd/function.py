@@ -684,4 +684,6 @@ def once_differentiable(fn):
         outputs_ = outputs if isinstance(outputs, tuple) else (outputs,)
         return _ext.delayed_error(_ONCE_DIFFERENTIABLE_MSG, tuple(outputs_))
 
+    # the mark a tracer reads (rg.compile leaves such a backward to eager)
+    setattr(wrapper, _ext.ONCE_DIFFERENTIABLE, True)
     return wrapper

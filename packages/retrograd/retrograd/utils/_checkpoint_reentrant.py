@@ -94,7 +94,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        from retrograd.engine._engine import is_checkpoint_valid
+        from retrograd.engine import is_checkpoint_valid
         if not is_checkpoint_valid():
             raise RuntimeError(
                 "When use_reentrant=True, retrograd.utils.checkpoint is incompatible with "
