@@ -9,7 +9,7 @@ kept as torch keeps them.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from retrograd.core import abi as _abi
 
@@ -221,98 +221,35 @@ def autocast_decrement_nesting() -> int:
     return int(_abi._autocast_nesting(-1))
 
 
-def is_autocast_cpu_enabled() -> bool:
-    """``is_autocast_enabled("cpu")`` under torch's legacy name.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.is_autocast_cpu_enabled()
-    False
-    """
-    return is_autocast_enabled("cpu")
-
-
-def set_autocast_cpu_enabled(enabled: bool) -> None:
-    """``set_autocast_enabled("cpu", enabled)`` under torch's legacy name.
-
-    Parameters
-    ----------
-    enabled : bool
-        On or off.
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.set_autocast_cpu_enabled(False)
-    """
-    set_autocast_enabled("cpu", enabled)
+def _legacy(name: str, target: Callable, device: str, value: str | None) -> Callable:
+    # torch's per-device legacy names: `target` with the device type filled in.
+    # `value` names the setter's argument (None: a getter of no argument).
+    if value is None:
+        def fn():
+            return target(device)
+        params, returns = "", f"\n\n    Returns\n    -------\n    {'bool' if name.startswith('is_') else 'numpy.dtype or None'}"
+        call = f"rg.{name}() == rg.{target.__name__}({device!r})"
+    else:
+        def fn(arg):
+            target(device, arg)
+        kind = "bool" if value == "enabled" else "dtype"
+        params = f"\n\n    Parameters\n    ----------\n    {value} : {kind}\n        The new setting."
+        returns = ""
+        call = f"rg.{name}({'False' if value == 'enabled' else 'rg.float16'})"
+    fn.__name__ = fn.__qualname__ = name
+    if value is not None:
+        import inspect
+        fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(value, inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    fn.__doc__ = (f"``{target.__name__}({device!r}{', ' + value if value else ''})`` under torch's legacy name."
+                  f"{params}{returns}\n\n    Examples\n    --------\n    >>> import retrograd as rg\n    >>> "
+                  f"{call}{'' if value else chr(10) + '    True'}\n    ")
+    return fn
 
 
-def get_autocast_cpu_dtype() -> Any:
-    """``get_autocast_dtype("cpu")`` under torch's legacy name.
-
-    Returns
-    -------
-    numpy.dtype or None
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.set_autocast_cpu_dtype(rg.float16)
-    >>> rg.get_autocast_cpu_dtype()
-    dtype('float16')
-    """
-    return get_autocast_dtype("cpu")
-
-
-def set_autocast_cpu_dtype(dtype: Any) -> None:
-    """``set_autocast_dtype("cpu", dtype)`` under torch's legacy name.
-
-    Parameters
-    ----------
-    dtype : dtype
-        float16 or bfloat16.
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.set_autocast_cpu_dtype(rg.float16)
-    """
-    set_autocast_dtype("cpu", dtype)
-
-
-def get_autocast_gpu_dtype() -> Any:
-    """``get_autocast_dtype("cuda")`` under torch's legacy name.
-
-    Returns
-    -------
-    numpy.dtype or None
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.get_autocast_gpu_dtype()
-    dtype('float16')
-    """
-    return get_autocast_dtype("cuda")
-
-
-def set_autocast_gpu_dtype(dtype: Any) -> None:
-    """``set_autocast_dtype("cuda", dtype)`` under torch's legacy name.
-
-    Parameters
-    ----------
-    dtype : dtype
-        float16 or bfloat16.
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.set_autocast_gpu_dtype(rg.float16)
-    """
-    set_autocast_dtype("cuda", dtype)
+set_autocast_cpu_enabled = _legacy("set_autocast_cpu_enabled", set_autocast_enabled, "cpu", "enabled")
+is_autocast_cpu_enabled = _legacy("is_autocast_cpu_enabled", is_autocast_enabled, "cpu", None)
+set_autocast_cpu_dtype = _legacy("set_autocast_cpu_dtype", set_autocast_dtype, "cpu", "dtype")
+get_autocast_cpu_dtype = _legacy("get_autocast_cpu_dtype", get_autocast_dtype, "cpu", None)
+set_autocast_gpu_dtype = _legacy("set_autocast_gpu_dtype", set_autocast_dtype, "cuda", "dtype")
+get_autocast_gpu_dtype = _legacy("get_autocast_gpu_dtype", get_autocast_dtype, "cuda", None)

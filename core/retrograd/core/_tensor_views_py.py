@@ -127,12 +127,18 @@ def transpose_(self, dim0, dim1) -> Tensor:
     return _abi._inplace_view(self, "transpose_", lambda t: t.transpose(dim0, dim1), ())
 
 
-def swapaxes_(self, axis0, axis1) -> Tensor:
-    """:meth:`transpose_` under NumPy's name.
+def _transpose_alias(name: str, first: str, second: str, whose: str) -> Callable:
+    # swapaxes_ and swapdims_: transpose_ under NumPy's and torch's other names
+    # (their own parameter names, errors naming them)
+    def method(self, *args, **kwargs):
+        dims = _bind2(name, first, second, args, kwargs)
+        return _abi._inplace_view(_self(self, name), name, lambda t: t.transpose(*dims), ())
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f""":meth:`transpose_` under {whose} name.
 
     Parameters
     ----------
-    axis0, axis1 : int
+    {first}, {second} : int
         The dimensions to swap.
 
     Returns
@@ -143,34 +149,25 @@ def swapaxes_(self, axis0, axis1) -> Tensor:
     Examples
     --------
     >>> import retrograd as rg
-    >>> rg.zeros(2, 3).swapaxes_(0, 1).shape
+    >>> rg.zeros(2, 3).{name}(0, 1).shape
     (3, 2)
     """
-    self = _self(self, "swapaxes_")
-    return _abi._inplace_view(self, "swapaxes_", lambda t: t.transpose(axis0, axis1), ())
+    import inspect
+    method.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("self", first, second)])
+    return method
 
 
-def swapdims_(self, dim0, dim1) -> Tensor:
-    """:meth:`transpose_` under another of torch's names.
+def _bind2(name: str, first: str, second: str, args: tuple, kwargs: dict) -> tuple:
+    vals = list(args) + [kwargs.pop(k) for k in (first, second)[len(args):] if k in kwargs]
+    if kwargs or len(vals) != 2:
+        raise TypeError(f"{name}() takes 2 arguments ({first}, {second}); got {len(args)} positional and "
+                        f"{sorted(kwargs) if kwargs else 'no other'} keyword arguments")
+    return tuple(vals)
 
-    Parameters
-    ----------
-    dim0, dim1 : int
-        The dimensions to swap.
 
-    Returns
-    -------
-    Tensor
-        ``self``.
-
-    Examples
-    --------
-    >>> import retrograd as rg
-    >>> rg.zeros(2, 3).swapdims_(0, 1).shape
-    (3, 2)
-    """
-    self = _self(self, "swapdims_")
-    return _abi._inplace_view(self, "swapdims_", lambda t: t.transpose(dim0, dim1), ())
+swapaxes_ = _transpose_alias("swapaxes_", "axis0", "axis1", "NumPy's")
+swapdims_ = _transpose_alias("swapdims_", "dim0", "dim1", "another of torch's")
 
 
 def _ints(v: Any, what: str, fn: str) -> tuple:
