@@ -11,6 +11,8 @@ import mmap
 import multiprocessing
 import os
 import pickle
+import sys
+import threading
 import time
 import warnings
 
@@ -274,6 +276,37 @@ def test_each_start_method(method):
     assert [b[0] for b in batches] == [[0, 1], [2, 3]] and [b[1] for b in batches] == [[0, 0], [1, 1]]
     assert batches[1][3] == ("init1of2", "init1of2")
     assert not wd.blocks_of_this_process()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 13) or os.name != "posix",
+                    reason="workers register blocks with the resource tracker below Python 3.13 only")
+def test_a_fork_waits_for_another_thread_holding_the_resource_trackers_lock(monkeypatch):
+    # A thread of the main process takes the tracker's lock just as the
+    # workers are forked (after the loader made sure the tracker runs): they
+    # must not inherit it held (they would hang on their first block); the
+    # fork waits for the thread to let go instead.
+    from multiprocessing import resource_tracker
+    lock = resource_tracker._resource_tracker._lock
+    held = threading.Event()
+    threads = []
+
+    def hold():
+        with lock:
+            held.set()
+            time.sleep(0.5)
+
+    ensure = _worker._ensure_tracker
+
+    def ensure_then_hold():
+        ensure()
+        threads.append(threading.Thread(target=hold))
+        threads[0].start()
+        held.wait()
+    monkeypatch.setattr(_worker, "_ensure_tracker", ensure_then_hold)
+    loader = DataLoader(wd.Table(4), batch_size=2, num_workers=2, multiprocessing_context="fork", timeout=20)
+    assert as_lists(loader) == as_lists(DataLoader(wd.Table(4), batch_size=2))
+    assert threads and held.is_set()
+    threads[0].join()
 
 
 def test_a_context_object_is_accepted():

@@ -53,6 +53,26 @@ _WORKER_POLL_S = 0.2         # how often an idle worker checks that the main pro
 _TRACK_KW = {"track": False} if sys.version_info >= (3, 13) else {}
 
 
+def _fork_safe_resource_tracker() -> None:
+    # Below Python 3.13 a worker registers each new block with the resource
+    # tracker, under the tracker's lock. A fork copies that lock as it is: if
+    # another thread of the main process (an engine worker, a tensorboard
+    # writer, a finalizer that unlinks a block) held it at that instant, the
+    # forked worker waits on it forever and the DataLoader hangs. So every
+    # fork takes the lock first and both sides let go of it after: a fork
+    # then waits for the holder to finish instead of copying it mid-way.
+    # (The tracker's own launch forks through _posixsubprocess, which runs no
+    # fork handlers, so it never waits on the lock it holds.)
+    lock = getattr(getattr(resource_tracker, "_resource_tracker", None), "_lock", None)
+    if lock is None or not hasattr(os, "register_at_fork"):
+        return
+    os.register_at_fork(before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release)
+
+
+if not _TRACK_KW:
+    _fork_safe_resource_tracker()
+
+
 @dataclasses.dataclass(frozen=True)
 class WorkerInfo:
     """What a DataLoader worker process knows about itself (``torch.utils.data.WorkerInfo``).
